@@ -1,0 +1,47 @@
+// Package ids renders and parses the prefixed ids of the admin API
+// (decision 5): the prefix followed by the UUID's 32 lowercase hex digits.
+package ids
+
+import (
+	"encoding/hex"
+	"strings"
+
+	"github.com/google/uuid"
+)
+
+// The prefixes of the admin shapes.
+const (
+	Member      = "mem_"
+	Campaign    = "camp_"
+	Referral    = "ref_"
+	Transaction = "txn_"
+	Redemption  = "red_"
+	Webhook     = "wh_"
+	Event       = "evt_"
+	DeliveryLog = "whl_"
+)
+
+// Format returns prefix + the 32 hex digits of id.
+func Format(prefix string, id uuid.UUID) string {
+	var buf [32]byte
+	hex.Encode(buf[:], id[:])
+	return prefix + string(buf[:])
+}
+
+// Parse reads an id written as prefix + 32 hex digits. It also accepts the
+// bare UUID in its canonical form, so a member's UUID from the member-facing
+// API works on admin paths. ok is false for anything else.
+func Parse(prefix, s string) (id uuid.UUID, ok bool) {
+	if rest, found := strings.CutPrefix(s, prefix); found && len(rest) == 32 {
+		if _, err := hex.Decode(id[:], []byte(strings.ToLower(rest))); err == nil {
+			return id, true
+		}
+		return uuid.UUID{}, false
+	}
+	if len(s) == 36 {
+		if u, err := uuid.Parse(s); err == nil {
+			return u, true
+		}
+	}
+	return uuid.UUID{}, false
+}

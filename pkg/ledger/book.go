@@ -1,0 +1,253 @@
+package ledger
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/referral"
+	"github.com/google/uuid"
+)
+
+// Wallet is a member's balance snapshot.
+type Wallet struct {
+	MerchantID    uuid.UUID
+	MemberID      uuid.UUID
+	Pending       int64
+	Available     int64
+	TotalEarned   int64
+	TotalRedeemed int64
+	Cancelled     int64
+	Version       int64
+	UpdatedAt     time.Time
+}
+
+// Transaction is a member-facing credit or debit whose status follows the
+// ledger (decision 17).
+type Transaction struct {
+	ID            uuid.UUID
+	MerchantID    uuid.UUID
+	MemberID      uuid.UUID
+	Type          string // credit, debit
+	Status        string // pending, available, used, cancelled, reversed, processing
+	Amount        int64
+	Description   string
+	ReferenceType string
+	ReferenceID   uuid.UUID
+	CreatedAt     time.Time
+	UpdatedAt     time.Time
+}
+
+// Public transaction types and statuses.
+const (
+	TxnCredit = "credit"
+	TxnDebit  = "debit"
+
+	TxnPending    = "pending"
+	TxnAvailable  = "available"
+	TxnUsed       = "used"
+	TxnCancelled  = "cancelled"
+	TxnReversed   = "reversed"
+	TxnProcessing = "processing"
+)
+
+// Entry is an immutable ledger record: the admin transaction view.
+type Entry struct {
+	ID             uuid.UUID
+	MerchantID     uuid.UUID
+	MemberID       uuid.UUID
+	Type           string // credit, debit, release, cancel, adjustment
+	Amount         int64
+	PendingDelta   int64
+	AvailableDelta int64
+	PendingAfter   int64
+	AvailableAfter int64
+	Description    string
+	ReferenceType  string
+	ReferenceID    uuid.UUID
+	TransactionID  uuid.UUID
+	CommandID      string
+	CreatedAt      time.Time
+}
+
+// Entry types.
+const (
+	EntryCredit     = "credit"
+	EntryDebit      = "debit"
+	EntryRelease    = "release"
+	EntryCancel     = "cancel"
+	EntryAdjustment = "adjustment"
+)
+
+// Event is a domain event for the outbox; Data is its admin-shape payload.
+type Event struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	MemberID   uuid.UUID
+	Type       string
+	Data       any
+	CreatedAt  time.Time
+}
+
+// OrderKey identifies an order per merchant.
+type OrderKey struct {
+	MerchantID uuid.UUID
+	Source     string
+	OrderID    string
+}
+
+// MemberKey identifies a member across merchants.
+type MemberKey struct {
+	MerchantID uuid.UUID
+	MemberID   uuid.UUID
+}
+
+// Book is the in-memory state of the rows a batch of commands touches, and
+// the record of what applying them changed. The store fills the state maps
+// (with the wallet rows locked), calls Apply per command in order, and
+// writes the change lists.
+type Book struct {
+	Members   map[MemberKey]*member.Member
+	Campaigns map[MemberKey]*campaign.Campaign // keyed by merchant and campaign id
+	Wallets   map[MemberKey]*Wallet
+	Referrals map[OrderKey]*referral.Referral
+	// ReferralsByID indexes Referrals by (merchant, referral id).
+	ReferralsByID map[MemberKey]*referral.Referral
+	// Transactions holds loaded and new public transactions by id.
+	Transactions map[uuid.UUID]*Transaction
+	// Processed holds command ids already applied (merchant + id).
+	Processed map[ProcessedKey]bool
+
+	NewReferrals        []*referral.Referral
+	ChangedReferrals    map[uuid.UUID]*referral.Referral
+	NewTransactions     []*Transaction
+	ChangedTransactions map[uuid.UUID]*Transaction
+	Entries             []Entry
+	Events              []Event
+	Outcomes            []Outcome
+	ChangedWallets      map[MemberKey]*Wallet
+
+	newTxnIDs map[uuid.UUID]bool
+	now       func() time.Time
+}
+
+// ProcessedKey identifies a command per merchant.
+type ProcessedKey struct {
+	MerchantID uuid.UUID
+	CommandID  string
+}
+
+// NewBook returns an empty Book whose timestamps come from now.
+func NewBook(now func() time.Time) *Book {
+	return &Book{
+		Members:             map[MemberKey]*member.Member{},
+		Campaigns:           map[MemberKey]*campaign.Campaign{},
+		Wallets:             map[MemberKey]*Wallet{},
+		Referrals:           map[OrderKey]*referral.Referral{},
+		ReferralsByID:       map[MemberKey]*referral.Referral{},
+		Transactions:        map[uuid.UUID]*Transaction{},
+		Processed:           map[ProcessedKey]bool{},
+		ChangedReferrals:    map[uuid.UUID]*referral.Referral{},
+		ChangedTransactions: map[uuid.UUID]*Transaction{},
+		ChangedWallets:      map[MemberKey]*Wallet{},
+		newTxnIDs:           map[uuid.UUID]bool{},
+		now:                 now,
+	}
+}
+
+// AddReferral puts a loaded referral into the book's indexes.
+func (b *Book) AddReferral(r *referral.Referral) {
+	b.Referrals[OrderKey{r.MerchantID, r.Source, r.OrderID}] = r
+	b.ReferralsByID[MemberKey{r.MerchantID, r.ID}] = r
+}
+
+// Empty reports whether applying the batch changed nothing to write.
+func (b *Book) Empty() bool {
+	return len(b.Outcomes) == 0
+}
+
+func (b *Book) wallet(merchantID, memberID uuid.UUID) *Wallet {
+	k := MemberKey{merchantID, memberID}
+	w := b.Wallets[k]
+	if w == nil {
+		w = &Wallet{MerchantID: merchantID, MemberID: memberID}
+		b.Wallets[k] = w
+	}
+	return w
+}
+
+// move applies signed deltas to the member's wallet and appends the entry.
+func (b *Book) move(cmd Command, e Entry, d walletDelta) {
+	w := b.wallet(cmd.MerchantID, cmd.MemberID)
+	w.Pending += d.pending
+	w.Available += d.available
+	w.TotalEarned += d.earned
+	w.TotalRedeemed += d.redeemed
+	w.Cancelled += d.cancelled
+	w.Version++
+	w.UpdatedAt = b.now()
+	b.ChangedWallets[MemberKey{w.MerchantID, w.MemberID}] = w
+
+	e.ID = uuid.New()
+	e.MerchantID, e.MemberID, e.CommandID = cmd.MerchantID, cmd.MemberID, cmd.ID
+	e.PendingDelta, e.AvailableDelta = d.pending, d.available
+	e.PendingAfter, e.AvailableAfter = w.Pending, w.Available
+	e.CreatedAt = w.UpdatedAt
+	b.Entries = append(b.Entries, e)
+	if e.Type == EntryCredit || e.Type == EntryDebit {
+		typ := EventWalletCredited
+		if e.Type == EntryDebit {
+			typ = EventWalletDebited
+		}
+		b.emit(cmd, typ, WalletEventData{
+			MemberID:    memberIDString(cmd.MemberID),
+			Transaction: e.View(),
+			Wallet:      e.BalanceAfter(),
+		})
+	}
+}
+
+type walletDelta struct{ pending, available, earned, redeemed, cancelled int64 }
+
+func (b *Book) emit(cmd Command, typ string, data any) {
+	b.Events = append(b.Events, Event{
+		ID: uuid.New(), MerchantID: cmd.MerchantID, MemberID: cmd.MemberID,
+		Type: typ, Data: data, CreatedAt: b.now(),
+	})
+}
+
+func (b *Book) record(cmd Command, status, code, reason string, result any) {
+	var raw json.RawMessage
+	if result != nil {
+		raw, _ = json.Marshal(result)
+	}
+	b.Outcomes = append(b.Outcomes, Outcome{
+		MerchantID: cmd.MerchantID, CommandID: cmd.ID, MemberID: cmd.MemberID, Kind: cmd.Type,
+		Status: status, ErrorCode: code, Reason: reason, Result: raw,
+	})
+	b.Processed[ProcessedKey{cmd.MerchantID, cmd.ID}] = true
+}
+
+func (b *Book) touchReferral(r *referral.Referral) {
+	r.UpdatedAt = b.now()
+	b.ChangedReferrals[r.ID] = r
+}
+
+func (b *Book) setTxnStatus(id uuid.UUID, status string) {
+	t := b.Transactions[id]
+	if t == nil {
+		return
+	}
+	t.Status = status
+	t.UpdatedAt = b.now()
+	if !b.newTxnIDs[id] {
+		b.ChangedTransactions[id] = t
+	}
+}
+
+func (b *Book) addTxn(t *Transaction) {
+	b.Transactions[t.ID] = t
+	b.NewTransactions = append(b.NewTransactions, t)
+	b.newTxnIDs[t.ID] = true
+}

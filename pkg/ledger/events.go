@@ -1,0 +1,75 @@
+package ledger
+
+import (
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
+	"github.com/google/uuid"
+)
+
+// Outbound event types written by the ledger.
+const (
+	EventReferralCreated     = "referral.created"
+	EventReferralApproved    = "referral.approved"
+	EventReferralRejected    = "referral.rejected"
+	EventReferralCancelled   = "referral.cancelled"
+	EventWalletCredited      = "wallet.credited"
+	EventWalletDebited       = "wallet.debited"
+	EventRedemptionCompleted = "redemption.completed"
+)
+
+// Balance is the wallet part of admin shapes: {pending, available, currency}.
+type Balance struct {
+	Pending   int64  `json:"pending"`
+	Available int64  `json:"available"`
+	Currency  string `json:"currency"`
+}
+
+// TransactionView is the administrative shape of a ledger entry (spec 2.6).
+type TransactionView struct {
+	ID            string  `json:"id"`
+	Type          string  `json:"type"`
+	Amount        int64   `json:"amount"`
+	BalanceAfter  Balance `json:"balance_after"`
+	Description   string  `json:"description"`
+	ReferenceType string  `json:"reference_type"`
+	ReferenceID   string  `json:"reference_id"`
+	CreatedAt     string  `json:"created_at"`
+}
+
+// WalletEventData is the data of wallet.credited and wallet.debited.
+type WalletEventData struct {
+	MemberID    string          `json:"member_id"`
+	Transaction TransactionView `json:"transaction"`
+	Wallet      Balance         `json:"wallet"`
+}
+
+// BalanceAfter is the wallet right after the entry.
+func (e Entry) BalanceAfter() Balance {
+	return Balance{Pending: e.PendingAfter, Available: e.AvailableAfter, Currency: "BRL"}
+}
+
+// View renders the entry in the administrative shape.
+func (e Entry) View() TransactionView {
+	return TransactionView{
+		ID:            ids.Format(ids.Transaction, e.ID),
+		Type:          e.Type,
+		Amount:        e.Amount,
+		BalanceAfter:  e.BalanceAfter(),
+		Description:   e.Description,
+		ReferenceType: e.ReferenceType,
+		ReferenceID:   referenceID(e.ReferenceType, e.ReferenceID),
+		CreatedAt:     jsontime.Format(e.CreatedAt),
+	}
+}
+
+func referenceID(typ string, id uuid.UUID) string {
+	switch typ {
+	case "referral":
+		return ids.Format(ids.Referral, id)
+	case "redemption":
+		return ids.Format(ids.Redemption, id)
+	}
+	return id.String()
+}
+
+func memberIDString(id uuid.UUID) string { return ids.Format(ids.Member, id) }

@@ -1,0 +1,92 @@
+// Package member holds members, their referral codes and referral links.
+package member
+
+import (
+	"crypto/rand"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/google/uuid"
+)
+
+// Statuses of a member (spec 3.1).
+const (
+	StatusActive   = "active"
+	StatusInactive = "inactive"
+	StatusBlocked  = "blocked"
+)
+
+// ValidStatus reports whether s is a member status.
+func ValidStatus(s string) bool {
+	return s == StatusActive || s == StatusInactive || s == StatusBlocked
+}
+
+// Member is a customer who refers others.
+type Member struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	Email      string
+	Name       string
+	ExternalID string
+	CouponCode string
+	CampaignID uuid.UUID
+	Status     string
+	Metadata   map[string]any
+	Document   string
+	Phone      string
+	CreatedAt  time.Time
+	UpdatedAt  time.Time
+}
+
+// Stats are a member's referral figures.
+type Stats struct {
+	TotalReferrals int64
+	TotalEarnings  int64
+}
+
+// suffixAlphabet has no 0/O/1/I, so codes survive being read aloud.
+const suffixAlphabet = "23456789ABCDEFGHJKLMNPQRSTUVWXYZ"
+
+// NewCode returns a referral code <PREFIX>-<NAME_PART>-<SUFFIX> (decision 8):
+// NAME_PART is the first name folded to at most 12 ASCII uppercase letters
+// (MEMBER when none), SUFFIX 4 random characters of suffixAlphabet. The
+// caller retries on a uniqueness conflict.
+func NewCode(prefix, name string) string {
+	first, _, _ := strings.Cut(strings.TrimSpace(name), " ")
+	part := merchant.FoldLetters(first, 12)
+	if part == "" {
+		part = "MEMBER"
+	}
+	var raw [4]byte
+	if _, err := rand.Read(raw[:]); err != nil {
+		panic(err)
+	}
+	suffix := make([]byte, 4)
+	for i, b := range raw {
+		suffix[i] = suffixAlphabet[int(b)%len(suffixAlphabet)]
+	}
+	return prefix + "-" + part + "-" + string(suffix)
+}
+
+// Link returns storeURL with the code in the query parameter param, other
+// query parameters preserved. An unparsable store URL gets the parameter
+// appended as text.
+func Link(storeURL, param, code string) string {
+	if param == "" {
+		param = "cupom"
+	}
+	u, err := url.Parse(storeURL)
+	if err != nil {
+		sep := "?"
+		if strings.Contains(storeURL, "?") {
+			sep = "&"
+		}
+		return storeURL + sep + url.QueryEscape(param) + "=" + url.QueryEscape(code)
+	}
+	q := u.Query()
+	q.Set(param, code)
+	u.RawQuery = q.Encode()
+	return u.String()
+}

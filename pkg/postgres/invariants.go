@@ -1,0 +1,56 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// CheckLedger verifies the ledger invariants for every wallet and returns
+// an error naming the first violations: the snapshot equals the sum of its
+// entries, available + pending = total_earned − total_redeemed, and the
+// public transactions agree with the snapshot (decision 18).
+func CheckLedger(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, err := pool.Query(ctx, `
+WITH e AS (
+  SELECT merchant_id, member_id, sum(pending_delta) AS pending, sum(available_delta) AS available
+  FROM ledger_entries GROUP BY 1, 2
+), t AS (
+  SELECT merchant_id, member_id,
+    COALESCE(sum(amount) FILTER (WHERE type = 'credit' AND status = 'pending'), 0) AS pending,
+    COALESCE(sum(amount) FILTER (WHERE type = 'credit' AND status NOT IN ('cancelled', 'reversed')), 0) AS earned,
+    COALESCE(sum(amount) FILTER (WHERE type = 'debit' AND status <> 'cancelled'), 0) AS redeemed
+  FROM wallet_transactions GROUP BY 1, 2
+)
+SELECT w.merchant_id, w.member_id, w.pending, w.available, w.total_earned, w.total_redeemed,
+  COALESCE(e.pending, 0), COALESCE(e.available, 0), COALESCE(t.pending, 0), COALESCE(t.redeemed, 0)
+FROM wallets w
+LEFT JOIN e ON e.merchant_id = w.merchant_id AND e.member_id = w.member_id
+LEFT JOIN t ON t.merchant_id = w.merchant_id AND t.member_id = w.member_id
+WHERE w.pending <> COALESCE(e.pending, 0) OR w.available <> COALESCE(e.available, 0)
+   OR w.available + w.pending <> w.total_earned - w.total_redeemed
+   OR w.pending <> COALESCE(t.pending, 0) OR w.total_redeemed <> COALESCE(t.redeemed, 0)
+LIMIT 5`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var bad []string
+	for rows.Next() {
+		var merchant, member string
+		var p, a, earned, redeemed, ep, ea, tp, tr int64
+		if err := rows.Scan(&merchant, &member, &p, &a, &earned, &redeemed, &ep, &ea, &tp, &tr); err != nil {
+			return err
+		}
+		bad = append(bad, fmt.Sprintf("member %s: snapshot pending=%d available=%d earned=%d redeemed=%d; entries pending=%d available=%d; transactions pending=%d redeemed=%d",
+			member, p, a, earned, redeemed, ep, ea, tp, tr))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("ledger invariant violated: %v", bad)
+	}
+	return nil
+}

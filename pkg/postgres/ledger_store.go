@@ -1,0 +1,295 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"time"
+
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/referral"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// LedgerStore loads and writes the ledger's Book. It is used only by the
+// ledger worker: the only writer of wallet tables.
+type LedgerStore struct {
+	pool *pgxpool.Pool
+	now  func() time.Time
+}
+
+// NewLedgerStore returns a LedgerStore whose timestamps come from now.
+func NewLedgerStore(pool *pgxpool.Pool, now func() time.Time) *LedgerStore {
+	return &LedgerStore{pool: pool, now: now}
+}
+
+// ApplyBatch applies cmds in order in one transaction: it locks the wallets
+// of every member involved (in a stable order, so concurrent batches cannot
+// deadlock), loads what the commands read, applies them, and writes every
+// change and outbox event with one statement per table. A command already
+// recorded in processed_commands is skipped, so the batch is safe to repeat.
+// It returns the book, whose Events the caller relays after the commit.
+func (s *LedgerStore) ApplyBatch(ctx context.Context, cmds []ledger.Command) (*ledger.Book, error) {
+	var book *ledger.Book
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		book = ledger.NewBook(s.now)
+		if err := s.load(ctx, tx, book, cmds); err != nil {
+			return err
+		}
+		for _, c := range cmds {
+			book.Apply(c)
+		}
+		return s.write(ctx, tx, book)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return book, nil
+}
+
+type keyLists struct {
+	merchants, members        []uuid.UUID // wallets, sorted
+	cmdMerchants              []uuid.UUID
+	cmdIDs                    []string
+	orderMerchants            []uuid.UUID
+	orderSources, orderIDs    []string
+	refMerchants, referralIDs []uuid.UUID
+}
+
+func collectKeys(cmds []ledger.Command) keyLists {
+	var k keyLists
+	seen := map[ledger.MemberKey]bool{}
+	var mk []ledger.MemberKey
+	for _, c := range cmds {
+		key := ledger.MemberKey{MerchantID: c.MerchantID, MemberID: c.MemberID}
+		if !seen[key] {
+			seen[key] = true
+			mk = append(mk, key)
+		}
+		k.cmdMerchants = append(k.cmdMerchants, c.MerchantID)
+		k.cmdIDs = append(k.cmdIDs, c.ID)
+		if c.Sale != nil {
+			k.orderMerchants = append(k.orderMerchants, c.MerchantID)
+			k.orderSources = append(k.orderSources, c.Sale.Source)
+			k.orderIDs = append(k.orderIDs, c.Sale.OrderID)
+		}
+		if c.ReferralID != uuid.Nil {
+			k.refMerchants = append(k.refMerchants, c.MerchantID)
+			k.referralIDs = append(k.referralIDs, c.ReferralID)
+		}
+	}
+	sort.Slice(mk, func(i, j int) bool {
+		if mk[i].MerchantID != mk[j].MerchantID {
+			return lessUUID(mk[i].MerchantID, mk[j].MerchantID)
+		}
+		return lessUUID(mk[i].MemberID, mk[j].MemberID)
+	})
+	for _, m := range mk {
+		k.merchants = append(k.merchants, m.MerchantID)
+		k.members = append(k.members, m.MemberID)
+	}
+	return k
+}
+
+func lessUUID(a, b uuid.UUID) bool {
+	for i := range a {
+		if a[i] != b[i] {
+			return a[i] < b[i]
+		}
+	}
+	return false
+}
+
+const (
+	sqlEnsureWallets = `
+INSERT INTO wallets (merchant_id, member_id)
+SELECT m.merchant_id, m.id FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
+JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
+ORDER BY 1, 2
+ON CONFLICT DO NOTHING`
+	sqlLockWallets = `
+SELECT w.merchant_id, w.member_id, w.pending, w.available, w.total_earned, w.total_redeemed, w.cancelled, w.version, w.updated_at
+FROM wallets w JOIN unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
+  ON w.merchant_id = k.merchant_id AND w.member_id = k.member_id
+ORDER BY w.merchant_id, w.member_id
+FOR UPDATE OF w`
+	sqlLoadMembers = `
+SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id,
+       c.reward_type, c.reward_value, c.warranty_days, c.min_redemption, c.is_active
+FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
+JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
+JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id`
+	sqlLoadProcessed = `
+SELECT p.merchant_id, p.command_id FROM unnest($1::uuid[], $2::text[]) AS k(merchant_id, command_id)
+JOIN processed_commands p ON p.merchant_id = k.merchant_id AND p.command_id = k.command_id`
+	referralColumns = `r.merchant_id, r.id, r.member_id, r.source, r.order_id, r.referee_email, r.referee_name,
+  r.referee_external_id, r.coupon_used, r.order_value, r.reward_amount, r.status, r.rejection_reason, r.notes,
+  r.unrecovered_amount, r.credit_txn_id, r.warranty_expires_at, r.created_at, r.updated_at`
+	sqlLoadReferrals = `
+SELECT ` + referralColumns + `, t.status, t.amount, t.created_at
+FROM referrals r
+LEFT JOIN wallet_transactions t ON t.merchant_id = r.merchant_id AND t.id = r.credit_txn_id
+WHERE (r.merchant_id, r.source, r.order_id) IN (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]))
+   OR (r.merchant_id, r.id) IN (SELECT * FROM unnest($4::uuid[], $5::uuid[]))
+FOR UPDATE OF r`
+)
+
+func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cmds []ledger.Command) error {
+	k := collectKeys(cmds)
+	if _, err := tx.Exec(ctx, sqlEnsureWallets, k.merchants, k.members); err != nil {
+		return fmt.Errorf("ensure wallets: %w", err)
+	}
+	// Locking wallets first serialises every batch that touches a member,
+	// so the processed-command check below sees any concurrent commit.
+	if err := s.loadWallets(ctx, tx, book, k); err != nil {
+		return err
+	}
+	b := &pgx.Batch{}
+	b.Queue(sqlLoadMembers, k.merchants, k.members)
+	b.Queue(sqlLoadProcessed, k.cmdMerchants, k.cmdIDs)
+	b.Queue(sqlLoadReferrals, k.orderMerchants, k.orderSources, k.orderIDs, k.refMerchants, k.referralIDs)
+	res := tx.SendBatch(ctx, b)
+	defer res.Close()
+	if err := loadMembers(res, book); err != nil {
+		return err
+	}
+	if err := loadProcessed(res, book); err != nil {
+		return err
+	}
+	if err := loadReferrals(res, book); err != nil {
+		return err
+	}
+	return res.Close()
+}
+
+func (s *LedgerStore) loadWallets(ctx context.Context, tx pgx.Tx, book *ledger.Book, k keyLists) error {
+	rows, err := tx.Query(ctx, sqlLockWallets, k.merchants, k.members)
+	if err != nil {
+		return fmt.Errorf("lock wallets: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		w := &ledger.Wallet{}
+		if err := rows.Scan(&w.MerchantID, &w.MemberID, &w.Pending, &w.Available, &w.TotalEarned,
+			&w.TotalRedeemed, &w.Cancelled, &w.Version, &w.UpdatedAt); err != nil {
+			return err
+		}
+		book.Wallets[ledger.MemberKey{MerchantID: w.MerchantID, MemberID: w.MemberID}] = w
+	}
+	return rows.Err()
+}
+
+func loadMembers(res pgx.BatchResults, book *ledger.Book) error {
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("load members: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		m := &member.Member{}
+		c := &campaign.Campaign{}
+		if err := rows.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.Status, &m.CampaignID,
+			&c.RewardType, &c.RewardValue, &c.WarrantyDays, &c.MinRedemption, &c.IsActive); err != nil {
+			return err
+		}
+		c.ID, c.MerchantID = m.CampaignID, m.MerchantID
+		book.Members[ledger.MemberKey{MerchantID: m.MerchantID, MemberID: m.ID}] = m
+		book.Campaigns[ledger.MemberKey{MerchantID: m.MerchantID, MemberID: c.ID}] = c
+	}
+	return rows.Err()
+}
+
+func loadProcessed(res pgx.BatchResults, book *ledger.Book) error {
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("load processed commands: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k ledger.ProcessedKey
+		if err := rows.Scan(&k.MerchantID, &k.CommandID); err != nil {
+			return err
+		}
+		book.Processed[k] = true
+	}
+	return rows.Err()
+}
+
+func loadReferrals(res pgx.BatchResults, book *ledger.Book) error {
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("load referrals: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r := &referral.Referral{}
+		var creditTxn *uuid.UUID
+		var txnStatus *string
+		var txnAmount *int64
+		var txnCreated *time.Time
+		if err := rows.Scan(&r.MerchantID, &r.ID, &r.MemberID, &r.Source, &r.OrderID, &r.RefereeEmail,
+			&r.RefereeName, &r.RefereeExternalID, &r.CouponUsed, &r.OrderValue, &r.RewardAmount, &r.Status,
+			&r.RejectionReason, &r.Notes, &r.UnrecoveredAmount, &creditTxn, &r.WarrantyExpiresAt,
+			&r.CreatedAt, &r.UpdatedAt, &txnStatus, &txnAmount, &txnCreated); err != nil {
+			return err
+		}
+		book.AddReferral(r)
+		if creditTxn != nil && txnStatus != nil {
+			r.CreditTxnID = *creditTxn
+			book.Transactions[*creditTxn] = &ledger.Transaction{
+				ID: *creditTxn, MerchantID: r.MerchantID, MemberID: r.MemberID, Type: ledger.TxnCredit,
+				Status: *txnStatus, Amount: *txnAmount, CreatedAt: *txnCreated,
+			}
+		}
+	}
+	return rows.Err()
+}
+
+// write queues one statement per table, all sent in one round trip.
+func (s *LedgerStore) write(ctx context.Context, tx pgx.Tx, book *ledger.Book) error {
+	if book.Empty() {
+		return nil
+	}
+	b := &pgx.Batch{}
+	queueOutcomes(b, book)
+	queueReferrals(b, book)
+	queueTransactions(b, book)
+	queueEntries(b, book)
+	queueWallets(b, book)
+	if err := queueOutbox(b, book.Events); err != nil {
+		return err
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("write ledger batch: %w", err)
+	}
+	return nil
+}
+
+func queueOutcomes(b *pgx.Batch, book *ledger.Book) {
+	n := len(book.Outcomes)
+	merchants, members := make([]uuid.UUID, n), make([]uuid.UUID, n)
+	cmdIDs, kinds, statuses, codes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	results := make([]string, n)
+	for i, o := range book.Outcomes {
+		merchants[i] = o.MerchantID
+		members[i], cmdIDs[i], kinds[i], statuses[i], codes[i] = o.MemberID, o.CommandID, o.Kind, o.Status, o.ErrorCode
+		results[i] = resultJSON(o)
+	}
+	b.Queue(`INSERT INTO processed_commands (merchant_id, command_id, member_id, kind, outcome, error_code, result)
+SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::jsonb[])`,
+		merchants, cmdIDs, members, kinds, statuses, codes, results)
+}
+
+func resultJSON(o ledger.Outcome) string {
+	body := map[string]any{"reason": o.Reason}
+	if len(o.Result) > 0 {
+		body["data"] = json.RawMessage(o.Result)
+	}
+	raw, _ := json.Marshal(body)
+	return string(raw)
+}

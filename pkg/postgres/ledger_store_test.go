@@ -1,0 +1,118 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
+	"github.com/google/uuid"
+)
+
+func sale(order string, amount int64, buyer string, paid time.Time) *ledger.Sale {
+	return &ledger.Sale{Source: "guru", OrderID: order, Amount: amount, Currency: "BRL", CouponCode: "X",
+		BuyerName: "Bruno", BuyerEmail: buyer, PaidAt: paid}
+}
+
+func TestLedgerLifecycle(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	s := mustSeed(t, pool, campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true}, 1)
+	m := s.members[0]
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	store := postgres.NewLedgerStore(pool, func() time.Time { return now })
+	reads := postgres.NewWalletReads(pool)
+
+	credit := ledger.Command{ID: "guru:o1:sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: m.ID,
+		IssuedAt: now, Sale: sale("o1", 9790, "bruno@example.com", now)}
+	// The same command three times, twice in one batch: one effect.
+	for _, batch := range [][]ledger.Command{{credit, credit}, {credit}} {
+		if _, err := store.ApplyBatch(ctx, batch); err != nil {
+			t.Fatalf("ApplyBatch: %v", err)
+		}
+	}
+	wantWallet(t, reads, s, m.ID, ledger.Wallet{Pending: 979, TotalEarned: 979})
+
+	refs, err := reads.ListMemberReferrals(ctx, s.merchant.ID, m.ID)
+	if err != nil || len(refs) != 1 {
+		t.Fatalf("referrals = %v, %v; want 1", refs, err)
+	}
+	if got, want := refs[0].WarrantyExpiresAt, now.Add(7*24*time.Hour); !got.Equal(want) {
+		t.Errorf("warranty_expires_at = %v, want %v", got, want)
+	}
+	release := ledger.Command{ID: "release:" + refs[0].ID.String(), Type: ledger.CmdRelease, MerchantID: s.merchant.ID,
+		MemberID: m.ID, ReferralID: refs[0].ID}
+	release.IssuedAt = now.Add(6 * 24 * time.Hour)
+	mustApply(t, store, release) // not due yet: nothing
+	wantWallet(t, reads, s, m.ID, ledger.Wallet{Pending: 979, TotalEarned: 979})
+	release.ID += ":later"
+	release.IssuedAt = now.Add(8 * 24 * time.Hour)
+	mustApply(t, store, release)
+	wantWallet(t, reads, s, m.ID, ledger.Wallet{Available: 979, TotalEarned: 979})
+
+	refund := ledger.Command{ID: "guru:o1:refund", Type: ledger.CmdRefund, MerchantID: s.merchant.ID, MemberID: m.ID,
+		IssuedAt: now, Sale: sale("o1", 9790, "bruno@example.com", now)}
+	mustApply(t, store, refund)
+	wantWallet(t, reads, s, m.ID, ledger.Wallet{Cancelled: 979})
+	txns, _ := reads.ListTransactions(ctx, s.merchant.ID, m.ID)
+	if len(txns) != 1 || txns[0].Status != ledger.TxnReversed {
+		t.Errorf("transactions = %+v, want one reversed credit", txns)
+	}
+
+	// Refund before sale: the later sale credits nothing.
+	mustApply(t, store, ledger.Command{ID: "guru:o2:refund", Type: ledger.CmdRefund, MerchantID: s.merchant.ID,
+		MemberID: m.ID, IssuedAt: now, Sale: sale("o2", 5000, "c@example.com", now)})
+	mustApply(t, store, ledger.Command{ID: "guru:o2:sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID,
+		MemberID: m.ID, IssuedAt: now, Sale: sale("o2", 5000, "c@example.com", now)})
+	// Self-referral: created rejected, no credit.
+	mustApply(t, store, ledger.Command{ID: "guru:o3:sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID,
+		MemberID: m.ID, IssuedAt: now, Sale: sale("o3", 5000, m.Email, now)})
+	wantWallet(t, reads, s, m.ID, ledger.Wallet{Cancelled: 979})
+	refs, _ = reads.ListMemberReferrals(ctx, s.merchant.ID, m.ID)
+	statuses := map[string]string{}
+	for _, r := range refs {
+		statuses[r.OrderID] = r.Status + "/" + r.RejectionReason
+	}
+	want := map[string]string{"o1": "cancelled/", "o2": "cancelled/", "o3": "rejected/self_referral"}
+	for k, v := range want {
+		if statuses[k] != v {
+			t.Errorf("referral %s = %q, want %q", k, statuses[k], v)
+		}
+	}
+	if err := postgres.CheckLedger(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+	// Unknown member: recorded as rejected, the batch still commits.
+	book, err := store.ApplyBatch(ctx, []ledger.Command{{ID: "x", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID,
+		MemberID: uuid.New(), Sale: sale("o9", 1, "", now)}})
+	if err != nil || len(book.Outcomes) != 1 || book.Outcomes[0].Status != ledger.OutcomeRejected {
+		t.Fatalf("unknown member: %v %+v", err, book)
+	}
+}
+
+func mustApply(t *testing.T, store *postgres.LedgerStore, cmds ...ledger.Command) *ledger.Book {
+	t.Helper()
+	book, err := store.ApplyBatch(context.Background(), cmds)
+	if err != nil {
+		t.Fatalf("ApplyBatch: %v", err)
+	}
+	return book
+}
+
+func wantWallet(t *testing.T, reads *postgres.WalletReads, s seeded, memberID uuid.UUID, want ledger.Wallet) {
+	t.Helper()
+	got, err := reads.FindWallet(context.Background(), s.merchant.ID, memberID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.Pending != want.Pending || got.Available != want.Available || got.TotalEarned != want.TotalEarned ||
+		got.TotalRedeemed != want.TotalRedeemed || got.Cancelled != want.Cancelled {
+		t.Errorf("wallet = pending %d available %d earned %d redeemed %d cancelled %d; want %d %d %d %d %d",
+			got.Pending, got.Available, got.TotalEarned, got.TotalRedeemed, got.Cancelled,
+			want.Pending, want.Available, want.TotalEarned, want.TotalRedeemed, want.Cancelled)
+	}
+}

@@ -1,0 +1,198 @@
+package postgres
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/referral"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+func queueReferrals(b *pgx.Batch, book *ledger.Book) {
+	isNew := make(map[uuid.UUID]bool, len(book.NewReferrals))
+	if len(book.NewReferrals) > 0 {
+		var c referralCols
+		for _, r := range book.NewReferrals {
+			isNew[r.ID] = true
+			c.add(r)
+		}
+		b.Queue(`INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email, referee_name,
+  referee_external_id, coupon_used, order_value, reward_amount, status, rejection_reason, notes,
+  unrecovered_amount, credit_txn_id, warranty_expires_at, created_at, updated_at)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
+  $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
+  $15::bigint[], $16::uuid[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[])`,
+			c.merchant, c.id, c.member, c.source, c.order, c.email, c.name, c.external, c.coupon,
+			c.orderValue, c.reward, c.status, c.reason, c.notes, c.unrecovered, c.creditTxn,
+			c.warranty, c.created, c.updated)
+	}
+	var u referralCols
+	for _, r := range book.ChangedReferrals {
+		if !isNew[r.ID] {
+			u.add(r)
+		}
+	}
+	if len(u.id) > 0 {
+		b.Queue(`UPDATE referrals r SET status = u.status, rejection_reason = u.reason, notes = u.notes,
+  unrecovered_amount = u.unrecovered, updated_at = u.updated
+FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[])
+  AS u(merchant_id, id, status, reason, notes, unrecovered, updated)
+WHERE r.merchant_id = u.merchant_id AND r.id = u.id`,
+			u.merchant, u.id, u.status, u.reason, u.notes, u.unrecovered, u.updated)
+	}
+}
+
+type referralCols struct {
+	merchant, id, member                         []uuid.UUID
+	source, order, email, name, external, coupon []string
+	orderValue, reward, unrecovered              []int64
+	status, reason, notes                        []string
+	creditTxn                                    []*uuid.UUID
+	warranty, created, updated                   []time.Time
+}
+
+func (c *referralCols) add(r *referral.Referral) {
+	c.merchant = append(c.merchant, r.MerchantID)
+	c.id = append(c.id, r.ID)
+	c.member = append(c.member, r.MemberID)
+	c.source = append(c.source, r.Source)
+	c.order = append(c.order, r.OrderID)
+	c.email = append(c.email, r.RefereeEmail)
+	c.name = append(c.name, r.RefereeName)
+	c.external = append(c.external, r.RefereeExternalID)
+	c.coupon = append(c.coupon, r.CouponUsed)
+	c.orderValue = append(c.orderValue, r.OrderValue)
+	c.reward = append(c.reward, r.RewardAmount)
+	c.status = append(c.status, r.Status)
+	c.reason = append(c.reason, r.RejectionReason)
+	c.notes = append(c.notes, r.Notes)
+	c.unrecovered = append(c.unrecovered, r.UnrecoveredAmount)
+	var txn *uuid.UUID
+	if r.CreditTxnID != uuid.Nil {
+		id := r.CreditTxnID
+		txn = &id
+	}
+	c.creditTxn = append(c.creditTxn, txn)
+	c.warranty = append(c.warranty, r.WarrantyExpiresAt)
+	c.created = append(c.created, r.CreatedAt)
+	c.updated = append(c.updated, r.UpdatedAt)
+}
+
+func queueTransactions(b *pgx.Batch, book *ledger.Book) {
+	if n := len(book.NewTransactions); n > 0 {
+		merchant, id, member, ref := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+		typ, status, desc, refType := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+		amount := make([]int64, n)
+		created, updated := make([]time.Time, n), make([]time.Time, n)
+		for i, t := range book.NewTransactions {
+			merchant[i], id[i], member[i], ref[i] = t.MerchantID, t.ID, t.MemberID, t.ReferenceID
+			typ[i], status[i], desc[i], refType[i] = t.Type, t.Status, t.Description, t.ReferenceType
+			amount[i], created[i], updated[i] = t.Amount, t.CreatedAt, t.UpdatedAt
+		}
+		b.Queue(`INSERT INTO wallet_transactions (merchant_id, id, member_id, type, status, amount, description,
+  reference_type, reference_id, created_at, updated_at)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::bigint[], $7::text[],
+  $8::text[], $9::uuid[], $10::timestamptz[], $11::timestamptz[])`,
+			merchant, id, member, typ, status, amount, desc, refType, ref, created, updated)
+	}
+	if n := len(book.ChangedTransactions); n > 0 {
+		merchant, id := make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n)
+		status, updated := make([]string, 0, n), make([]time.Time, 0, n)
+		for _, t := range book.ChangedTransactions {
+			merchant, id = append(merchant, t.MerchantID), append(id, t.ID)
+			status, updated = append(status, t.Status), append(updated, t.UpdatedAt)
+		}
+		b.Queue(`UPDATE wallet_transactions t SET status = u.status, updated_at = u.updated
+FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::timestamptz[]) AS u(merchant_id, id, status, updated)
+WHERE t.merchant_id = u.merchant_id AND t.id = u.id`, merchant, id, status, updated)
+	}
+}
+
+func queueEntries(b *pgx.Batch, book *ledger.Book) {
+	n := len(book.Entries)
+	if n == 0 {
+		return
+	}
+	merchant, id, member, ref, txn := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	typ, desc, refType, cmd := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
+	amount, pd, ad, pa, aa := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+	created := make([]time.Time, n)
+	for i, e := range book.Entries {
+		merchant[i], id[i], member[i], ref[i], txn[i] = e.MerchantID, e.ID, e.MemberID, e.ReferenceID, e.TransactionID
+		typ[i], desc[i], refType[i], cmd[i] = e.Type, e.Description, e.ReferenceType, e.CommandID
+		amount[i], pd[i], ad[i], pa[i], aa[i] = e.Amount, e.PendingDelta, e.AvailableDelta, e.PendingAfter, e.AvailableAfter
+		created[i] = e.CreatedAt
+	}
+	b.Queue(`INSERT INTO ledger_entries (merchant_id, id, member_id, type, amount, pending_delta, available_delta,
+  pending_after, available_after, description, reference_type, reference_id, transaction_id, command_id, created_at)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[], $6::bigint[], $7::bigint[],
+  $8::bigint[], $9::bigint[], $10::text[], $11::text[], $12::uuid[], $13::uuid[], $14::text[], $15::timestamptz[])`,
+		merchant, id, member, typ, amount, pd, ad, pa, aa, desc, refType, ref, txn, cmd, created)
+}
+
+func queueWallets(b *pgx.Batch, book *ledger.Book) {
+	n := len(book.ChangedWallets)
+	if n == 0 {
+		return
+	}
+	merchant, member := make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n)
+	var pending, available, earned, redeemed, cancelled, version []int64
+	var updated []time.Time
+	for _, w := range book.ChangedWallets {
+		merchant, member = append(merchant, w.MerchantID), append(member, w.MemberID)
+		pending, available = append(pending, w.Pending), append(available, w.Available)
+		earned, redeemed = append(earned, w.TotalEarned), append(redeemed, w.TotalRedeemed)
+		cancelled, version = append(cancelled, w.Cancelled), append(version, w.Version)
+		updated = append(updated, w.UpdatedAt)
+	}
+	b.Queue(`UPDATE wallets w SET pending = u.pending, available = u.available, total_earned = u.earned,
+  total_redeemed = u.redeemed, cancelled = u.cancelled, version = u.version, updated_at = u.updated
+FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[],
+  $8::bigint[], $9::timestamptz[]) AS u(merchant_id, member_id, pending, available, earned, redeemed, cancelled, version, updated)
+WHERE w.merchant_id = u.merchant_id AND w.member_id = u.member_id`,
+		merchant, member, pending, available, earned, redeemed, cancelled, version, updated)
+}
+
+// Envelope is an outbound event as delivered (webhooks.md): its bytes are
+// fixed when the event is written, so every attempt sends the same body.
+type Envelope struct {
+	ID         string `json:"id"`
+	Type       string `json:"type"`
+	CreatedAt  string `json:"created_at"`
+	MerchantID string `json:"merchant_id"`
+	Data       any    `json:"data"`
+}
+
+// EncodeEvent renders an event as its envelope bytes.
+func EncodeEvent(e ledger.Event) ([]byte, error) {
+	return json.Marshal(Envelope{
+		ID: ids.Format(ids.Event, e.ID), Type: e.Type, CreatedAt: jsontime.Format(e.CreatedAt),
+		MerchantID: e.MerchantID.String(), Data: e.Data,
+	})
+}
+
+func queueOutbox(b *pgx.Batch, events []ledger.Event) error {
+	n := len(events)
+	if n == 0 {
+		return nil
+	}
+	merchant, id, member := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	typ, payload := make([]string, n), make([]string, n)
+	created := make([]time.Time, n)
+	for i, e := range events {
+		raw, err := EncodeEvent(e)
+		if err != nil {
+			return fmt.Errorf("encode event %s: %w", e.Type, err)
+		}
+		merchant[i], id[i], member[i], typ[i], payload[i], created[i] = e.MerchantID, e.ID, e.MemberID, e.Type, string(raw), e.CreatedAt
+	}
+	b.Queue(`INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::json[], $6::timestamptz[])`,
+		merchant, id, member, typ, payload, created)
+	return nil
+}

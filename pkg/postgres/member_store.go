@@ -1,0 +1,118 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/member"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// MemberStore keeps members. It never writes wallets: a member's wallet
+// row appears with its first ledger command.
+type MemberStore struct{ pool *pgxpool.Pool }
+
+// NewMemberStore returns a MemberStore.
+func NewMemberStore(pool *pgxpool.Pool) *MemberStore { return &MemberStore{pool: pool} }
+
+const memberColumns = `m.merchant_id, m.id, m.email, m.name, m.external_id, m.coupon_code, m.campaign_id, m.status,
+  m.metadata, m.document, m.phone, m.created_at, m.updated_at`
+
+func scanMember(row pgx.Row) (*member.Member, error) {
+	m := &member.Member{}
+	var meta []byte
+	err := row.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
+		&m.Status, &meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt)
+	if err != nil {
+		return nil, err
+	}
+	m.Metadata = map[string]any{}
+	_ = json.Unmarshal(meta, &m.Metadata)
+	return m, nil
+}
+
+// CreateMember stores m with a fresh referral code made with codePrefix,
+// retrying on the rare code collision. An email already used by another
+// member of the merchant is apperr.EmailExists; an unknown campaign is
+// apperr.Invalid.
+func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePrefix string) error {
+	if m.ID == uuid.Nil {
+		m.ID = uuid.New()
+	}
+	if m.Status == "" {
+		m.Status = member.StatusActive
+	}
+	if m.Metadata == nil {
+		m.Metadata = map[string]any{}
+	}
+	meta, err := json.Marshal(m.Metadata)
+	if err != nil {
+		return apperr.Errorf(apperr.Invalid, "metadata must be a JSON object")
+	}
+	for attempt := 0; ; attempt++ {
+		m.CouponCode = member.NewCode(codePrefix, m.Name)
+		err = s.pool.QueryRow(ctx, `INSERT INTO members (merchant_id, id, email, name, external_id, coupon_code,
+  campaign_id, status, metadata, document, phone) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  RETURNING created_at, updated_at`, m.MerchantID, m.ID, m.Email, m.Name, m.ExternalID, m.CouponCode,
+			m.CampaignID, m.Status, meta, m.Document, m.Phone).Scan(&m.CreatedAt, &m.UpdatedAt)
+		switch {
+		case err == nil:
+			return nil
+		case isUniqueViolation(err, "members_coupon") && attempt < 10:
+			continue
+		case isUniqueViolation(err, "members_email"):
+			return apperr.Errorf(apperr.EmailExists, "a member with this email already exists")
+		case pgErrCode(err) == "23503":
+			return apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+		}
+		return err
+	}
+}
+
+// FindMemberByID returns the merchant's member, or apperr.NotFound.
+func (s *MemberStore) FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error) {
+	m, err := scanMember(s.pool.QueryRow(ctx, `SELECT `+memberColumns+` FROM members m
+  WHERE m.merchant_id = $1 AND m.id = $2`, merchantID, id))
+	if err != nil {
+		return nil, notFound(err, "member not found")
+	}
+	return m, nil
+}
+
+// FindMemberByEmailOrExternalID looks a member up by email
+// (case-insensitive) and/or external id; when both are given a member
+// matching either is returned, the email match first. apperr.NotFound when
+// none matches.
+func (s *MemberStore) FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error) {
+	m, err := scanMember(s.pool.QueryRow(ctx, `SELECT `+memberColumns+` FROM members m
+  WHERE m.merchant_id = $1 AND (($2 <> '' AND lower(m.email) = lower($2)) OR ($3 <> '' AND m.external_id = $3))
+  ORDER BY ($2 <> '' AND lower(m.email) = lower($2)) DESC LIMIT 1`, merchantID, email, externalID))
+	if err != nil {
+		return nil, notFound(err, "member not found")
+	}
+	return m, nil
+}
+
+// FindMemberByCoupon resolves a referral code (case-insensitive) to its
+// member id, or apperr.NotFound.
+func (s *MemberStore) FindMemberByCoupon(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error) {
+	var id uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT id FROM members WHERE merchant_id = $1 AND upper(coupon_code) = upper($2)`,
+		merchantID, code).Scan(&id)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, apperr.Errorf(apperr.NotFound, "no member with this coupon")
+	}
+	return id, err
+}
+
+// MemberStats returns the member's referral count and approved earnings.
+func (s *MemberStore) MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error) {
+	var st member.Stats
+	err := s.pool.QueryRow(ctx, `SELECT count(*), COALESCE(sum(reward_amount) FILTER (WHERE status = 'approved'), 0)
+  FROM referrals WHERE merchant_id = $1 AND member_id = $2`, merchantID, id).Scan(&st.TotalReferrals, &st.TotalEarnings)
+	return st, err
+}
