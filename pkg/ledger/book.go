@@ -6,6 +6,7 @@ import (
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/google/uuid"
 )
@@ -80,9 +81,14 @@ const (
 	EntryAdjustment = "adjustment"
 )
 
+// EntryFilter selects a page of one member's ledger entries.
+type EntryFilter struct {
+	Type          string // "" = every type
+	Offset, Limit int
+}
+
 // Event is a domain event for the outbox; Data is its admin-shape payload.
 type Event struct {
-	ID         uuid.UUID
 	MerchantID uuid.UUID
 	MemberID   uuid.UUID
 	Type       string
@@ -125,8 +131,10 @@ type Book struct {
 	ChangedTransactions map[uuid.UUID]*Transaction
 	Entries             []Entry
 	Events              []Event
-	Outcomes            []Outcome
-	ChangedWallets      map[MemberKey]*Wallet
+	// Records are Events rendered for the outbox by EncodeEvents.
+	Records        []outbox.Record
+	Outcomes       []Outcome
+	ChangedWallets map[MemberKey]*Wallet
 
 	newTxnIDs map[uuid.UUID]bool
 	now       func() time.Time
@@ -160,6 +168,19 @@ func NewBook(now func() time.Time) *Book {
 func (b *Book) AddReferral(r *referral.Referral) {
 	b.Referrals[OrderKey{r.MerchantID, r.Source, r.OrderID}] = r
 	b.ReferralsByID[MemberKey{r.MerchantID, r.ID}] = r
+}
+
+// EncodeEvents renders Events as outbox records.
+func (b *Book) EncodeEvents() error {
+	b.Records = b.Records[:0]
+	for _, e := range b.Events {
+		rec, err := outbox.NewRecord(e.MerchantID, e.MemberID, e.Type, e.Data, e.CreatedAt)
+		if err != nil {
+			return err
+		}
+		b.Records = append(b.Records, rec)
+	}
+	return nil
 }
 
 // Empty reports whether applying the batch changed nothing to write.
@@ -212,7 +233,7 @@ type walletDelta struct{ pending, available, earned, redeemed, cancelled int64 }
 
 func (b *Book) emit(cmd Command, typ string, data any) {
 	b.Events = append(b.Events, Event{
-		ID: uuid.New(), MerchantID: cmd.MerchantID, MemberID: cmd.MemberID,
+		MerchantID: cmd.MerchantID, MemberID: cmd.MemberID,
 		Type: typ, Data: data, CreatedAt: b.now(),
 	})
 }

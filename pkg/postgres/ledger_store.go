@@ -255,15 +255,16 @@ func (s *LedgerStore) write(ctx context.Context, tx pgx.Tx, book *ledger.Book) e
 	if book.Empty() {
 		return nil
 	}
+	if err := book.EncodeEvents(); err != nil {
+		return err
+	}
 	b := &pgx.Batch{}
 	queueOutcomes(b, book)
 	queueReferrals(b, book)
 	queueTransactions(b, book)
 	queueEntries(b, book)
 	queueWallets(b, book)
-	if err := queueOutbox(b, book.Events); err != nil {
-		return err
-	}
+	queueOutbox(b, book.Records)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write ledger batch: %w", err)
 	}

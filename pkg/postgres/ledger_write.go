@@ -1,12 +1,8 @@
 package postgres
 
 import (
-	"encoding/json"
-	"fmt"
 	"time"
 
-	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/google/uuid"
@@ -156,43 +152,4 @@ FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], $6
   $8::bigint[], $9::timestamptz[]) AS u(merchant_id, member_id, pending, available, earned, redeemed, cancelled, version, updated)
 WHERE w.merchant_id = u.merchant_id AND w.member_id = u.member_id`,
 		merchant, member, pending, available, earned, redeemed, cancelled, version, updated)
-}
-
-// Envelope is an outbound event as delivered (webhooks.md): its bytes are
-// fixed when the event is written, so every attempt sends the same body.
-type Envelope struct {
-	ID         string `json:"id"`
-	Type       string `json:"type"`
-	CreatedAt  string `json:"created_at"`
-	MerchantID string `json:"merchant_id"`
-	Data       any    `json:"data"`
-}
-
-// EncodeEvent renders an event as its envelope bytes.
-func EncodeEvent(e ledger.Event) ([]byte, error) {
-	return json.Marshal(Envelope{
-		ID: ids.Format(ids.Event, e.ID), Type: e.Type, CreatedAt: jsontime.Format(e.CreatedAt),
-		MerchantID: e.MerchantID.String(), Data: e.Data,
-	})
-}
-
-func queueOutbox(b *pgx.Batch, events []ledger.Event) error {
-	n := len(events)
-	if n == 0 {
-		return nil
-	}
-	merchant, id, member := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
-	typ, payload := make([]string, n), make([]string, n)
-	created := make([]time.Time, n)
-	for i, e := range events {
-		raw, err := EncodeEvent(e)
-		if err != nil {
-			return fmt.Errorf("encode event %s: %w", e.Type, err)
-		}
-		merchant[i], id[i], member[i], typ[i], payload[i], created[i] = e.MerchantID, e.ID, e.MemberID, e.Type, string(raw), e.CreatedAt
-	}
-	b.Queue(`INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
-SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::json[], $6::timestamptz[])`,
-		merchant, id, member, typ, payload, created)
-	return nil
 }

@@ -122,3 +122,15 @@ func notFound(err error, message string) error {
 	}
 	return err
 }
+
+// IsPermanent reports whether err is a database error that retrying cannot
+// fix: a data exception (SQLSTATE class 22) or an integrity violation
+// (class 23) other than a unique violation, which a concurrent writer may
+// cause and a retry resolves.
+func IsPermanent(err error) bool {
+	code := pgErrCode(err)
+	if len(code) != 5 || code == "23505" {
+		return false
+	}
+	return code[:2] == "22" || code[:2] == "23"
+}

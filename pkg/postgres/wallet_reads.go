@@ -48,15 +48,9 @@ func (s *WalletReads) ListTransactions(ctx context.Context, merchantID, memberID
 	})
 }
 
-// EntryFilter selects ledger entries of one member.
-type EntryFilter struct {
-	Type          string // "" = all
-	Offset, Limit int
-}
-
 // ListEntries returns a page of the member's ledger entries, newest first,
 // and the total matching the filter.
-func (s *WalletReads) ListEntries(ctx context.Context, merchantID, memberID uuid.UUID, f EntryFilter) ([]ledger.Entry, int, error) {
+func (s *WalletReads) ListEntries(ctx context.Context, merchantID, memberID uuid.UUID, f ledger.EntryFilter) ([]ledger.Entry, int, error) {
 	rows, err := s.pool.Query(ctx, `SELECT id, type, amount, pending_delta, available_delta, pending_after,
   available_after, description, reference_type, reference_id, transaction_id, command_id, created_at,
   count(*) OVER ()

@@ -1,0 +1,119 @@
+package httpapi
+
+import (
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/gorilla/mux"
+)
+
+// IntegrationRequest is the body of PUT /integrations/{provider}: guru uses
+// account_token, user_token and api_url; yampi webhook_secret, user_token,
+// user_secret_key, store_alias and api_url. Absent fields keep their value.
+type IntegrationRequest struct {
+	AccountToken  string `json:"account_token"`
+	WebhookSecret string `json:"webhook_secret"`
+	UserToken     string `json:"user_token"`
+	UserSecretKey string `json:"user_secret_key"`
+	StoreAlias    string `json:"store_alias"`
+	APIURL        string `json:"api_url"`
+}
+
+// IntegrationView is the answer: secrets masked, the webhook URL to paste
+// into the platform.
+type IntegrationView struct {
+	Provider      string  `json:"provider"`
+	Configured    bool    `json:"configured"`
+	WebhookURL    string  `json:"webhook_url"`
+	AccountToken  *string `json:"account_token,omitempty"`
+	WebhookSecret *string `json:"webhook_secret,omitempty"`
+	UserToken     string  `json:"user_token"`
+	UserSecretKey *string `json:"user_secret_key,omitempty"`
+	StoreAlias    *string `json:"store_alias,omitempty"`
+	APIURL        string  `json:"api_url"`
+	UpdatedAt     *string `json:"updated_at"`
+}
+
+func provider(r *http.Request) (string, error) {
+	p := mux.Vars(r)["provider"]
+	if p != merchant.ProviderGuru && p != merchant.ProviderYampi {
+		return "", apperr.Errorf(apperr.NotFound, "unknown provider: use guru or yampi")
+	}
+	return p, nil
+}
+
+func (s *Server) putIntegration(w http.ResponseWriter, r *http.Request) {
+	p, err := provider(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req IntegrationRequest
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in := merchant.Integration{Provider: p, UserToken: strings.TrimSpace(req.UserToken), APIURL: strings.TrimSpace(req.APIURL)}
+	if p == merchant.ProviderGuru {
+		in.AccountToken = strings.TrimSpace(req.AccountToken)
+	} else {
+		in.WebhookSecret = strings.TrimSpace(req.WebhookSecret)
+		in.UserSecretKey = strings.TrimSpace(req.UserSecretKey)
+		in.StoreAlias = strings.TrimSpace(req.StoreAlias)
+	}
+	if in.APIURL != "" {
+		if u, err := url.Parse(in.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			s.fail(w, r, apperr.Errorf(apperr.Invalid, "api_url: must be an http(s) URL"))
+			return
+		}
+	}
+	saved, err := s.cfg.Merchants.PutIntegration(r.Context(), merchantOf(r).ID, in)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[IntegrationView]{Data: s.integrationView(r, p, saved)})
+}
+
+func (s *Server) getIntegration(w http.ResponseWriter, r *http.Request) {
+	p, err := provider(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	in, err := s.cfg.Merchants.FindIntegration(r.Context(), merchantOf(r).ID, p)
+	if err != nil && !apperr.Is(err, apperr.NotFound) {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[IntegrationView]{Data: s.integrationView(r, p, in)})
+}
+
+// integrationView renders in (nil when not configured) with every secret
+// masked.
+func (s *Server) integrationView(r *http.Request, p string, in *merchant.Integration) IntegrationView {
+	v := IntegrationView{Provider: p, WebhookURL: strings.TrimRight(s.cfg.IngestPublicURL, "/") + "/api/webhooks/" + p + "/" + merchantOf(r).ID.String()}
+	if in == nil {
+		in = &merchant.Integration{APIURL: merchant.DefaultAPIURL(p)}
+	} else {
+		v.Configured = true
+		v.UpdatedAt = jsontime.Ptr(in.UpdatedAt)
+	}
+	v.UserToken, v.APIURL = secretbox.Mask(in.UserToken), in.APIURL
+	if p == merchant.ProviderGuru {
+		v.AccountToken = ptr(secretbox.Mask(in.AccountToken))
+	} else {
+		v.WebhookSecret = ptr(secretbox.Mask(in.WebhookSecret))
+		v.UserSecretKey = ptr(secretbox.Mask(in.UserSecretKey))
+		v.StoreAlias = ptr(in.StoreAlias)
+	}
+	return v
+}
+
+func ptr[T any](v T) *T { return &v }

@@ -1,0 +1,211 @@
+package httpapi
+
+import (
+	"net/http"
+	"strings"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/respond"
+)
+
+// MeResponse is the answer of GET /member/me.
+type MeResponse struct {
+	Data    PublicMember `json:"data"`
+	Created bool         `json:"created"`
+}
+
+// getMemberMe looks a member up by email and/or externalId and, with
+// autoCreate=true, creates a missing one (spec 4.1, rules 1–5). It answers
+// 200 also when it creates (decision 10).
+func (s *Server) getMemberMe(w http.ResponseWriter, r *http.Request) {
+	q := r.URL.Query()
+	email, externalID, name := strings.TrimSpace(q.Get("email")), strings.TrimSpace(q.Get("externalId")), strings.TrimSpace(q.Get("name"))
+	autoCreate, err := boolQuery(r, "autoCreate")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if email != "" && !validEmail(email) {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "email: is not a valid email address"))
+		return
+	}
+	mer := merchantOf(r)
+	ctx := r.Context()
+	var m *member.Member
+	if email != "" || externalID != "" {
+		m, err = s.cfg.Members.FindMemberByEmailOrExternalID(ctx, mer.ID, email, externalID)
+	} else if !autoCreate {
+		err = apperr.Errorf(apperr.Invalid, "email or externalId: one is required")
+	} else {
+		err = apperr.Errorf(apperr.NotFound, "member not found")
+	}
+	created := false
+	switch {
+	case err == nil:
+	case !apperr.Is(err, apperr.NotFound):
+		s.fail(w, r, err)
+		return
+	case !autoCreate:
+		s.fail(w, r, apperr.Errorf(apperr.MemberNotFound, "member not found"))
+		return
+	case name == "" || email == "":
+		s.fail(w, r, apperr.Errorf(apperr.MissingFields, "name and email are required to create a member"))
+		return
+	default:
+		m, created, err = s.autoCreate(r, email, name, externalID)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	wallet, err := s.cfg.Wallets.FindWallet(ctx, mer.ID, m.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, MeResponse{Data: publicMember(m, mer, wallet), Created: created})
+}
+
+// autoCreate creates the member of /member/me; a concurrent creation of the
+// same email returns the existing member with created false.
+func (s *Server) autoCreate(r *http.Request, email, name, externalID string) (*member.Member, bool, error) {
+	q := r.URL.Query()
+	mer := merchantOf(r)
+	c, err := s.campaignFor(r, q.Get("campaignId"))
+	if err != nil {
+		return nil, false, err
+	}
+	m := &member.Member{MerchantID: mer.ID, Email: email, Name: name, ExternalID: externalID, CampaignID: c.ID,
+		Document: strings.TrimSpace(q.Get("cpf")), Phone: strings.TrimSpace(q.Get("phone"))}
+	err = s.cfg.Members.CreateMember(r.Context(), m, mer.CodePrefix)
+	if apperr.Is(err, apperr.EmailExists) {
+		m, err = s.cfg.Members.FindMemberByEmailOrExternalID(r.Context(), mer.ID, email, "")
+		return m, false, err
+	}
+	return m, err == nil, err
+}
+
+// campaignFor returns the campaign named by id (prefixed or bare), or the
+// merchant's default campaign when id is empty.
+func (s *Server) campaignFor(r *http.Request, id string) (*campaign.Campaign, error) {
+	mer := merchantOf(r)
+	if id == "" {
+		c, err := s.cfg.Campaigns.FindDefaultCampaign(r.Context(), mer.ID)
+		if apperr.Is(err, apperr.NotFound) {
+			return nil, apperr.Errorf(apperr.Invalid, "campaign_id: the merchant has no default campaign; create a campaign first")
+		}
+		return c, err
+	}
+	cid, ok := ids.Parse(ids.Campaign, id)
+	if !ok {
+		return nil, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+	}
+	c, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), mer.ID, cid)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+	}
+	return c, err
+}
+
+// memberByEmail resolves the required email query parameter of the
+// member-facing reads.
+func (s *Server) memberByEmail(r *http.Request) (*member.Member, error) {
+	email := strings.TrimSpace(r.URL.Query().Get("email"))
+	if email == "" {
+		return nil, apperr.Errorf(apperr.Invalid, "email: is required")
+	}
+	if !validEmail(email) {
+		return nil, apperr.Errorf(apperr.Invalid, "email: is not a valid email address")
+	}
+	m, err := s.cfg.Members.FindMemberByEmailOrExternalID(r.Context(), merchantOf(r).ID, email, "")
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Errorf(apperr.MemberNotFound, "member not found")
+	}
+	return m, err
+}
+
+// ReferralsResponse is the answer of GET /member/referrals.
+type ReferralsResponse struct {
+	Data struct {
+		MemberID  string           `json:"memberId"`
+		Referrals []PublicReferral `json:"referrals"`
+	} `json:"data"`
+}
+
+func (s *Server) getMemberReferrals(w http.ResponseWriter, r *http.Request) {
+	m, err := s.memberByEmail(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	refs, err := s.cfg.Wallets.ListMemberReferrals(r.Context(), m.MerchantID, m.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var out ReferralsResponse
+	out.Data.MemberID = m.ID.String()
+	out.Data.Referrals = make([]PublicReferral, len(refs))
+	for i, ref := range refs {
+		out.Data.Referrals[i] = publicReferral(ref)
+	}
+	respond.JSON(w, http.StatusOK, out)
+}
+
+// BalanceResponse is the answer of GET /wallet/balance.
+type BalanceResponse struct {
+	Data struct {
+		MemberID string       `json:"memberId"`
+		Balance  PublicWallet `json:"balance"`
+	} `json:"data"`
+}
+
+func (s *Server) getWalletBalance(w http.ResponseWriter, r *http.Request) {
+	m, err := s.memberByEmail(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	wallet, err := s.cfg.Wallets.FindWallet(r.Context(), m.MerchantID, m.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var out BalanceResponse
+	out.Data.MemberID = m.ID.String()
+	out.Data.Balance = publicWallet(wallet)
+	respond.JSON(w, http.StatusOK, out)
+}
+
+// TransactionsResponse is the answer of GET /wallet/transactions.
+type TransactionsResponse struct {
+	Data struct {
+		MemberID     string              `json:"memberId"`
+		Transactions []PublicTransaction `json:"transactions"`
+	} `json:"data"`
+}
+
+func (s *Server) getWalletTransactions(w http.ResponseWriter, r *http.Request) {
+	m, err := s.memberByEmail(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	txns, err := s.cfg.Wallets.ListTransactions(r.Context(), m.MerchantID, m.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var out TransactionsResponse
+	out.Data.MemberID = m.ID.String()
+	out.Data.Transactions = make([]PublicTransaction, len(txns))
+	for i, t := range txns {
+		out.Data.Transactions[i] = PublicTransaction{ID: t.ID.String(), Type: t.Type, Status: t.Status,
+			Amount: t.Amount, Description: t.Description, CreatedAt: jsontime.Format(t.CreatedAt)}
+	}
+	respond.JSON(w, http.StatusOK, out)
+}

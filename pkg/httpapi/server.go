@@ -1,0 +1,158 @@
+// Package httpapi is the HTTP edge of the API program: the member-facing
+// and administrative interfaces under /api/v1 (and, later, webhook
+// management under /v1/webhooks), with authentication, JSON decoding and
+// the mapping of errors to the spec's envelope.
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/referral"
+	"github.com/convida/convida/pkg/respond"
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+)
+
+// Merchants is what the API needs of merchants.
+type Merchants interface {
+	Authenticate(ctx context.Context, plainKey string) (uuid.UUID, error)
+	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
+	PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error)
+	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
+}
+
+// Campaigns is what the API needs of campaigns.
+type Campaigns interface {
+	CreateCampaign(ctx context.Context, c *campaign.Campaign) error
+	FindCampaignByID(ctx context.Context, merchantID, id uuid.UUID) (*campaign.Campaign, error)
+	FindDefaultCampaign(ctx context.Context, merchantID uuid.UUID) (*campaign.Campaign, error)
+	CampaignStats(ctx context.Context, merchantID, id uuid.UUID) (campaign.Stats, error)
+}
+
+// Members is what the API needs of members.
+type Members interface {
+	CreateMember(ctx context.Context, m *member.Member, codePrefix string) error
+	FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error)
+	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
+	MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error)
+}
+
+// Wallets is the read side of the wallet.
+type Wallets interface {
+	FindWallet(ctx context.Context, merchantID, memberID uuid.UUID) (ledger.Wallet, error)
+	ListTransactions(ctx context.Context, merchantID, memberID uuid.UUID) ([]ledger.Transaction, error)
+	ListEntries(ctx context.Context, merchantID, memberID uuid.UUID, f ledger.EntryFilter) ([]ledger.Entry, int, error)
+	ListMemberReferrals(ctx context.Context, merchantID, memberID uuid.UUID) ([]referral.Referral, error)
+}
+
+// Config wires the API.
+type Config struct {
+	Merchants       Merchants
+	Campaigns       Campaigns
+	Members         Members
+	Wallets         Wallets
+	Log             *zap.Logger
+	Now             func() time.Time
+	IngestPublicURL string // base of the webhook URLs shown for integrations
+	// KeyCacheTTL bounds how long a revoked key may still work (≤ 5 s).
+	KeyCacheTTL time.Duration
+}
+
+// Server serves the API.
+type Server struct {
+	cfg  Config
+	log  *zap.Logger
+	auth *authenticator
+}
+
+// New returns the API router. Ops routes (/healthz…) are added by the caller.
+func New(cfg Config) (*Server, *mux.Router) {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.KeyCacheTTL <= 0 || cfg.KeyCacheTTL > 5*time.Second {
+		cfg.KeyCacheTTL = 5 * time.Second
+	}
+	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now)}
+	r := mux.NewRouter()
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.NotFound, "no such route"))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		respond.JSON(w, http.StatusMethodNotAllowed, respond.ErrorBody{Error: respond.ErrorDetail{
+			Code: "method_not_allowed", Message: "method not allowed on this route"}})
+	})
+	r.Use(s.recoverPanics)
+
+	api := r.PathPrefix("/api/v1").Subrouter()
+	mf := api.NewRoute().Subrouter()
+	mf.Use(s.withStyle(respond.Member), s.authenticate)
+	mf.HandleFunc("/member/me", s.getMemberMe).Methods(http.MethodGet)
+	mf.HandleFunc("/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
+	mf.HandleFunc("/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
+	mf.HandleFunc("/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
+
+	admin := api.NewRoute().Subrouter()
+	admin.Use(s.withStyle(respond.Admin), s.authenticate)
+	admin.HandleFunc("/integrations/{provider}", s.putIntegration).Methods(http.MethodPut)
+	admin.HandleFunc("/integrations/{provider}", s.getIntegration).Methods(http.MethodGet)
+	admin.HandleFunc("/campaigns", s.createCampaign).Methods(http.MethodPost)
+	admin.HandleFunc("/campaigns/{id}", s.getCampaign).Methods(http.MethodGet)
+	admin.HandleFunc("/members", s.createMember).Methods(http.MethodPost)
+	admin.HandleFunc("/members/{id}", s.getMember).Methods(http.MethodGet)
+	admin.HandleFunc("/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
+	admin.HandleFunc("/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
+	return s, r
+}
+
+type ctxKey int
+
+const (
+	styleKey ctxKey = iota
+	merchantKey
+)
+
+func (s *Server) withStyle(style respond.Style) mux.MiddlewareFunc {
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), styleKey, style)))
+		})
+	}
+}
+
+func styleOf(r *http.Request) respond.Style {
+	s, _ := r.Context().Value(styleKey).(respond.Style)
+	return s
+}
+
+func merchantOf(r *http.Request) *merchant.Merchant {
+	m, _ := r.Context().Value(merchantKey).(*merchant.Merchant)
+	return m
+}
+
+// fail answers err in the request's style.
+func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
+	respond.Error(w, s.log, styleOf(r), err)
+}
+
+// recoverPanics turns a panic into a logged 500 envelope instead of a
+// dropped connection; tests fail on any 500, so a panic is still a bug.
+func (s *Server) recoverPanics(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		defer func() {
+			if v := recover(); v != nil {
+				s.log.Error("panic serving request", zap.Any("panic", v), zap.String("path", r.URL.Path))
+				respond.Error(w, nil, styleOf(r), apperr.Errorf(apperr.Internal, "internal error"))
+			}
+		}()
+		next.ServeHTTP(w, r)
+	})
+}

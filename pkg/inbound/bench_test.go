@@ -1,0 +1,22 @@
+package inbound
+
+import "testing"
+
+func BenchmarkGuru(b *testing.B) {
+	body := guruFixture(b, "transaction-approved.json", testToken)
+	for b.Loop() {
+		if _, err := Guru().Handle(body, nil, testCreds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkYampi(b *testing.B) {
+	body := mustFixture(b, "yampi/order-paid.json")
+	h := signed(body, testSecret)
+	for b.Loop() {
+		if _, err := Yampi().Handle(body, h, testCreds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

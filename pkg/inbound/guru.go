@@ -1,0 +1,150 @@
+package inbound
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+)
+
+// guru is the Digital Manager Guru adapter.
+type guru struct{}
+
+var _ Adapter = guru{}
+
+// Guru returns the adapter for Digital Manager Guru transaction webhooks.
+//
+// Guru sends no signature: the body field api_token must equal the
+// merchant's account token. Handle checks, in order: the body is a JSON
+// object (else Unprocessable); api_token matches Credentials.GuruAccountToken
+// (else Unauthorized, also when no token is configured); webhook_type is
+// "transaction" and status is "approved" (a sale, transaction.approved) or
+// "refunded"/"chargeback" (a refund, transaction.refunded), else the delivery
+// is Ignored without looking further; then the mapping (else Unprocessable):
+//
+//	order id      id (required; string, or integer kept as text)
+//	amount        payment.total (reais; required)
+//	currency      payment.currency, "BRL" when absent
+//	coupon        payment.coupon.coupon_code (coupon may be null, absent or [])
+//	customer      contact.name, contact.email, contact.doc
+//	subscription  subscription.id (may be absent)
+//	occurred at   dates.confirmed_at, else dates.ordered_at (RFC 3339); zero when both are absent
+//
+// The header is not used. A refund's OccurredAt is still the confirmation
+// time, as the spec's table says, not dates.canceled_at.
+func Guru() Adapter { return guru{} }
+
+func (guru) Provider() string { return ProviderGuru }
+
+func (guru) Handle(raw []byte, _ http.Header, creds Credentials) (Outcome, error) {
+	obj, err := parseObject(raw)
+	if err != nil {
+		return Outcome{}, err
+	}
+	if err := checkGuruToken(obj.stringAt("api_token"), creds.GuruAccountToken); err != nil {
+		return Outcome{}, err
+	}
+	kind, name, ignored := guruRoute(obj.stringAt("webhook_type"), obj.stringAt("status"))
+	if kind == "" {
+		return ignored, nil
+	}
+	var body guruBody
+	if err := decodeBody(raw, &body); err != nil {
+		return Outcome{}, err
+	}
+	ev, err := body.event(kind, name)
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Event: ev}, nil
+}
+
+// checkGuruToken compares SHA-256 digests so that the time taken reveals
+// neither the content nor the length of the stored token.
+func checkGuruToken(got, stored string) error {
+	switch {
+	case stored == "":
+		return apperr.Errorf(apperr.Unauthorized, "no guru account token is configured for this merchant")
+	case got == "":
+		return apperr.Errorf(apperr.Unauthorized, "api_token is missing")
+	}
+	g, s := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(stored))
+	if subtle.ConstantTimeCompare(g[:], s[:]) != 1 {
+		return apperr.Errorf(apperr.Unauthorized, "api_token does not match the merchant's guru account token")
+	}
+	return nil
+}
+
+// guruRoute maps a webhook type and transaction status to a kind and the
+// spec event name, or returns "" and the ignored Outcome.
+func guruRoute(webhookType, status string) (Kind, string, Outcome) {
+	switch s := slug(status); {
+	case slug(webhookType) != "transaction":
+		return "", "", ignore("guru webhook_type %q is not handled", webhookType)
+	case s == "approved":
+		return KindSale, "transaction.approved", Outcome{}
+	case s == "refunded" || s == "chargeback":
+		return KindRefund, "transaction.refunded", Outcome{}
+	}
+	return "", "", ignore("guru transaction status %q is not handled", status)
+}
+
+// guruBody is the part of a Guru transaction webhook that is mapped.
+type guruBody struct {
+	ID      text `json:"id"`
+	Contact maybe[struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+		Doc   text   `json:"doc"`
+	}] `json:"contact"`
+	Payment struct {
+		Total    json.Number `json:"total"`
+		Currency string      `json:"currency"`
+		Coupon   maybe[struct {
+			Code string `json:"coupon_code"`
+		}] `json:"coupon"`
+	} `json:"payment"`
+	Subscription maybe[struct {
+		ID text `json:"id"`
+	}] `json:"subscription"`
+	Dates maybe[struct {
+		ConfirmedAt string `json:"confirmed_at"`
+		OrderedAt   string `json:"ordered_at"`
+	}] `json:"dates"`
+}
+
+func (b *guruBody) event(kind Kind, name string) (*OrderEvent, error) {
+	amount, err := cents(b.Payment.Total, "payment.total")
+	if err != nil {
+		return nil, err
+	}
+	at, err := b.occurredAt()
+	if err != nil {
+		return nil, err
+	}
+	c := b.Contact.V
+	return complete(&OrderEvent{
+		Provider:       ProviderGuru,
+		Kind:           kind,
+		EventName:      name,
+		OrderID:        string(b.ID),
+		Amount:         amount,
+		Currency:       b.Payment.Currency,
+		CouponCode:     b.Payment.Coupon.V.Code,
+		Customer:       Customer{Name: c.Name, Email: c.Email, Document: string(c.Doc)},
+		SubscriptionID: string(b.Subscription.V.ID),
+		OccurredAt:     at,
+	}, "id")
+}
+
+func (b *guruBody) occurredAt() (time.Time, error) {
+	field, value := "dates.confirmed_at", b.Dates.V.ConfirmedAt
+	if strings.TrimSpace(value) == "" {
+		field, value = "dates.ordered_at", b.Dates.V.OrderedAt
+	}
+	return parseTime(field, value, time.RFC3339, time.UTC)
+}

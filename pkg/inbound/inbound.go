@@ -1,0 +1,97 @@
+// Package inbound turns the sale webhooks of the billing and store platforms
+// into one canonical OrderEvent. Each platform is one Adapter that
+// authenticates the exact request bytes, parses them and maps them; adding a
+// platform is adding an Adapter, nothing else.
+//
+// The package is pure: it does no I/O, keeps no mutable state (only the
+// America/Sao_Paulo zone, loaded once) and is safe for concurrent use. Deduplication, persistence and the HTTP answer belong to the
+// caller, which maps the apperr codes returned here (Unauthorized → 401,
+// Unprocessable → 422) and answers 200 for an ignored Outcome.
+package inbound
+
+import (
+	"net/http"
+	"time"
+	_ "time/tzdata" // America/Sao_Paulo must load on hosts without zoneinfo.
+)
+
+// Kind says what an order event does to a referral.
+type Kind string
+
+// The kinds of order event.
+const (
+	KindSale   Kind = "sale"
+	KindRefund Kind = "refund"
+)
+
+// Provider names, as they appear in the ingest URL and in OrderEvent.Provider.
+const (
+	ProviderGuru  = "guru"
+	ProviderYampi = "yampi"
+)
+
+// Customer is the buyer of an order, as the platform sent it (trimmed).
+type Customer struct {
+	Name     string `json:"name"`
+	Email    string `json:"email"`
+	Document string `json:"document"` // CPF or CNPJ digits as sent
+}
+
+// OrderEvent is the canonical order event every provider maps to.
+type OrderEvent struct {
+	Provider       string    `json:"provider"`        // "guru" | "yampi"
+	Kind           Kind      `json:"kind"`            // sale | refund
+	EventName      string    `json:"event_name"`      // "transaction.approved", "transaction.refunded", "order.paid", "order.status.updated"
+	OrderID        string    `json:"order_id"`        // never empty
+	Amount         int64     `json:"amount"`          // cents, >= 0
+	Currency       string    `json:"currency"`        // upper case, "BRL" unless the platform says otherwise
+	CouponCode     string    `json:"coupon_code"`     // trimmed, case kept; "" when none
+	Customer       Customer  `json:"customer"`        //
+	SubscriptionID string    `json:"subscription_id"` // guru only; "" when none
+	OccurredAt     time.Time `json:"occurred_at"`     // UTC; zero when the platform sent no time (the caller uses the receipt time)
+	DedupeKey      string    `json:"dedupe_key"`      // "{provider}:{order id}:{kind}"
+}
+
+// Credentials are a merchant's stored secrets for the providers, in plain
+// text (the caller decrypts them). An empty field means "not configured", and
+// every delivery for that provider is then Unauthorized.
+type Credentials struct {
+	GuruAccountToken   string // compared in constant time with the body field api_token
+	YampiWebhookSecret string // key of X-Yampi-Hmac-SHA256 = base64(HMAC-SHA256(raw body, secret))
+}
+
+// Outcome is the result of a delivery that authenticated and parsed.
+type Outcome struct {
+	Event   *OrderEvent // nil when Ignored
+	Ignored bool        // a valid delivery this service does not act on (e.g. guru status "waiting_payment"); answered 200
+	Reason  string      // why it was ignored, for the delivery log; "" otherwise
+}
+
+// Adapter is one provider.
+type Adapter interface {
+	// Provider returns the provider name ("guru", "yampi").
+	Provider() string
+	// Handle authenticates raw (the exact request body bytes) with header,
+	// then parses and maps it. It is deterministic and safe to repeat: the
+	// same delivery always gives the same Outcome, whose DedupeKey lets the
+	// caller drop duplicates.
+	//
+	// Errors are *apperr.Error with code apperr.Unauthorized (bad or missing
+	// token or signature, or the merchant has no secret for this provider)
+	// or apperr.Unprocessable (body not a JSON object, required field
+	// missing, a field of the wrong type, bad money, unparseable time).
+	// Handle never panics on any input.
+	Handle(raw []byte, header http.Header, creds Credentials) (Outcome, error)
+}
+
+// Lookup returns the adapter for a provider name ("guru", "yampi"; exact
+// lower case, as in the ingest URL), or false for any other name.
+func Lookup(provider string) (Adapter, bool) {
+	switch provider {
+	case ProviderGuru:
+		return Guru(), true
+	case ProviderYampi:
+		return Yampi(), true
+	}
+	return nil, false
+}

@@ -1,0 +1,214 @@
+package inbound
+
+import (
+	"bytes"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+)
+
+const (
+	testToken   = "tok_guru_0123456789abcdef0123456789abcde" // 40 characters, like Guru's
+	testSecret  = "wh_test_secret"
+	placeholder = "REPLACE_WITH_THE_MERCHANT_ACCOUNT_TOKEN_40"
+)
+
+var testCreds = Credentials{GuruAccountToken: testToken, YampiWebhookSecret: testSecret}
+
+// want is the expected result of one Handle call: an event, an ignored
+// delivery, or an error code.
+type want struct {
+	event   *OrderEvent
+	ignored bool
+	code    apperr.Code
+}
+
+// mustFixture returns the bytes of testdata/name.
+func mustFixture(tb testing.TB, name string) []byte {
+	tb.Helper()
+	b, err := os.ReadFile(filepath.Join("testdata", filepath.FromSlash(name)))
+	if err != nil {
+		tb.Fatalf("read fixture: %v", err)
+	}
+	return b
+}
+
+// guruFixture returns testdata/guru/name with api_token set to token.
+func guruFixture(tb testing.TB, name, token string) []byte {
+	tb.Helper()
+	return bytes.ReplaceAll(mustFixture(tb, "guru/"+name), []byte(placeholder), []byte(token))
+}
+
+// edit returns body with the JSON text value at the dotted path, or with the
+// key removed when value is "". Missing intermediate objects are created.
+func edit(tb testing.TB, body []byte, path, value string) []byte {
+	tb.Helper()
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if err := dec.Decode(&doc); err != nil {
+		tb.Fatalf("edit %s: decode: %v", path, err)
+	}
+	keys := strings.Split(path, ".")
+	obj := doc
+	for _, k := range keys[:len(keys)-1] {
+		next, ok := obj[k].(map[string]any)
+		if !ok {
+			next = map[string]any{}
+			obj[k] = next
+		}
+		obj = next
+	}
+	last := keys[len(keys)-1]
+	if value == "" {
+		delete(obj, last)
+	} else {
+		obj[last] = json.RawMessage(value)
+	}
+	out, err := json.Marshal(doc)
+	if err != nil {
+		tb.Fatalf("edit %s: encode: %v", path, err)
+	}
+	return out
+}
+
+// signed returns a header carrying body's Yampi signature under secret.
+func signed(body []byte, secret string) http.Header {
+	h := http.Header{}
+	h.Set(YampiSignatureHeader, base64.StdEncoding.EncodeToString(yampiSignature(body, secret)))
+	return h
+}
+
+// with returns ev after applying change to it.
+func with(ev *OrderEvent, change func(*OrderEvent)) *OrderEvent {
+	change(ev)
+	return ev
+}
+
+func at(s string) time.Time {
+	t, err := time.Parse(time.RFC3339, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// checkOutcome compares one Handle result with w.
+func checkOutcome(t *testing.T, out Outcome, err error, w want) {
+	t.Helper()
+	if w.code != "" {
+		var e *apperr.Error
+		if !errors.As(err, &e) || e.Code != w.code {
+			t.Fatalf("Handle() = %+v, %v; want an *apperr.Error with code %q", out, err, w.code)
+		}
+		if out != (Outcome{}) {
+			t.Errorf("Handle() outcome = %+v with an error, want the zero Outcome", out)
+		}
+		return
+	}
+	if err != nil {
+		t.Fatalf("Handle() error = %v, want nil", err)
+	}
+	if out.Ignored != w.ignored {
+		t.Fatalf("Handle() Ignored = %v (reason %q), want %v", out.Ignored, out.Reason, w.ignored)
+	}
+	if w.ignored {
+		if out.Event != nil || out.Reason == "" {
+			t.Errorf("Handle() ignored outcome = %+v, want no event and a reason", out)
+		}
+		return
+	}
+	if out.Event == nil {
+		t.Fatalf("Handle() event = nil, want %+v", w.event)
+	}
+	got := *out.Event
+	if got.OccurredAt.Location() != time.UTC {
+		t.Errorf("OccurredAt location = %v, want UTC", got.OccurredAt.Location())
+	}
+	if !got.OccurredAt.Equal(w.event.OccurredAt) {
+		t.Errorf("OccurredAt = %v, want %v", got.OccurredAt, w.event.OccurredAt)
+	}
+	got.OccurredAt = w.event.OccurredAt
+	if got != *w.event {
+		t.Errorf("Handle() event =\n%+v\nwant\n%+v", got, *w.event)
+	}
+}
+
+func TestLookup(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{ProviderGuru, ProviderYampi} {
+		a, ok := Lookup(name)
+		if !ok || a.Provider() != name {
+			t.Errorf("Lookup(%q) = %v, %v; want the %s adapter", name, a, ok, name)
+		}
+	}
+	for _, name := range []string{"", "GURU", "stripe", "yampi "} {
+		if a, ok := Lookup(name); ok || a != nil {
+			t.Errorf("Lookup(%q) = %v, %v; want nil, false", name, a, ok)
+		}
+	}
+}
+
+func TestText(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{`"abc"`, "abc", false},
+		{`42`, "42", false},
+		{`null`, "", false},
+		{`"42"`, "42", false},
+		{`-1`, "", true},
+		{`4.2`, "", true},
+		{`1e3`, "", true},
+		{`true`, "", true},
+		{`{}`, "", true},
+	}
+	for _, tt := range tests {
+		var got struct {
+			V text `json:"v"`
+		}
+		err := decode([]byte(`{"v": `+tt.in+` }`), &got)
+		if (err != nil) != tt.wantErr || string(got.V) != tt.want {
+			t.Errorf("decode text %s = %q, %v; want %q, error %v", tt.in, got.V, err, tt.want, tt.wantErr)
+		}
+	}
+}
+
+func TestMaybe(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		in      string
+		want    string
+		wantErr bool
+	}{
+		{`{"code": "X"}`, "X", false},
+		{`null`, "", false},
+		{`[]`, "", false},
+		{`[ ]`, "", false},
+		{`[{"code": "X"}]`, "", true},
+		{`"X"`, "", true},
+		{`7`, "", true},
+	}
+	for _, tt := range tests {
+		var got struct {
+			V maybe[struct {
+				Code string `json:"code"`
+			}] `json:"v"`
+		}
+		err := decode([]byte(`{"v": `+tt.in+`}`), &got)
+		if (err != nil) != tt.wantErr || got.V.V.Code != tt.want {
+			t.Errorf("decode maybe %s = %q, %v; want %q, error %v", tt.in, got.V.V.Code, err, tt.want, tt.wantErr)
+		}
+	}
+}

@@ -1,0 +1,144 @@
+package ingest
+
+import (
+	"context"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// settingsCache keeps merchant settings in memory for a short TTL: a sale
+// burst must not turn into a database read per request, and a changed
+// secret must take effect within seconds.
+type settingsCache struct {
+	src Merchants
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[settingsKey]settingsEntry
+}
+
+type settingsKey struct {
+	merchant uuid.UUID
+	provider string
+}
+
+type settingsEntry struct {
+	settings providerSettings
+	err      error
+	expires  time.Time
+}
+
+func newSettingsCache(src Merchants, ttl time.Duration, now func() time.Time) *settingsCache {
+	return &settingsCache{src: src, ttl: ttl, now: now, entries: map[settingsKey]settingsEntry{}}
+}
+
+// get returns the provider settings of the merchant; apperr.NotFound for an
+// unknown merchant, nil integration when the provider is not configured.
+func (c *settingsCache) get(ctx context.Context, merchantID uuid.UUID, provider string) (providerSettings, error) {
+	k := settingsKey{merchantID, provider}
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.settings, e.err
+	}
+	e = settingsEntry{expires: now.Add(c.ttl)}
+	if _, err := c.src.FindMerchantByID(ctx, merchantID); err != nil {
+		if !apperr.Is(err, apperr.NotFound) {
+			return providerSettings{}, err // not cached: transient
+		}
+		e.err = apperr.Errorf(apperr.NotFound, "unknown provider or merchant")
+	} else {
+		in, err := c.src.FindIntegration(ctx, merchantID, provider)
+		if err != nil && !apperr.Is(err, apperr.NotFound) {
+			return providerSettings{}, err
+		}
+		e.settings.integration = in
+	}
+	c.mu.Lock()
+	if len(c.entries) > 100_000 {
+		c.entries = map[settingsKey]settingsEntry{}
+	}
+	c.entries[k] = e
+	c.mu.Unlock()
+	return e.settings, e.err
+}
+
+// couponCache remembers resolved coupons. Codes never change owner, so a
+// hit is always right; misses are not cached (the member may be created a
+// moment later).
+type couponCache struct {
+	src Coupons
+	ttl time.Duration
+	now func() time.Time
+
+	mu      sync.Mutex
+	entries map[couponKey]couponEntry
+}
+
+type couponKey struct {
+	merchant uuid.UUID
+	code     string
+}
+
+type couponEntry struct {
+	member  uuid.UUID
+	expires time.Time
+}
+
+func newCouponCache(src Coupons, ttl time.Duration, now func() time.Time) *couponCache {
+	return &couponCache{src: src, ttl: ttl, now: now, entries: map[couponKey]couponEntry{}}
+}
+
+// resolve returns the member whose referral code is code, apperr.NotFound
+// when none (or when code is empty).
+func (c *couponCache) resolve(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error) {
+	code = strings.ToUpper(strings.TrimSpace(code))
+	if code == "" {
+		return uuid.Nil, apperr.Errorf(apperr.NotFound, "no coupon")
+	}
+	k := couponKey{merchantID, code}
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[k]
+	c.mu.Unlock()
+	if ok && now.Before(e.expires) {
+		return e.member, nil
+	}
+	id, err := c.src.FindMemberByCoupon(ctx, merchantID, code)
+	if err != nil {
+		return uuid.Nil, err
+	}
+	c.mu.Lock()
+	if len(c.entries) > 500_000 {
+		c.entries = map[couponKey]couponEntry{}
+	}
+	c.entries[k] = couponEntry{member: id, expires: now.Add(c.ttl)}
+	c.mu.Unlock()
+	return id, nil
+}
+
+// Metrics counts deliveries by provider and outcome.
+type Metrics struct{ deliveries *prometheus.CounterVec }
+
+// NewMetrics registers the ingest metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{deliveries: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "convida_ingest_deliveries_total", Help: "Inbound webhook deliveries by provider and outcome.",
+	}, []string{"provider", "outcome"})}
+	reg.MustRegister(m.deliveries)
+	return m
+}
+
+func (m *Metrics) observe(provider, outcome string) {
+	if m != nil {
+		m.deliveries.WithLabelValues(provider, outcome).Inc()
+	}
+}

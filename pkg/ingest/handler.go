@@ -1,0 +1,275 @@
+package ingest
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/respond"
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+)
+
+// Service handles inbound deliveries.
+type Service struct {
+	merchants  *settingsCache
+	coupons    *couponCache
+	deliveries Deliveries
+	dedupe     Dedupe
+	publisher  Publisher
+	log        *zap.Logger
+	now        func() time.Time
+	metrics    *Metrics
+}
+
+// Config wires a Service.
+type Config struct {
+	Merchants  Merchants
+	Coupons    Coupons
+	Deliveries Deliveries
+	Dedupe     Dedupe // optional
+	Publisher  Publisher
+	Log        *zap.Logger
+	Now        func() time.Time
+	Metrics    *Metrics // optional
+	// CacheTTL bounds how stale merchant settings may be (default 5 s).
+	CacheTTL time.Duration
+}
+
+// New returns a Service.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.CacheTTL == 0 {
+		cfg.CacheTTL = 5 * time.Second
+	}
+	return &Service{
+		merchants:  newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
+		coupons:    newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now),
+		deliveries: cfg.Deliveries, dedupe: cfg.Dedupe, publisher: cfg.Publisher,
+		log: cfg.Log, now: cfg.Now, metrics: cfg.Metrics,
+	}
+}
+
+// Register adds the receiver route to r.
+func (s *Service) Register(r *mux.Router) {
+	r.HandleFunc("/api/webhooks/{provider}/{merchant_id}", s.ServeWebhook).Methods(http.MethodPost)
+}
+
+// answer is the body of a 200: what became of the delivery.
+type answer struct {
+	Status     string `json:"status"`
+	DeliveryID string `json:"delivery_id"`
+	Reason     string `json:"reason,omitempty"`
+}
+
+// ServeWebhook handles one delivery. Answers (webhooks.md): 200 once the
+// command is acknowledged by the broker, or for a duplicate, ignored or
+// unattributed event; 401 bad token or signature; 404 unknown provider or
+// merchant; 413 body over 1 MiB; 422 unmappable body; 503 when the broker
+// or database cannot be reached (the platform retries).
+func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
+	vars := mux.Vars(r)
+	d := &Delivery{ID: uuid.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
+	adapter, ok := inbound.Lookup(d.Provider)
+	merchantID, okID := parseUUID(vars["merchant_id"])
+	if !ok || !okID {
+		respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.NotFound, "unknown provider or merchant"))
+		return
+	}
+	ctx := r.Context()
+	settings, err := s.merchants.get(ctx, merchantID, d.Provider)
+	if err != nil {
+		s.fail(w, nil, err)
+		return
+	}
+	d.MerchantID = merchantID
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			d.Outcome, d.HTTPStatus = OutcomeTooLarge, http.StatusRequestEntityTooLarge
+			s.fail(w, d, apperr.Errorf(apperr.PayloadTooLarge, "request body over 1 MiB"))
+			return
+		}
+		s.fail(w, d, apperr.Errorf(apperr.Invalid, "cannot read request body"))
+		return
+	}
+	d.Body = redact(d.Provider, body)
+	out, err := adapter.Handle(body, r.Header, settings.credentials())
+	if err != nil {
+		s.fail(w, d, err)
+		return
+	}
+	if out.Ignored {
+		s.ok(ctx, w, d, OutcomeIgnored, out.Reason, false)
+		return
+	}
+	s.accept(ctx, w, d, out.Event)
+}
+
+func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *Delivery, ev *inbound.OrderEvent) {
+	d.DedupeKey = ev.DedupeKey
+	fastKey := "ingest:dedupe:" + d.MerchantID.String() + ":" + ev.DedupeKey
+	if s.dedupe != nil {
+		if seen, err := s.dedupe.Seen(ctx, fastKey); err == nil && seen {
+			s.ok(ctx, w, d, OutcomeDuplicate, "already received", false)
+			return
+		}
+	}
+	memberID, err := s.coupons.resolve(ctx, d.MerchantID, ev.CouponCode)
+	if apperr.Is(err, apperr.NotFound) {
+		s.ok(ctx, w, d, OutcomeUnattributed, "no member has coupon "+quote(ev.CouponCode), false)
+		return
+	}
+	if err != nil {
+		s.unavailable(w, d, err)
+		return
+	}
+	cmd := command(ev, d.MerchantID, memberID, d.ReceivedAt)
+	published, err := s.deliveries.Claim(ctx, d.MerchantID, ev.DedupeKey, cmd.ID)
+	if err != nil {
+		s.unavailable(w, d, err)
+		return
+	}
+	if published {
+		s.ok(ctx, w, d, OutcomeDuplicate, "already received", false)
+		s.remember(ctx, fastKey)
+		return
+	}
+	if err := s.publisher.PublishCommands(ctx, []ledger.Command{cmd}); err != nil {
+		s.unavailable(w, d, err)
+		return
+	}
+	s.ok(ctx, w, d, OutcomeAccepted, "", true)
+	s.remember(ctx, fastKey)
+}
+
+func (s *Service) remember(ctx context.Context, key string) {
+	if s.dedupe == nil {
+		return
+	}
+	if err := s.dedupe.Remember(ctx, key, DedupeTTL); err != nil {
+		s.log.Debug("dedupe fast path unavailable", zap.Error(err))
+	}
+}
+
+func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *Delivery, outcome, reason string, markPublished bool) {
+	d.Outcome, d.HTTPStatus, d.Error = outcome, http.StatusOK, reason
+	if err := s.deliveries.Record(ctx, *d, markPublished); err != nil {
+		if markPublished {
+			// The command is acknowledged: answering 503 would make the
+			// platform retry, which the ledger deduplicates anyway.
+			s.log.Warn("delivery record failed after publish", zap.Error(err))
+		} else {
+			s.unavailable(w, nil, err)
+			return
+		}
+	}
+	s.metrics.observe(d.Provider, outcome)
+	respond.JSON(w, http.StatusOK, answer{Status: outcome, DeliveryID: d.ID.String(), Reason: reason})
+}
+
+func (s *Service) unavailable(w http.ResponseWriter, d *Delivery, err error) {
+	s.log.Warn("ingest dependency unavailable", zap.Error(err))
+	if d != nil {
+		d.Outcome, d.HTTPStatus = OutcomeUnavailable, http.StatusServiceUnavailable
+	}
+	s.fail(w, d, apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later"))
+}
+
+// fail answers err and records the delivery when d is not nil.
+func (s *Service) fail(w http.ResponseWriter, d *Delivery, err error) {
+	status := respond.Status(apperr.CodeOf(err))
+	if status == http.StatusInternalServerError {
+		err = apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later")
+		status = http.StatusServiceUnavailable
+	}
+	if d != nil {
+		if d.Outcome == "" {
+			d.Outcome = outcomeOf(apperr.CodeOf(err))
+		}
+		d.HTTPStatus = status
+		d.Error = apperr.MessageOf(err)
+		// Recorded with a fresh context: the delivery must be kept even
+		// when the client hung up.
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		if rerr := s.deliveries.Record(ctx, *d, false); rerr != nil {
+			s.log.Warn("delivery record failed", zap.Error(rerr))
+		}
+		cancel()
+		s.metrics.observe(d.Provider, d.Outcome)
+	}
+	respond.Error(w, s.log, respond.Admin, err)
+}
+
+func outcomeOf(code apperr.Code) string {
+	switch code {
+	case apperr.Unauthorized:
+		return OutcomeUnauthorized
+	case apperr.PayloadTooLarge:
+		return OutcomeTooLarge
+	case apperr.Unavailable, apperr.Internal:
+		return OutcomeUnavailable
+	}
+	return OutcomeUnprocessable
+}
+
+func parseUUID(s string) (uuid.UUID, bool) {
+	id, err := uuid.Parse(s)
+	return id, err == nil && len(s) == 36
+}
+
+func keptHeaders(h http.Header) map[string]string {
+	kept := map[string]string{}
+	for _, k := range []string{"Content-Type", "User-Agent", inbound.YampiSignatureHeader, "X-Forwarded-For"} {
+		if v := h.Get(k); v != "" {
+			kept[k] = v
+		}
+	}
+	return kept
+}
+
+// redact hides Guru's account token, which travels in the body, before the
+// body is stored.
+func redact(provider string, body []byte) []byte {
+	if provider != inbound.ProviderGuru {
+		return body
+	}
+	var probe struct {
+		APIToken string `json:"api_token"`
+	}
+	if json.Unmarshal(body, &probe) != nil || len(probe.APIToken) < 4 {
+		return body
+	}
+	return bytes.ReplaceAll(body, []byte(probe.APIToken), []byte("[REDACTED]"))
+}
+
+func quote(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return "\"" + s + "\""
+}
+
+// credentials of a provider's settings.
+func (s providerSettings) credentials() inbound.Credentials {
+	if s.integration == nil {
+		return inbound.Credentials{}
+	}
+	return inbound.Credentials{GuruAccountToken: s.integration.AccountToken, YampiWebhookSecret: s.integration.WebhookSecret}
+}
+
+type providerSettings struct {
+	integration *merchant.Integration // nil when not configured
+}

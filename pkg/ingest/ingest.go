@@ -1,0 +1,107 @@
+// Package ingest receives the platforms' webhooks at
+// /api/webhooks/{provider}/{merchant_id} (webhooks.md, "Inbound"):
+// authenticate, parse, deduplicate, resolve the coupon to a member, publish
+// a ledger command, and answer only after the broker acknowledged it.
+package ingest
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/google/uuid"
+)
+
+// Merchants finds merchants and their provider settings.
+type Merchants interface {
+	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
+	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
+}
+
+// Coupons resolves referral codes to members.
+type Coupons interface {
+	FindMemberByCoupon(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error)
+}
+
+// Delivery is the record of one inbound request, whatever its outcome.
+type Delivery struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	Provider   string
+	DedupeKey  string
+	Outcome    string // see the Outcome constants
+	HTTPStatus int
+	Error      string
+	Headers    map[string]string
+	Body       []byte
+	ReceivedAt time.Time
+}
+
+// Outcomes of a delivery.
+const (
+	OutcomeAccepted      = "accepted"
+	OutcomeDuplicate     = "duplicate"
+	OutcomeIgnored       = "ignored"
+	OutcomeUnattributed  = "unattributed"
+	OutcomeUnauthorized  = "unauthorized"
+	OutcomeUnprocessable = "unprocessable"
+	OutcomeTooLarge      = "too_large"
+	OutcomeUnavailable   = "unavailable"
+)
+
+// Deliveries keeps delivery records and the durable dedupe of order events.
+type Deliveries interface {
+	// Claim records that the event with dedupeKey is being published as
+	// commandID; published reports whether an earlier delivery already
+	// got it acknowledged by the broker.
+	Claim(ctx context.Context, merchantID uuid.UUID, dedupeKey, commandID string) (published bool, err error)
+	// Record stores the delivery record and, when markPublished, marks its
+	// dedupe key published, in one round trip.
+	Record(ctx context.Context, d Delivery, markPublished bool) error
+}
+
+// Dedupe is the fast path of deduplication (Redis). It may fail; the
+// durable dedupe in Deliveries decides then.
+type Dedupe interface {
+	Seen(ctx context.Context, key string) (bool, error)
+	Remember(ctx context.Context, key string, ttl time.Duration) error
+}
+
+// Publisher publishes ledger commands and returns once the broker
+// acknowledged them.
+type Publisher interface {
+	PublishCommands(ctx context.Context, cmds []ledger.Command) error
+}
+
+// DedupeTTL is how long the fast path remembers an event (7 days).
+const DedupeTTL = 7 * 24 * time.Hour
+
+// MaxBody is the largest accepted request body.
+const MaxBody = 1 << 20
+
+// command maps a canonical order event to its ledger command. The command
+// id is the dedupe key, so a duplicate that slips through every dedupe
+// layer is still applied once.
+func command(ev *inbound.OrderEvent, merchantID, memberID uuid.UUID, received time.Time) ledger.Command {
+	typ := ledger.CmdCreditSale
+	if ev.Kind == inbound.KindRefund {
+		typ = ledger.CmdRefund
+	}
+	paid := ev.OccurredAt
+	if paid.IsZero() {
+		paid = received
+	}
+	return ledger.Command{
+		ID: ev.DedupeKey, Type: typ, MerchantID: merchantID, MemberID: memberID, IssuedAt: received,
+		Sale: &ledger.Sale{
+			Source: ev.Provider, OrderID: ev.OrderID, Amount: ev.Amount, Currency: ev.Currency,
+			CouponCode: ev.CouponCode, BuyerName: ev.Customer.Name, BuyerEmail: ev.Customer.Email,
+			BuyerDocument: ev.Customer.Document, SubscriptionID: ev.SubscriptionID, PaidAt: paid.UTC(),
+		},
+	}
+}
+
+var errUnavailable = errors.New("a dependency is unavailable")

@@ -1,0 +1,28 @@
+package kafkabus
+
+import "errors"
+
+// permanentError marks an error that retrying cannot fix.
+type permanentError struct{ err error }
+
+func (e *permanentError) Error() string { return e.err.Error() }
+func (e *permanentError) Unwrap() error { return e.err }
+
+// Permanent marks err as permanent: the message that caused it can never be
+// processed, however often it is retried (it cannot be decoded, it breaks an
+// invariant). Returned from a BatchHandler, it makes RunGroup find the
+// offending message and move it to the dead-letter topic. Permanent(nil) is
+// nil; the result still matches err with errors.Is and errors.As.
+func Permanent(err error) error {
+	if err == nil {
+		return nil
+	}
+	return &permanentError{err: err}
+}
+
+// IsPermanent reports whether err, or any error it wraps, was marked by
+// Permanent. Any other non-nil error is transient.
+func IsPermanent(err error) bool {
+	var p *permanentError
+	return errors.As(err, &p)
+}

@@ -1,0 +1,91 @@
+package kafkabus
+
+import (
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promauto"
+)
+
+// Metrics are the Prometheus metrics of writers and group runners. A nil
+// *Metrics records nothing, so it is optional everywhere.
+type Metrics struct {
+	handled      *prometheus.CounterVec
+	batchSize    *prometheus.HistogramVec
+	handlerErrs  *prometheus.CounterVec
+	deadLettered *prometheus.CounterVec
+	publish      *prometheus.HistogramVec
+}
+
+// NewMetrics creates the kafkabus_* metrics, labelled program=program, and
+// registers them on reg. Call it once per registry and share the result
+// between writers and runners: registering twice panics, like
+// prometheus.MustRegister.
+func NewMetrics(reg prometheus.Registerer, program string) *Metrics {
+	f := promauto.With(reg)
+	cl := prometheus.Labels{"program": program}
+	return &Metrics{
+		handled: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "kafkabus_messages_handled_total", ConstLabels: cl,
+			Help: "Messages whose handler succeeded and whose offset was then committed.",
+		}, []string{"group", "topic"}),
+		batchSize: f.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kafkabus_batch_size", ConstLabels: cl,
+			Help:    "Messages per batch handed to a handler (its count is the number of batches).",
+			Buckets: []float64{1, 2, 5, 10, 25, 50, 100, 250, 500, 1000},
+		}, []string{"group", "topic"}),
+		handlerErrs: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "kafkabus_handler_errors_total", ConstLabels: cl,
+			Help: "Handler calls that returned an error, by kind (transient, permanent).",
+		}, []string{"group", "topic", "kind"}),
+		deadLettered: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "kafkabus_dead_lettered_total", ConstLabels: cl,
+			Help: "Messages moved to the dead-letter topic after a permanent error.",
+		}, []string{"group", "topic"}),
+		publish: f.NewHistogramVec(prometheus.HistogramOpts{
+			Name: "kafkabus_publish_seconds", ConstLabels: cl,
+			Help:    "Duration of Writer.Publish calls until every message was acknowledged, by result (ok, error).",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
+		}, []string{"topic", "result"}),
+	}
+}
+
+func (m *Metrics) batch(group, topic string, n int) {
+	if m != nil {
+		m.batchSize.WithLabelValues(group, topic).Observe(float64(n))
+	}
+}
+
+func (m *Metrics) handledOK(group, topic string, n int) {
+	if m != nil {
+		m.handled.WithLabelValues(group, topic).Add(float64(n))
+	}
+}
+
+func (m *Metrics) handlerError(group, topic string, permanent bool) {
+	if m == nil {
+		return
+	}
+	kind := "transient"
+	if permanent {
+		kind = "permanent"
+	}
+	m.handlerErrs.WithLabelValues(group, topic, kind).Inc()
+}
+
+func (m *Metrics) deadLetter(group, topic string) {
+	if m != nil {
+		m.deadLettered.WithLabelValues(group, topic).Inc()
+	}
+}
+
+func (m *Metrics) published(topic string, start time.Time, err error) {
+	if m == nil {
+		return
+	}
+	result := "ok"
+	if err != nil {
+		result = "error"
+	}
+	m.publish.WithLabelValues(topic, result).Observe(time.Since(start).Seconds())
+}

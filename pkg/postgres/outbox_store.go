@@ -1,0 +1,71 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/convida/convida/pkg/outbox"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// OutboxStore implements outbox.Store.
+type OutboxStore struct{ pool *pgxpool.Pool }
+
+var _ outbox.Store = (*OutboxStore)(nil)
+
+// NewOutboxStore returns an OutboxStore.
+func NewOutboxStore(pool *pgxpool.Pool) *OutboxStore { return &OutboxStore{pool: pool} }
+
+// MarkRelayed sets relayed_at on the records.
+func (s *OutboxStore) MarkRelayed(ctx context.Context, recs []outbox.Record) error {
+	merchants, events := make([]uuid.UUID, len(recs)), make([]uuid.UUID, len(recs))
+	for i, r := range recs {
+		merchants[i], events[i] = r.MerchantID, r.EventID
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE outbox o SET relayed_at = now()
+FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, event_id)
+WHERE o.merchant_id = k.merchant_id AND o.event_id = k.event_id AND o.relayed_at IS NULL`, merchants, events)
+	return err
+}
+
+// ListUnrelayed returns unrelayed rows written before olderThan, oldest first.
+func (s *OutboxStore) ListUnrelayed(ctx context.Context, olderThan time.Time, limit int) ([]outbox.Record, error) {
+	rows, err := s.pool.Query(ctx, `SELECT merchant_id, event_id, member_id, type, payload::text, created_at
+FROM outbox WHERE relayed_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`, olderThan, limit)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (outbox.Record, error) {
+		var r outbox.Record
+		var payload string
+		err := row.Scan(&r.MerchantID, &r.EventID, &r.MemberID, &r.Type, &payload, &r.CreatedAt)
+		r.Payload = []byte(payload)
+		return r, err
+	})
+}
+
+func queueOutbox(b *pgx.Batch, recs []outbox.Record) {
+	n := len(recs)
+	if n == 0 {
+		return
+	}
+	merchant, id, member := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	typ, payload := make([]string, n), make([]string, n)
+	created := make([]time.Time, n)
+	for i, r := range recs {
+		merchant[i], id[i], member[i], typ[i], payload[i], created[i] = r.MerchantID, r.EventID, r.MemberID, r.Type, string(r.Payload), r.CreatedAt
+	}
+	b.Queue(`INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::json[], $6::timestamptz[])`,
+		merchant, id, member, typ, payload, created)
+}
+
+// insertOutbox writes records inside tx (for non-ledger writers such as
+// member creation).
+func insertOutbox(ctx context.Context, tx pgx.Tx, recs ...outbox.Record) error {
+	b := &pgx.Batch{}
+	queueOutbox(b, recs)
+	return tx.SendBatch(ctx, b).Close()
+}

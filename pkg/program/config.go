@@ -1,0 +1,111 @@
+// Package program wires the five programs of Convida (api, ingest, ledger,
+// dispatcher, scheduler) from configuration: each cmd/<program>/main.go and
+// cmd/standalone call it, and so do the end-to-end tests, so what is tested
+// is what runs.
+package program
+
+import (
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Config is every setting, read from the environment (decision 24).
+type Config struct {
+	DatabaseURL       string
+	RedisURL          string
+	KafkaBrokers      []string // empty: standalone embeds a broker
+	KafkaPartitions   int
+	HTTPAddr          string
+	IngestAddr        string
+	MetricsAddr       string // ledger, dispatcher and scheduler serve /healthz, /readyz, /metrics here
+	PublicURL         string
+	IngestPublicURL   string
+	LogLevel          string
+	SchedulerInterval time.Duration
+	DataDir           string
+	SecretsKey        string // base64 of 32 bytes
+	LedgerMaxBatch    int
+	LedgerGroup       string
+	DispatcherGroup   string
+}
+
+// Topic names.
+const (
+	TopicCommands = "ledger.commands"
+	TopicEvents   = "events"
+)
+
+// LoadConfig reads the configuration with getenv (os.Getenv in main).
+// Every setting has a default that works on a developer machine; an
+// invalid value is an error naming the variable.
+func LoadConfig(getenv func(string) string) (Config, error) {
+	get := func(k, def string) string {
+		if v := strings.TrimSpace(getenv(k)); v != "" {
+			return v
+		}
+		return def
+	}
+	c := Config{
+		DatabaseURL:     get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/convida?sslmode=disable"),
+		RedisURL:        get("REDIS_URL", "redis://127.0.0.1:6379/0"),
+		HTTPAddr:        get("HTTP_ADDR", ":8080"),
+		IngestAddr:      get("INGEST_ADDR", ":8081"),
+		MetricsAddr:     get("METRICS_ADDR", ":9090"),
+		LogLevel:        get("LOG_LEVEL", "info"),
+		DataDir:         get("DATA_DIR", ".data"),
+		SecretsKey:      get("SECRETS_KEY", ""),
+		LedgerGroup:     get("LEDGER_GROUP", "convida-ledger"),
+		DispatcherGroup: get("DISPATCHER_GROUP", "convida-dispatcher"),
+	}
+	c.PublicURL = get("PUBLIC_URL", "http://localhost"+portOf(c.HTTPAddr))
+	c.IngestPublicURL = get("INGEST_PUBLIC_URL", "http://localhost"+portOf(c.IngestAddr))
+	if b := get("KAFKA_BROKERS", ""); b != "" {
+		for _, s := range strings.Split(b, ",") {
+			if s = strings.TrimSpace(s); s != "" {
+				c.KafkaBrokers = append(c.KafkaBrokers, s)
+			}
+		}
+	}
+	var err error
+	if c.KafkaPartitions, err = intSetting(get, "KAFKA_PARTITIONS", 16, 1, 1024); err != nil {
+		return c, err
+	}
+	if c.LedgerMaxBatch, err = intSetting(get, "LEDGER_MAX_BATCH", 500, 1, 10000); err != nil {
+		return c, err
+	}
+	if c.SchedulerInterval, err = time.ParseDuration(get("SCHEDULER_INTERVAL", "5s")); err != nil || c.SchedulerInterval <= 0 {
+		return c, fmt.Errorf("SCHEDULER_INTERVAL: want a positive Go duration such as 5s, got %q", get("SCHEDULER_INTERVAL", ""))
+	}
+	switch c.LogLevel {
+	case "debug", "info", "warn", "error":
+	default:
+		return c, fmt.Errorf("LOG_LEVEL: want debug, info, warn or error, got %q", c.LogLevel)
+	}
+	return c, nil
+}
+
+func intSetting(get func(string, string) string, key string, def, lo, hi int) (int, error) {
+	s := get(key, strconv.Itoa(def))
+	n, err := strconv.Atoi(s)
+	if err != nil || n < lo || n > hi {
+		return 0, fmt.Errorf("%s: want an integer from %d to %d, got %q", key, lo, hi, s)
+	}
+	return n, nil
+}
+
+func portOf(addr string) string {
+	if i := strings.LastIndex(addr, ":"); i >= 0 {
+		return addr[i:]
+	}
+	return ""
+}
+
+// Exit prints one clear line for an invalid setting or a failed start and
+// exits with status 2 (decision 24).
+func Exit(program string, err error) {
+	fmt.Fprintf(os.Stderr, "%s: %v\n", program, err)
+	os.Exit(2)
+}

@@ -1,0 +1,158 @@
+package program
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/gorilla/mux"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// Deps are the connections every role shares.
+type Deps struct {
+	Config   Config
+	Log      *zap.Logger
+	Pool     *pgxpool.Pool
+	Redis    *redis.Client
+	Box      *secretbox.Box
+	Registry *prometheus.Registry
+	Now      func() time.Time
+	Commands *CommandBus
+	Events   *EventBus
+	Bus      *kafkabus.Metrics
+}
+
+// NewLogger returns a JSON logger at level.
+func NewLogger(level string) (*zap.Logger, error) {
+	cfg := zap.NewProductionConfig()
+	lvl, err := zapcore.ParseLevel(level)
+	if err != nil {
+		return nil, err
+	}
+	cfg.Level = zap.NewAtomicLevelAt(lvl)
+	cfg.EncoderConfig.TimeKey = "time"
+	cfg.EncoderConfig.EncodeTime = zapcore.ISO8601TimeEncoder
+	return cfg.Build()
+}
+
+// Open connects to PostgreSQL (creating the database and applying the
+// migrations), Redis (optional: its absence is logged, not fatal) and
+// Kafka (creating the topics), and opens the publishers.
+func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*Deps, error) {
+	if len(cfg.KafkaBrokers) == 0 {
+		return nil, errors.New("KAFKA_BROKERS is required (comma-separated host:port list)")
+	}
+	if cfg.SecretsKey == "" {
+		return nil, errors.New("SECRETS_KEY is required (base64 of 32 random bytes: openssl rand -base64 32)")
+	}
+	box, err := secretbox.FromBase64(cfg.SecretsKey)
+	if err != nil {
+		return nil, fmt.Errorf("SECRETS_KEY: %w", err)
+	}
+	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	pool, err := postgres.Open(ctx, cfg.DatabaseURL, 0)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if err := postgres.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	ropt, err := redis.ParseURL(cfg.RedisURL)
+	if err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	rdb := redis.NewClient(ropt)
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		log.Warn("redis unavailable at start; continuing degraded", zap.Error(err))
+	}
+	topics := []kafkabus.TopicSpec{
+		{Name: TopicCommands, Partitions: cfg.KafkaPartitions},
+		{Name: TopicEvents, Partitions: cfg.KafkaPartitions},
+		{Name: TopicCommands + ".dlq", Partitions: 1},
+		{Name: TopicEvents + ".dlq", Partitions: 1},
+	}
+	if err := kafkabus.EnsureTopics(ctx, cfg.KafkaBrokers, topics...); err != nil {
+		pool.Close()
+		_ = rdb.Close()
+		return nil, fmt.Errorf("KAFKA_BROKERS: %w", err)
+	}
+	reg := prometheus.NewRegistry()
+	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	d := &Deps{Config: cfg, Log: log, Pool: pool, Redis: rdb, Box: box, Registry: reg, Now: time.Now,
+		Bus: kafkabus.NewMetrics(reg, program)}
+	d.Commands = &CommandBus{w: kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: TopicCommands, Logger: log, Metrics: d.Bus})}
+	d.Events = &EventBus{w: kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: TopicEvents, Logger: log, Metrics: d.Bus})}
+	return d, nil
+}
+
+// Close releases every connection.
+func (d *Deps) Close() {
+	_ = d.Commands.w.Close()
+	_ = d.Events.w.Close()
+	_ = d.Redis.Close()
+	d.Pool.Close()
+}
+
+// AddOps adds /healthz, /readyz and /metrics to r.
+func (d *Deps) AddOps(r *mux.Router) {
+	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
+		respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	}).Methods(http.MethodGet)
+	r.HandleFunc("/readyz", d.serveReady).Methods(http.MethodGet)
+	r.Handle("/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+}
+
+// serveReady answers 200 "ready" when every dependency answers, 200
+// "degraded" when only Redis is down (the service keeps working without
+// it), and 503 when PostgreSQL is down.
+func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
+	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
+	defer cancel()
+	checks := map[string]string{"postgres": "ok", "redis": "ok"}
+	status, code := "ready", http.StatusOK
+	if err := d.Pool.Ping(ctx); err != nil {
+		checks["postgres"] = "unavailable"
+		status, code = "unavailable", http.StatusServiceUnavailable
+	}
+	if err := d.Redis.Ping(ctx).Err(); err != nil {
+		checks["redis"] = "unavailable"
+		if code == http.StatusOK {
+			status = "degraded"
+		}
+	}
+	respond.JSON(w, code, map[string]any{"status": status, "checks": checks})
+}
+
+// serve runs an HTTP server on addr until ctx ends, then drains it.
+func serve(ctx context.Context, log *zap.Logger, name, addr string, h http.Handler) error {
+	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
+	errc := make(chan error, 1)
+	go func() { errc <- srv.ListenAndServe() }()
+	log.Info("listening", zap.String("server", name), zap.String("addr", addr))
+	select {
+	case err := <-errc:
+		return fmt.Errorf("%s server on %s: %w", name, addr, err)
+	case <-ctx.Done():
+	}
+	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	return srv.Shutdown(shutdown)
+}

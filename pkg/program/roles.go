@@ -1,0 +1,131 @@
+package program
+
+import (
+	"context"
+	"time"
+
+	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/ingest"
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/redisx"
+	"github.com/convida/convida/pkg/scheduler"
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+)
+
+// RunLedger consumes ledger.commands until ctx ends: one goroutine per
+// assigned partition, batches applied in one transaction each, offsets
+// committed only after the commit.
+func RunLedger(ctx context.Context, d *Deps) error {
+	store := postgres.NewLedgerStore(d.Pool, d.Now)
+	relay := outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events)
+	worker := ledger.NewWorker(store, relay, nil, d.Log.Named("ledger"))
+	handler := func(ctx context.Context, msgs []kafkabus.Message) error {
+		cmds, err := decodeCommands(msgs)
+		if err != nil {
+			return err
+		}
+		if err := worker.Handle(ctx, cmds); err != nil {
+			if postgres.IsPermanent(err) {
+				return kafkabus.Permanent(err)
+			}
+			return err
+		}
+		return nil
+	}
+	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
+		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.LedgerGroup, Topic: TopicCommands,
+		MaxBatch: d.Config.LedgerMaxBatch, Logger: d.Log.Named("ledger"), Metrics: d.Bus,
+		SessionTimeout: 10 * time.Second, RebalanceTimeout: 10 * time.Second,
+	}, handler)
+}
+
+// IngestRouter returns the ingest HTTP handler: the receivers plus ops.
+func IngestRouter(d *Deps) *mux.Router {
+	svc := ingest.New(ingest.Config{
+		Merchants:  postgres.NewMerchantStore(d.Pool, d.Box),
+		Coupons:    postgres.NewMemberStore(d.Pool),
+		Deliveries: postgres.NewDeliveryStore(d.Pool),
+		Dedupe:     redisx.NewDedupe(d.Redis),
+		Publisher:  d.Commands,
+		Log:        d.Log.Named("ingest"),
+		Now:        d.Now,
+		Metrics:    ingest.NewMetrics(d.Registry),
+	})
+	r := mux.NewRouter()
+	svc.Register(r)
+	d.AddOps(r)
+	return r
+}
+
+// RunIngest serves the ingest on INGEST_ADDR until ctx ends.
+func RunIngest(ctx context.Context, d *Deps) error {
+	return serve(ctx, d.Log, "ingest", d.Config.IngestAddr, IngestRouter(d))
+}
+
+// NewScheduler returns the scheduler of d; tests call Tick on it.
+func NewScheduler(d *Deps) *scheduler.Scheduler {
+	return &scheduler.Scheduler{
+		Store:     postgres.NewSchedulerStore(d.Pool),
+		Leader:    postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey),
+		Publisher: d.Commands,
+		Outbox:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
+		Log:       d.Log.Named("scheduler"),
+		Now:       d.Now,
+		Interval:  d.Config.SchedulerInterval,
+	}
+}
+
+// schedulerLockKey is the advisory lock of the scheduler's leadership.
+const schedulerLockKey = 0x636f6e76 // "conv"
+
+// RunScheduler ticks until ctx ends.
+func RunScheduler(ctx context.Context, d *Deps) error {
+	s := NewScheduler(d)
+	defer s.Leader.(*postgres.AdvisoryLeader).Release(context.Background())
+	return s.Run(ctx)
+}
+
+// RunDispatcher consumes the events topic. Until outbound webhooks exist it
+// only counts what it sees, so the pipeline and its lag are observable.
+func RunDispatcher(ctx context.Context, d *Deps) error {
+	log := d.Log.Named("dispatcher")
+	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
+		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: TopicEvents,
+		Logger: log, Metrics: d.Bus,
+	}, func(ctx context.Context, msgs []kafkabus.Message) error {
+		log.Debug("events", zap.Int("count", len(msgs)))
+		return nil
+	})
+}
+
+// RunOps serves /healthz, /readyz and /metrics on METRICS_ADDR, for the
+// programs that have no HTTP interface of their own.
+func RunOps(ctx context.Context, d *Deps, name string) error {
+	r := mux.NewRouter()
+	d.AddOps(r)
+	return serve(ctx, d.Log, name+"-ops", d.Config.MetricsAddr, r)
+}
+
+// APIRouter returns the API HTTP handler: /api/v1 plus ops.
+func APIRouter(d *Deps) *mux.Router {
+	_, r := httpapi.New(httpapi.Config{
+		Merchants:       postgres.NewMerchantStore(d.Pool, d.Box),
+		Campaigns:       postgres.NewCampaignStore(d.Pool),
+		Members:         postgres.NewMemberStore(d.Pool),
+		Wallets:         postgres.NewWalletReads(d.Pool),
+		Log:             d.Log.Named("api"),
+		Now:             d.Now,
+		IngestPublicURL: d.Config.IngestPublicURL,
+	})
+	d.AddOps(r)
+	return r
+}
+
+// RunAPI serves the API on HTTP_ADDR until ctx ends.
+func RunAPI(ctx context.Context, d *Deps) error {
+	return serve(ctx, d.Log, "api", d.Config.HTTPAddr, APIRouter(d))
+}

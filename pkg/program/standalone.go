@@ -1,0 +1,139 @@
+package program
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/convida/convida/pkg/embeddedbroker"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/secretbox"
+	"go.uber.org/zap"
+)
+
+// Standalone runs the whole pipeline in one process for local use: an
+// embedded persistent broker unless KAFKA_BROKERS is set, a SECRETS_KEY
+// generated and kept in DATA_DIR unless set, a demo merchant on first run,
+// and every role. It prints the URLs on out.
+func Standalone(out io.Writer) error {
+	cfg, err := LoadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	log, err := NewLogger(cfg.LogLevel)
+	if err != nil {
+		return err
+	}
+	defer log.Sync() //nolint:errcheck
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return fmt.Errorf("DATA_DIR: %w", err)
+	}
+	if cfg.SecretsKey == "" {
+		if cfg.SecretsKey, err = keepSecretsKey(filepath.Join(cfg.DataDir, "secrets.key")); err != nil {
+			return err
+		}
+	}
+	if len(cfg.KafkaBrokers) == 0 {
+		broker, err := embeddedbroker.Start(embeddedbroker.Config{DataDir: filepath.Join(cfg.DataDir, "kafka"),
+			Partitions: cfg.KafkaPartitions, Logger: log.Named("broker")})
+		if err != nil {
+			return fmt.Errorf("embedded broker: %w", err)
+		}
+		defer broker.Close()
+		cfg.KafkaBrokers = broker.Addrs()
+	}
+	d, err := Open(ctx, cfg, log, "standalone")
+	if err != nil {
+		return err
+	}
+	defer d.Close()
+	demo, err := demoMerchant(ctx, d)
+	if err != nil {
+		return err
+	}
+	printBanner(out, cfg, demo)
+	return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunDispatcher, RunScheduler)
+}
+
+// keepSecretsKey reads the key file, creating it with a fresh key when
+// missing.
+func keepSecretsKey(path string) (string, error) {
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", err
+	}
+	key := secretbox.NewKey()
+	if err := os.WriteFile(path, []byte(key+"\n"), 0o600); err != nil {
+		return "", err
+	}
+	return key, nil
+}
+
+// demo is the demo merchant of a standalone data directory.
+type demo struct {
+	MerchantCreated
+	FirstRun bool   `json:"-"`
+	File     string `json:"-"`
+}
+
+// demoMerchant creates the demo merchant on first run and keeps its
+// credentials in DATA_DIR/demo-merchant.json (mode 0600) so later runs can
+// point to them. A data directory whose database was reset gets a new one.
+func demoMerchant(ctx context.Context, d *Deps) (demo, error) {
+	path := filepath.Join(d.Config.DataDir, "demo-merchant.json")
+	var dm demo
+	dm.File = path
+	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &dm.MerchantCreated) == nil {
+		var exists bool
+		if err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchants WHERE id::text = $1)`, dm.MerchantID).Scan(&exists); err != nil {
+			return dm, err
+		}
+		if exists {
+			return dm, nil
+		}
+	}
+	created, err := CreateMerchant(ctx, postgres.NewMerchantStore(d.Pool, d.Box), "Loja Demo", "https://loja-demo.example.com", "", "DEMO")
+	if err != nil {
+		return dm, fmt.Errorf("demo merchant: %w", err)
+	}
+	dm.MerchantCreated, dm.FirstRun = created, true
+	b, _ := json.MarshalIndent(created, "", "  ")
+	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+		return dm, err
+	}
+	d.Log.Info("demo merchant created", zap.String("merchant_id", created.MerchantID))
+	return dm, nil
+}
+
+func printBanner(out io.Writer, cfg Config, dm demo) {
+	fmt.Fprintf(out, `
+Convida standalone is running (Ctrl-C stops it).
+
+  API        %s/api/v1
+  Ingest     %s/api/webhooks/{guru|yampi}/%s
+  Health     %s/healthz   %s/readyz
+  Metrics    %s/metrics
+  Kafka      %s
+  Data       %s
+
+`, cfg.PublicURL, cfg.IngestPublicURL, dm.MerchantID, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL,
+		strings.Join(cfg.KafkaBrokers, ","), cfg.DataDir)
+	if dm.FirstRun {
+		fmt.Fprintf(out, "Demo merchant created (the API key is shown once; it is also kept in %s):\n", dm.File)
+	} else {
+		fmt.Fprintf(out, "Demo merchant (credentials kept in %s):\n", dm.File)
+	}
+	fmt.Fprintf(out, "  export MERCHANT_ID=%s\n  export API_KEY=%s\n\n", dm.MerchantID, dm.APIKey)
+}

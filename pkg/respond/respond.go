@@ -1,0 +1,98 @@
+// Package respond writes JSON answers and the error envelope
+// {"error": {"code", "message"}} of every HTTP interface, translating
+// apperr codes to statuses and wire codes in one place (decision 9).
+package respond
+
+import (
+	"encoding/json"
+	"net/http"
+	"strings"
+
+	"github.com/convida/convida/pkg/apperr"
+	"go.uber.org/zap"
+)
+
+// Style selects the wire spelling of error codes.
+type Style int
+
+const (
+	// Admin codes are lowercase (admin, webhook management, ingest).
+	Admin Style = iota
+	// Member codes are uppercase (member-facing and creator operations).
+	Member
+)
+
+var statuses = map[apperr.Code]int{
+	apperr.Invalid:             http.StatusBadRequest,
+	apperr.MissingFields:       http.StatusBadRequest,
+	apperr.Unauthorized:        http.StatusUnauthorized,
+	apperr.NotFound:            http.StatusNotFound,
+	apperr.MemberNotFound:      http.StatusNotFound,
+	apperr.EmailExists:         http.StatusConflict,
+	apperr.Conflict:            http.StatusConflict,
+	apperr.InvalidState:        http.StatusConflict,
+	apperr.IdempotencyInUse:    http.StatusConflict,
+	apperr.IdempotencyReused:   http.StatusUnprocessableEntity,
+	apperr.InsufficientBalance: http.StatusUnprocessableEntity,
+	apperr.BelowMinRedemption:  http.StatusUnprocessableEntity,
+	apperr.Unprocessable:       http.StatusUnprocessableEntity,
+	apperr.PayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	apperr.RateLimited:         http.StatusTooManyRequests,
+	apperr.Unavailable:         http.StatusServiceUnavailable,
+}
+
+// Status returns the HTTP status of an error code (500 for unknown codes).
+func Status(code apperr.Code) int {
+	if s, ok := statuses[code]; ok {
+		return s
+	}
+	return http.StatusInternalServerError
+}
+
+// WireCode spells code for the style: the member-facing API says
+// MEMBER_NOT_FOUND where the admin API says not_found.
+func WireCode(code apperr.Code, style Style) string {
+	if style == Admin {
+		if code == apperr.MemberNotFound {
+			code = apperr.NotFound
+		}
+		if code == apperr.MissingFields {
+			code = apperr.Invalid
+		}
+		if code == apperr.Unprocessable {
+			return "invalid_payload"
+		}
+		return string(code)
+	}
+	return strings.ToUpper(string(code))
+}
+
+// ErrorBody is the error envelope.
+type ErrorBody struct {
+	Error ErrorDetail `json:"error"`
+}
+
+// ErrorDetail is the inside of the error envelope.
+type ErrorDetail struct {
+	Code    string `json:"code"`
+	Message string `json:"message"`
+}
+
+// JSON writes v with status.
+func JSON(w http.ResponseWriter, status int, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	_ = json.NewEncoder(w).Encode(v)
+}
+
+// Error writes err in the envelope. An error without an apperr code is an
+// internal error: it is logged (once, here) and its text is not shown.
+func Error(w http.ResponseWriter, log *zap.Logger, style Style, err error) {
+	code := apperr.CodeOf(err)
+	status := Status(code)
+	msg := apperr.MessageOf(err)
+	if status >= 500 && log != nil {
+		log.Error("request failed", zap.Error(err))
+	}
+	JSON(w, status, ErrorBody{Error: ErrorDetail{Code: WireCode(code, style), Message: msg}})
+}
