@@ -1,26 +1,157 @@
 package e2e
 
 import (
+	"bytes"
 	"context"
+	"strings"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/convida/convida/pkg/campaign"
-	"github.com/convida/convida/pkg/postgres"
+	"github.com/google/uuid"
 )
 
-func TestGuruSaleIsCredited(t *testing.T) {
+func (s *stack) count(query string, args ...any) int {
+	s.t.Helper()
+	var n int
+	if err := s.deps.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		s.t.Fatal(err)
+	}
+	return n
+}
+
+func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
-	tn := s.newTenant(campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true})
+	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
-	res := s.postGuru(tn, guruSale(t, tn, "order-1", m.CouponCode, 97.9, "approved"))
-	if res.Status != 200 {
-		t.Fatalf("POST guru = %d %s, want 200", res.Status, res.Body)
+	guru := guruSale(t, tn, "dup-guru", m.CouponCode, 97.9, "approved")
+	yampi := yampiOrder(t, "yampi-paid.json", 990001, m.CouponCode, 100)
+
+	// Five at once, then five in sequence, of each.
+	var wg sync.WaitGroup
+	for i := 0; i < 5; i++ {
+		wg.Add(2)
+		go func() { defer wg.Done(); wantStatus(t, s.postGuru(tn, guru), 200) }()
+		go func() { defer wg.Done(); wantStatus(t, s.postYampi(tn, yampi, ""), 200) }()
 	}
-	reads := postgres.NewWalletReads(s.deps.Pool)
-	eventually(t, 10*time.Second, "pending credit of 979", func() bool {
-		w, _ := reads.FindWallet(context.Background(), tn.merchant.ID, m.ID)
-		return w.Pending == 979
-	})
+	wg.Wait()
+	for i := 0; i < 5; i++ {
+		wantStatus(t, s.postGuru(tn, guru), 200)
+		wantStatus(t, s.postYampi(tn, yampi, ""), 200)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 3000, pending: 3000})
+	time.Sleep(500 * time.Millisecond) // let any straggling duplicate reach the ledger
+	if got := s.count(`SELECT count(*) FROM referrals WHERE merchant_id = $1`, tn.merchant.ID); got != 2 {
+		t.Errorf("referrals = %d, want 2", got)
+	}
+	if got := s.count(`SELECT count(*) FROM ledger_entries WHERE merchant_id = $1`, tn.merchant.ID); got != 2 {
+		t.Errorf("ledger entries = %d, want 2", got)
+	}
+	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1`, tn.merchant.ID); got != 20 {
+		t.Errorf("recorded deliveries = %d, want 20", got)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 3000, pending: 3000})
+}
+
+func wantStatus(t testing.TB, res response, want int) {
+	t.Helper()
+	if res.Status != want {
+		t.Errorf("status = %d (%s), want %d", res.Status, res.Body, want)
+	}
+}
+
+func TestBadInboundInput(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, stackOptions{})
+	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	good := guruSale(t, tn, "bad-1", m.CouponCode, 97.9, "approved")
+	wrongToken := bytes.Replace(good, []byte(tn.guruToken), []byte(strings.Repeat("x", 40)), 1)
+	yampi := yampiOrder(t, "yampi-paid.json", 880123, m.CouponCode, 100)
+	huge := append([]byte(`{"api_token":"`+tn.guruToken+`","pad":"`), bytes.Repeat([]byte("a"), 1<<20)...)
+	huge = append(huge, `"}`...)
+	tests := []struct {
+		name string
+		post func() response
+		want int
+		code string
+	}{
+		{"wrong guru token", func() response { return s.postGuru(tn, wrongToken) }, 401, "unauthorized"},
+		{"wrong yampi signature", func() response { return s.postYampi(tn, yampi, yampiSign("other-secret", yampi)) }, 401, "unauthorized"},
+		{"missing yampi signature", func() response {
+			return do(t, "POST", s.ingestURL+"/api/webhooks/yampi/"+tn.merchant.ID.String(), yampi, nil)
+		}, 401, "unauthorized"},
+		{"malformed body", func() response { return s.postGuru(tn, []byte(`{"api_token": `)) }, 422, "invalid_payload"},
+		{"three decimals", func() response { return s.postGuru(tn, guruSale(t, tn, "bad-2", m.CouponCode, 97.999, "approved")) }, 422, "invalid_payload"},
+		{"negative amount", func() response { return s.postGuru(tn, guruSale(t, tn, "bad-3", m.CouponCode, -1, "approved")) }, 422, "invalid_payload"},
+		{"over 1 MiB", func() response { return s.postGuru(tn, huge) }, 413, "payload_too_large"},
+		{"unknown merchant", func() response {
+			return do(t, "POST", s.ingestURL+"/api/webhooks/guru/"+uuid.NewString(), good, nil)
+		}, 404, "not_found"},
+		{"malformed merchant id", func() response { return do(t, "POST", s.ingestURL+"/api/webhooks/guru/../x", good, nil) }, 404, ""},
+		{"unknown provider", func() response {
+			return do(t, "POST", s.ingestURL+"/api/webhooks/stripe/"+tn.merchant.ID.String(), good, nil)
+		}, 404, "not_found"},
+	}
+	for _, tt := range tests {
+		res := tt.post()
+		if res.Status != tt.want {
+			t.Errorf("%s: status = %d (%s), want %d", tt.name, res.Status, res.Body, tt.want)
+			continue
+		}
+		if tt.code != "" {
+			body := res.json(t)
+			if got := body["error"].(map[string]any)["code"]; got != tt.code {
+				t.Errorf("%s: code = %v, want %s", tt.name, got, tt.code)
+			}
+		}
+	}
+	// Nothing but the rejected deliveries was recorded, and the raw Guru
+	// token is not in them.
+	if got := s.count(`SELECT count(*) FROM inbound_events`); got != 0 {
+		t.Errorf("inbound events = %d, want 0", got)
+	}
+	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND outcome = 'unauthorized'`, tn.merchant.ID); got != 3 {
+		t.Errorf("unauthorized deliveries recorded = %d, want 3", got)
+	}
+	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE position($1::bytea in body) > 0`, []byte(tn.guruToken)); got != 0 {
+		t.Errorf("%d stored bodies contain the Guru account token", got)
+	}
+	time.Sleep(300 * time.Millisecond)
+	if got := s.count(`SELECT count(*) FROM referrals`); got != 0 {
+		t.Errorf("referrals = %d, want 0", got)
+	}
+	// The good one still goes through after all that.
+	wantStatus(t, s.postGuru(tn, good), 200)
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 1500, pending: 1500})
+}
+
+func TestUnattributedAndIgnored(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, stackOptions{})
+	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	noCoupon := fixture(t, "guru-approved.json", map[string]any{"api_token": tn.guruToken, "id": "nc-1", "payment.coupon": nil})
+	unknown := guruSale(t, tn, "uc-1", "NOPE-NOBODY-XXXX", 50, "approved")
+	waiting := guruSale(t, tn, "w-1", m.CouponCode, 50, "waiting_payment")
+	for _, body := range [][]byte{noCoupon, unknown, waiting} {
+		res := s.postGuru(tn, body)
+		wantStatus(t, res, 200)
+	}
+	outcomes := map[string]int{}
+	rows, _ := s.deps.Pool.Query(context.Background(), `SELECT outcome FROM inbound_deliveries WHERE merchant_id = $1`, tn.merchant.ID)
+	for rows.Next() {
+		var o string
+		_ = rows.Scan(&o)
+		outcomes[o]++
+	}
+	rows.Close()
+	if outcomes["unattributed"] != 2 || outcomes["ignored"] != 1 {
+		t.Errorf("outcomes = %v, want 2 unattributed and 1 ignored", outcomes)
+	}
+	if got := s.balance(tn, m.Email); got != (wallet{}) {
+		t.Errorf("balance = %+v, want zero", got)
+	}
 }

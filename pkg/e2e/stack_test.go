@@ -73,12 +73,15 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	s := &stack{t: t, deps: d, cancel: cancel}
 	ingestSrv := httptest.NewServer(program.IngestRouter(d))
 	s.ingestURL = ingestSrv.URL
+	apiSrv := httptest.NewServer(program.APIRouter(d))
+	s.apiURL = apiSrv.URL
 	if !opt.noLedger {
 		s.run(ctx, "ledger", program.RunLedger)
 	}
 	t.Cleanup(func() {
 		cancel()
 		ingestSrv.Close()
+		apiSrv.Close()
 		s.wg.Wait()
 		d.Close()
 	})
@@ -101,6 +104,7 @@ type tenant struct {
 	campaign    *campaign.Campaign
 	guruToken   string
 	yampiSecret string
+	apiKey      string
 }
 
 func (s *stack) newTenant(c campaign.Campaign) *tenant {
@@ -111,7 +115,11 @@ func (s *stack) newTenant(c campaign.Campaign) *tenant {
 	if err := ms.CreateMerchant(ctx, m, "pw"); err != nil {
 		s.t.Fatal(err)
 	}
-	tn := &tenant{merchant: m, guruToken: strings.Repeat("g", 40), yampiSecret: "wh_test_secret"}
+	key, _, err := ms.CreateKey(ctx, m.ID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	tn := &tenant{merchant: m, guruToken: strings.Repeat("g", 40), yampiSecret: "wh_test_secret", apiKey: key}
 	for _, in := range []merchant.Integration{
 		{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken, UserToken: "guru-user-token"},
 		{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret, UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"},
@@ -223,6 +231,13 @@ func (s *stack) postYampi(tn *tenant, body []byte, signature string) response {
 	}
 	return do(s.t, http.MethodPost, s.ingestURL+"/api/webhooks/yampi/"+tn.merchant.ID.String(), body,
 		map[string]string{"Content-Type": "application/json", "X-Yampi-Hmac-SHA256": signature})
+}
+
+// api calls the API with the tenant's key and decodes the JSON answer.
+func (s *stack) api(tn *tenant, method, path string, body []byte) (int, map[string]any) {
+	s.t.Helper()
+	res := do(s.t, method, s.apiURL+"/api/v1"+path, body, map[string]string{"X-API-Key": tn.apiKey, "Content-Type": "application/json"})
+	return res.Status, res.json(s.t)
 }
 
 // eventually polls cond until it holds or the deadline passes.

@@ -3,6 +3,7 @@ package httpapi
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"math"
 	"net/http"
@@ -10,6 +11,7 @@ import (
 	"reflect"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
@@ -48,7 +50,70 @@ func decodeBytes(body []byte, v any) error {
 	if dec.More() {
 		return apperr.Errorf(apperr.Invalid, "request body must be one JSON object")
 	}
+	return storable(body)
+}
+
+// maxNumberText bounds the text of a JSON number: PostgreSQL's numeric (and
+// so jsonb) refuses some longer ones.
+const maxNumberText = 100
+
+// storable refuses, naming the field, what PostgreSQL cannot store and would
+// otherwise fail with a 500: a string or key holding NUL (text and jsonb
+// reject it) and a number outside float64's range or longer than
+// maxNumberText characters (jsonb's numeric overflows). It runs on a body
+// that already decoded, so type errors keep their own messages.
+func storable(body []byte) error {
+	dec := json.NewDecoder(strings.NewReader(string(body)))
+	dec.UseNumber()
+	var doc any
+	if err := dec.Decode(&doc); err != nil {
+		return nil // decodeBytes reported it
+	}
+	return storableValue(doc, "")
+}
+
+func storableValue(v any, path string) error {
+	field := func(key string) string {
+		if path == "" {
+			return key
+		}
+		return path + "." + key
+	}
+	switch v := v.(type) {
+	case string:
+		if strings.ContainsRune(v, 0) {
+			return apperr.Errorf(apperr.Invalid, "%s: must not contain NUL characters", path)
+		}
+	case json.Number:
+		f, err := strconv.ParseFloat(v.String(), 64)
+		mantissa, _, _ := strings.Cut(strings.ToLower(v.String()), "e")
+		underflow := f == 0 && strings.Trim(mantissa, "-+0.") != ""
+		if err != nil || underflow || len(v) > maxNumberText {
+			return apperr.Errorf(apperr.Invalid, "%s: number out of range", path)
+		}
+	case map[string]any:
+		for k, e := range v {
+			if strings.ContainsRune(k, 0) {
+				return apperr.Errorf(apperr.Invalid, "%s: keys must not contain NUL characters", strings.ReplaceAll(field(k), "\x00", ""))
+			}
+			if err := storableValue(e, field(k)); err != nil {
+				return err
+			}
+		}
+	case []any:
+		for i, e := range v {
+			if err := storableValue(e, fmt.Sprintf("%s[%d]", path, i)); err != nil {
+				return err
+			}
+		}
+	}
 	return nil
+}
+
+// validText reports whether s can be stored as PostgreSQL text: valid UTF-8
+// without NUL.
+func validText(s string) bool {
+	return utf8.ValidString(s) && !strings.ContainsRune(s, 0)
 }
 
 func jsonError(err error) error {
@@ -209,6 +274,17 @@ func boolQuery(r *http.Request, name string) (bool, error) {
 		return true, nil
 	}
 	return false, apperr.Errorf(apperr.Invalid, "%s: must be true or false", name)
+}
+
+// maxExternalID bounds external ids: they are indexed, and a PostgreSQL
+// btree refuses entries over about 2.7 kB.
+const maxExternalID = 255
+
+func checkExternalID(field, value string) error {
+	if len(value) > maxExternalID {
+		return apperr.Errorf(apperr.Invalid, "%s: must be at most %d bytes", field, maxExternalID)
+	}
+	return nil
 }
 
 func required(field, value string) error {

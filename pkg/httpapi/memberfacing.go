@@ -75,6 +75,9 @@ func (s *Server) getMemberMe(w http.ResponseWriter, r *http.Request) {
 func (s *Server) autoCreate(r *http.Request, email, name, externalID string) (*member.Member, bool, error) {
 	q := r.URL.Query()
 	mer := merchantOf(r)
+	if err := checkExternalID("externalId", externalID); err != nil {
+		return nil, false, err
+	}
 	c, err := s.campaignFor(r, q.Get("campaignId"))
 	if err != nil {
 		return nil, false, err

@@ -40,6 +40,10 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	if err := checkExternalID("external_id", strings.TrimSpace(req.ExternalID)); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	c, err := s.campaignFor(r, strings.TrimSpace(req.CampaignID))
 	if err != nil {
 		s.fail(w, r, err)

@@ -7,6 +7,7 @@ package httpapi
 import (
 	"context"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
@@ -92,24 +93,27 @@ func New(cfg Config) (*Server, *mux.Router) {
 	})
 	r.Use(s.recoverPanics)
 
-	api := r.PathPrefix("/api/v1").Subrouter()
-	mf := api.NewRoute().Subrouter()
-	mf.Use(s.withStyle(respond.Member), s.authenticate)
-	mf.HandleFunc("/member/me", s.getMemberMe).Methods(http.MethodGet)
-	mf.HandleFunc("/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
-	mf.HandleFunc("/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
-	mf.HandleFunc("/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
+	// The subrouters carry no path prefix: with one, gorilla/mux v1.8 lets
+	// the copied prefix matcher of a later route clear a method mismatch, so
+	// a wrong method answered 404 instead of 405.
+	const v1 = "/api/v1"
+	mf := r.NewRoute().Subrouter()
+	mf.Use(s.withStyle(respond.Member), s.authenticate, s.checkQuery)
+	mf.HandleFunc(v1+"/member/me", s.getMemberMe).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
 
-	admin := api.NewRoute().Subrouter()
-	admin.Use(s.withStyle(respond.Admin), s.authenticate)
-	admin.HandleFunc("/integrations/{provider}", s.putIntegration).Methods(http.MethodPut)
-	admin.HandleFunc("/integrations/{provider}", s.getIntegration).Methods(http.MethodGet)
-	admin.HandleFunc("/campaigns", s.createCampaign).Methods(http.MethodPost)
-	admin.HandleFunc("/campaigns/{id}", s.getCampaign).Methods(http.MethodGet)
-	admin.HandleFunc("/members", s.createMember).Methods(http.MethodPost)
-	admin.HandleFunc("/members/{id}", s.getMember).Methods(http.MethodGet)
-	admin.HandleFunc("/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
-	admin.HandleFunc("/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
+	admin := r.NewRoute().Subrouter()
+	admin.Use(s.withStyle(respond.Admin), s.authenticate, s.checkQuery)
+	admin.HandleFunc(v1+"/integrations/{provider}", s.putIntegration).Methods(http.MethodPut)
+	admin.HandleFunc(v1+"/integrations/{provider}", s.getIntegration).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/campaigns", s.createCampaign).Methods(http.MethodPost)
+	admin.HandleFunc(v1+"/campaigns/{id}", s.getCampaign).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/members", s.createMember).Methods(http.MethodPost)
+	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
 	return s, r
 }
 
@@ -136,6 +140,23 @@ func styleOf(r *http.Request) respond.Style {
 func merchantOf(r *http.Request) *merchant.Merchant {
 	m, _ := r.Context().Value(merchantKey).(*merchant.Merchant)
 	return m
+}
+
+// checkQuery answers 400 to query parameters PostgreSQL text cannot hold
+// (invalid UTF-8, NUL), which would otherwise fail their query with a 500.
+func (s *Server) checkQuery(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		for name, values := range r.URL.Query() {
+			for _, v := range append(values, name) {
+				if !validText(v) {
+					s.fail(w, r, apperr.Errorf(apperr.Invalid, "%s: must be UTF-8 text without NUL characters",
+						strings.ToValidUTF8(strings.ReplaceAll(name, "\x00", ""), "?")))
+					return
+				}
+			}
+		}
+		next.ServeHTTP(w, r)
+	})
 }
 
 // fail answers err in the request's style.

@@ -21,14 +21,12 @@ func NewDeliveryStore(pool *pgxpool.Pool) *DeliveryStore { return &DeliveryStore
 // whether an earlier delivery already had it published.
 func (s *DeliveryStore) Claim(ctx context.Context, merchantID uuid.UUID, dedupeKey, commandID string) (bool, error) {
 	var published bool
-	err := s.pool.QueryRow(ctx, `WITH ins AS (
-  INSERT INTO inbound_events (merchant_id, dedupe_key, command_id) VALUES ($1, $2, $3)
-  ON CONFLICT DO NOTHING RETURNING false AS published
-)
-SELECT published FROM ins
-UNION ALL
-SELECT published_at IS NOT NULL FROM inbound_events WHERE merchant_id = $1 AND dedupe_key = $2
-LIMIT 1`, merchantID, dedupeKey, commandID).Scan(&published)
+	// DO UPDATE (a no-op write) rather than DO NOTHING: it waits for a
+	// concurrent claim and returns that row, where a separate SELECT in
+	// the same statement could not see it.
+	err := s.pool.QueryRow(ctx, `INSERT INTO inbound_events (merchant_id, dedupe_key, command_id) VALUES ($1, $2, $3)
+ON CONFLICT (merchant_id, dedupe_key) DO UPDATE SET command_id = inbound_events.command_id
+RETURNING published_at IS NOT NULL`, merchantID, dedupeKey, commandID).Scan(&published)
 	return published, err
 }
 

@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
@@ -31,7 +33,12 @@ func scanMember(row pgx.Row) (*member.Member, error) {
 		return nil, err
 	}
 	m.Metadata = map[string]any{}
-	_ = json.Unmarshal(meta, &m.Metadata)
+	// UseNumber keeps integers beyond 2^53 exact on the way back out.
+	dec := json.NewDecoder(bytes.NewReader(meta))
+	dec.UseNumber()
+	if err := dec.Decode(&m.Metadata); err != nil {
+		return nil, fmt.Errorf("member %s metadata: %w", m.ID, err)
+	}
 	return m, nil
 }
 

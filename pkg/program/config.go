@@ -14,22 +14,26 @@ import (
 
 // Config is every setting, read from the environment (decision 24).
 type Config struct {
-	DatabaseURL       string
-	RedisURL          string
-	KafkaBrokers      []string // empty: standalone embeds a broker
-	KafkaPartitions   int
-	HTTPAddr          string
-	IngestAddr        string
-	MetricsAddr       string // ledger, dispatcher and scheduler serve /healthz, /readyz, /metrics here
-	PublicURL         string
-	IngestPublicURL   string
-	LogLevel          string
-	SchedulerInterval time.Duration
-	DataDir           string
-	SecretsKey        string // base64 of 32 bytes
-	LedgerMaxBatch    int
-	LedgerGroup       string
-	DispatcherGroup   string
+	DatabaseURL     string
+	RedisURL        string
+	KafkaBrokers    []string // empty: standalone embeds a broker
+	KafkaPartitions int
+	// KafkaSessionTimeout is how long a silent consumer keeps its
+	// partitions before the group rebalances them (a crashed worker's
+	// partitions wait this long).
+	KafkaSessionTimeout time.Duration
+	HTTPAddr            string
+	IngestAddr          string
+	MetricsAddr         string // ledger, dispatcher and scheduler serve /healthz, /readyz, /metrics here
+	PublicURL           string
+	IngestPublicURL     string
+	LogLevel            string
+	SchedulerInterval   time.Duration
+	DataDir             string
+	SecretsKey          string // base64 of 32 bytes
+	LedgerMaxBatch      int
+	LedgerGroup         string
+	DispatcherGroup     string
 }
 
 // Topic names.
@@ -78,6 +82,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.SchedulerInterval, err = time.ParseDuration(get("SCHEDULER_INTERVAL", "5s")); err != nil || c.SchedulerInterval <= 0 {
 		return c, fmt.Errorf("SCHEDULER_INTERVAL: want a positive Go duration such as 5s, got %q", get("SCHEDULER_INTERVAL", ""))
+	}
+	if c.KafkaSessionTimeout, err = time.ParseDuration(get("KAFKA_SESSION_TIMEOUT", "10s")); err != nil || c.KafkaSessionTimeout < 500*time.Millisecond {
+		return c, fmt.Errorf("KAFKA_SESSION_TIMEOUT: want a Go duration of at least 500ms, got %q", get("KAFKA_SESSION_TIMEOUT", ""))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

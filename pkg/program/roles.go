@@ -2,7 +2,6 @@ package program
 
 import (
 	"context"
-	"time"
 
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ingest"
@@ -16,14 +15,14 @@ import (
 	"go.uber.org/zap"
 )
 
-// RunLedger consumes ledger.commands until ctx ends: one goroutine per
-// assigned partition, batches applied in one transaction each, offsets
-// committed only after the commit.
-func RunLedger(ctx context.Context, d *Deps) error {
+// LedgerHandler returns the batch handler of the ledger: decode, apply in
+// one transaction, relay the events. Decode failures and database errors
+// retrying cannot fix are permanent (the runner dead-letters the message).
+func LedgerHandler(d *Deps) kafkabus.BatchHandler {
 	store := postgres.NewLedgerStore(d.Pool, d.Now)
 	relay := outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events)
 	worker := ledger.NewWorker(store, relay, nil, d.Log.Named("ledger"))
-	handler := func(ctx context.Context, msgs []kafkabus.Message) error {
+	return func(ctx context.Context, msgs []kafkabus.Message) error {
 		cmds, err := decodeCommands(msgs)
 		if err != nil {
 			return err
@@ -36,11 +35,22 @@ func RunLedger(ctx context.Context, d *Deps) error {
 		}
 		return nil
 	}
-	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
+}
+
+// LedgerGroup is the consumer-group configuration of the ledger.
+func LedgerGroup(d *Deps) kafkabus.GroupConfig {
+	return kafkabus.GroupConfig{
 		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.LedgerGroup, Topic: TopicCommands,
 		MaxBatch: d.Config.LedgerMaxBatch, Logger: d.Log.Named("ledger"), Metrics: d.Bus,
-		SessionTimeout: 10 * time.Second, RebalanceTimeout: 10 * time.Second,
-	}, handler)
+		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
+	}
+}
+
+// RunLedger consumes ledger.commands until ctx ends: one goroutine per
+// assigned partition, batches applied in one transaction each, offsets
+// committed only after the commit.
+func RunLedger(ctx context.Context, d *Deps) error {
+	return kafkabus.RunGroup(ctx, LedgerGroup(d), LedgerHandler(d))
 }
 
 // IngestRouter returns the ingest HTTP handler: the receivers plus ops.
@@ -66,17 +76,19 @@ func RunIngest(ctx context.Context, d *Deps) error {
 	return serve(ctx, d.Log, "ingest", d.Config.IngestAddr, IngestRouter(d))
 }
 
-// NewScheduler returns the scheduler of d; tests call Tick on it.
-func NewScheduler(d *Deps) *scheduler.Scheduler {
+// NewScheduler returns the scheduler of d (tests call Tick on it) and the
+// function that gives up its leadership, which holds a pooled connection.
+func NewScheduler(d *Deps) (*scheduler.Scheduler, func()) {
+	leader := postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey)
 	return &scheduler.Scheduler{
 		Store:     postgres.NewSchedulerStore(d.Pool),
-		Leader:    postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey),
+		Leader:    leader,
 		Publisher: d.Commands,
 		Outbox:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
 		Log:       d.Log.Named("scheduler"),
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,
-	}
+	}, func() { leader.Release(context.Background()) }
 }
 
 // schedulerLockKey is the advisory lock of the scheduler's leadership.
@@ -84,8 +96,8 @@ const schedulerLockKey = 0x636f6e76 // "conv"
 
 // RunScheduler ticks until ctx ends.
 func RunScheduler(ctx context.Context, d *Deps) error {
-	s := NewScheduler(d)
-	defer s.Leader.(*postgres.AdvisoryLeader).Release(context.Background())
+	s, release := NewScheduler(d)
+	defer release()
 	return s.Run(ctx)
 }
 
@@ -96,6 +108,7 @@ func RunDispatcher(ctx context.Context, d *Deps) error {
 	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
 		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: TopicEvents,
 		Logger: log, Metrics: d.Bus,
+		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
 	}, func(ctx context.Context, msgs []kafkabus.Message) error {
 		log.Debug("events", zap.Int("count", len(msgs)))
 		return nil

@@ -1,0 +1,148 @@
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"net/url"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/program"
+)
+
+// wallet is the member-facing balance as the API shows it.
+type wallet struct{ totalEarned, totalRedeemed, available, pending, cancelled int64 }
+
+func (s *stack) balance(tn *tenant, email string) wallet {
+	s.t.Helper()
+	status, body := s.api(tn, http.MethodGet, "/wallet/balance?email="+url.QueryEscape(email), nil)
+	if status != 200 {
+		s.t.Fatalf("GET /wallet/balance = %d %v", status, body)
+	}
+	b := body["data"].(map[string]any)["balance"].(map[string]any)
+	n := func(k string) int64 { return int64(b[k].(float64)) }
+	return wallet{n("totalEarned"), n("totalRedeemed"), n("available"), n("pending"), n("cancelled")}
+}
+
+// transactionStatuses returns "amount:status" of the public transactions, sorted.
+func (s *stack) transactionStatuses(tn *tenant, email string) []string {
+	s.t.Helper()
+	status, body := s.api(tn, http.MethodGet, "/wallet/transactions?email="+url.QueryEscape(email), nil)
+	if status != 200 {
+		s.t.Fatalf("GET /wallet/transactions = %d %v", status, body)
+	}
+	var out []string
+	for _, t := range body["data"].(map[string]any)["transactions"].([]any) {
+		tx := t.(map[string]any)
+		out = append(out, fmt.Sprintf("%s:%d:%s", tx["type"], int64(tx["amount"].(float64)), tx["status"]))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *stack) waitBalance(tn *tenant, email string, want wallet) {
+	s.t.Helper()
+	var got wallet
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if got = s.balance(tn, email); got == want {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	s.t.Fatalf("balance = %+v, want %+v", got, want)
+}
+
+func (s *stack) outboxTypes(tn *tenant) map[string]int {
+	s.t.Helper()
+	rows, err := s.deps.Pool.Query(context.Background(), `SELECT type FROM outbox WHERE merchant_id = $1`, tn.merchant.ID)
+	if err != nil {
+		s.t.Fatal(err)
+	}
+	defer rows.Close()
+	counts := map[string]int{}
+	for rows.Next() {
+		var typ string
+		_ = rows.Scan(&typ)
+		counts[typ]++
+	}
+	return counts
+}
+
+func yampiOrder(t testing.TB, file string, orderID int, coupon string, total float64) []byte {
+	return fixture(t, file, map[string]any{"resource.id": orderID, "resource.promocode.data.code": coupon,
+		"resource.value_total": total})
+}
+
+// TestSaleLifecycle follows sales from both platforms through the whole
+// pipeline over TCP: pending credit, warranty release, refund of a pending
+// and of an approved referral, as the member-facing API shows them.
+func TestSaleLifecycle(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, stackOptions{})
+	tn := s.newTenant(campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true})
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+
+	// Guru sale of R$ 97,90 (paid 2026-11-20T12:00:05Z) → 979 pending.
+	if res := s.postGuru(tn, guruSale(t, tn, "guru-order-1", strings.ToLower(m.CouponCode), 97.9, "approved")); res.Status != 200 {
+		t.Fatalf("guru sale = %d %s", res.Status, res.Body)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, pending: 979})
+	if got, want := s.transactionStatuses(tn, m.Email), []string{"credit:979:pending"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("transactions = %v, want %v", got, want)
+	}
+
+	// The warranty clock passes: the scheduler (leader) releases it.
+	sched, release := program.NewScheduler(s.deps)
+	defer release()
+	sched.Now = func() time.Time { return time.Date(2026, 11, 27, 12, 0, 6, 0, time.UTC) }
+	if err := sched.Tick(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 979})
+
+	// Yampi sale of R$ 100,00 paid later → 1000 pending.
+	yampiPaid := fixture(t, "yampi-paid.json", map[string]any{"resource.id": 770001, "resource.promocode.data.code": m.CouponCode,
+		"resource.value_total": 100.0, "time": "2026-11-25 09:00:00"})
+	if res := s.postYampi(tn, yampiPaid, ""); res.Status != 200 {
+		t.Fatalf("yampi sale = %d %s", res.Status, res.Body)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 1979, available: 979, pending: 1000})
+
+	// Yampi refund while pending → the credit is cancelled.
+	if res := s.postYampi(tn, yampiOrder(t, "yampi-refunded.json", 770001, m.CouponCode, 100.0), ""); res.Status != 200 {
+		t.Fatalf("yampi refund = %d %s", res.Status, res.Body)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 979, cancelled: 1000})
+
+	// Guru refund after approval → the credit is reversed.
+	if res := s.postGuru(tn, guruSale(t, tn, "guru-order-1", m.CouponCode, 97.9, "refunded")); res.Status != 200 {
+		t.Fatalf("guru refund = %d %s", res.Status, res.Body)
+	}
+	s.waitBalance(tn, m.Email, wallet{cancelled: 1979})
+	if got, want := s.transactionStatuses(tn, m.Email), []string{"credit:1000:cancelled", "credit:979:reversed"}; fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("transactions = %v, want %v", got, want)
+	}
+
+	status, body := s.api(tn, http.MethodGet, "/member/referrals?email="+m.Email, nil)
+	refs := body["data"].(map[string]any)["referrals"].([]any)
+	if status != 200 || len(refs) != 2 {
+		t.Fatalf("referrals = %d %v", status, body)
+	}
+	for _, r := range refs {
+		if st := r.(map[string]any)["status"]; st != "cancelled" {
+			t.Errorf("referral status = %v, want cancelled", st)
+		}
+	}
+	want := map[string]int{"referral.created": 2, "wallet.credited": 2, "referral.approved": 1, "referral.cancelled": 2}
+	eventually(t, 5*time.Second, "outbox events", func() bool { return fmt.Sprint(s.outboxTypes(tn)) == fmt.Sprint(want) })
+	eventually(t, 5*time.Second, "every event relayed", func() bool {
+		var unrelayed int
+		_ = s.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE relayed_at IS NULL`).Scan(&unrelayed)
+		return unrelayed == 0
+	})
+}

@@ -1,0 +1,483 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/testenv"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap/zaptest"
+)
+
+// ingestURL is the INGEST_PUBLIC_URL the test API is wired with.
+const ingestURL = "https://ingest.convida.test"
+
+// Formats the tests hold the API to.
+var (
+	reTimestamp = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$`)
+	reUUID      = regexp.MustCompile(`^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$`)
+	reMemberID  = regexp.MustCompile(`^mem_[0-9a-f]{32}$`)
+	reCampID    = regexp.MustCompile(`^camp_[0-9a-f]{32}$`)
+	reTxnID     = regexp.MustCompile(`^txn_[0-9a-f]{32}$`)
+	reNonEmpty  = regexp.MustCompile(`\S`)
+)
+
+// clock is a settable time source for httpapi.Config.Now.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.t
+}
+
+func (c *clock) Advance(d time.Duration) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(d)
+}
+
+// tickingClock returns a time source that moves one second per call, so
+// ledger rows written one after another have increasing created_at.
+func tickingClock(start time.Time) func() time.Time {
+	var mu sync.Mutex
+	t := start
+	return func() time.Time {
+		mu.Lock()
+		defer mu.Unlock()
+		t = t.Add(time.Second)
+		return t
+	}
+}
+
+// apiEnv is the API served over a loopback listener on a fresh database,
+// wired like program.APIRouter.
+type apiEnv struct {
+	pool      *pgxpool.Pool
+	box       *secretbox.Box
+	merchants *postgres.MerchantStore
+	ledger    *postgres.LedgerStore
+	reads     *postgres.WalletReads
+	clock     *clock
+	url       string
+	client    *http.Client
+}
+
+// t0 is when every test's clocks start.
+var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+func mustEnv(tb testing.TB) *apiEnv {
+	tb.Helper()
+	pool := testenv.MustPool(tb)
+	box, err := secretbox.FromBase64(secretbox.NewKey())
+	if err != nil {
+		tb.Fatalf("secretbox: %v", err)
+	}
+	clk := &clock{t: t0}
+	ms := postgres.NewMerchantStore(pool, box)
+	_, router := httpapi.New(httpapi.Config{
+		Merchants:       ms,
+		Campaigns:       postgres.NewCampaignStore(pool),
+		Members:         postgres.NewMemberStore(pool),
+		Wallets:         postgres.NewWalletReads(pool),
+		Log:             zaptest.NewLogger(tb),
+		Now:             clk.Now,
+		IngestPublicURL: ingestURL,
+	})
+	srv := httptest.NewServer(router)
+	tb.Cleanup(srv.Close)
+	return &apiEnv{
+		pool: pool, box: box, merchants: ms,
+		ledger: postgres.NewLedgerStore(pool, tickingClock(t0)),
+		reads:  postgres.NewWalletReads(pool),
+		clock:  clk, url: srv.URL, client: srv.Client(),
+	}
+}
+
+// tenant is a merchant with one API key.
+type tenant struct {
+	env      *apiEnv
+	merchant *merchant.Merchant
+	key      string
+}
+
+// storeURL is every test merchant's store: the referral link must keep its
+// query parameter.
+const storeURL = "https://loja.example.com/produtos?utm_source=convida"
+
+// mustTenant creates a merchant named "Loja Exemplo" (code prefix LOJ) and
+// an API key for it.
+func (e *apiEnv) mustTenant(tb testing.TB) *tenant {
+	tb.Helper()
+	ctx := context.Background()
+	m := &merchant.Merchant{Name: "Loja Exemplo", StoreURL: storeURL, DashboardEmail: "owner@loja.example.com"}
+	if err := e.merchants.CreateMerchant(ctx, m, "pw"); err != nil {
+		tb.Fatalf("CreateMerchant: %v", err)
+	}
+	key, _, err := e.merchants.CreateKey(ctx, m.ID)
+	if err != nil {
+		tb.Fatalf("CreateKey: %v", err)
+	}
+	return &tenant{env: e, merchant: m, key: key}
+}
+
+// request is one HTTP call. body is sent as is when it is a string or
+// []byte, JSON-encoded otherwise, and omitted when nil.
+type request struct {
+	method string
+	path   string
+	header map[string]string
+	body   any
+}
+
+// reply is what the client saw.
+type reply struct {
+	status int
+	header http.Header
+	raw    []byte
+	json   any // decoded with UseNumber; nil when the body is empty
+}
+
+func (r reply) String() string { return fmt.Sprintf("%d %s", r.status, bytes.TrimSpace(r.raw)) }
+
+// call sends req and fails the test on a transport error, on any 5xx and on
+// a body that is not JSON.
+func (e *apiEnv) call(tb testing.TB, req request) reply {
+	tb.Helper()
+	r, err := e.try(req)
+	if err != nil {
+		tb.Fatalf("%s %s: %v", req.method, req.path, err)
+	}
+	if ct := r.header.Get("Content-Type"); len(bytes.TrimSpace(r.raw)) > 0 && !strings.HasPrefix(ct, "application/json") {
+		tb.Errorf("%s %s: Content-Type = %q, want application/json", req.method, req.path, ct)
+	}
+	return r
+}
+
+// try is call for any goroutine: it returns what call would fail on as an
+// error.
+func (e *apiEnv) try(req request) (reply, error) {
+	var body io.Reader
+	switch b := req.body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			return reply{}, fmt.Errorf("marshal body: %w", err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	hr, err := http.NewRequest(req.method, e.url+req.path, body)
+	if err != nil {
+		return reply{}, err
+	}
+	if body != nil {
+		hr.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range req.header {
+		hr.Header.Set(k, v)
+	}
+	resp, err := e.client.Do(hr)
+	if err != nil {
+		return reply{}, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return reply{}, fmt.Errorf("read body: %w", err)
+	}
+	r := reply{status: resp.StatusCode, header: resp.Header, raw: raw}
+	if r.status >= 500 {
+		return r, fmt.Errorf("got %s; a 5xx is always a bug", r)
+	}
+	if len(bytes.TrimSpace(raw)) > 0 {
+		dec := json.NewDecoder(bytes.NewReader(raw))
+		dec.UseNumber()
+		if err := dec.Decode(&r.json); err != nil {
+			return r, fmt.Errorf("body is not JSON: %v: %s", err, raw)
+		}
+	}
+	return r, nil
+}
+
+// do calls the API with the tenant's key in X-API-Key.
+func (tn *tenant) do(tb testing.TB, method, path string, body any) reply {
+	tb.Helper()
+	return tn.env.call(tb, request{method: method, path: path, body: body,
+		header: map[string]string{"X-API-Key": tn.key}})
+}
+
+// get is do with GET.
+func (tn *tenant) get(tb testing.TB, path string) reply {
+	tb.Helper()
+	return tn.do(tb, http.MethodGet, path, nil)
+}
+
+// at returns the value at a dotted path ("data.wallet.pending",
+// "data.0.id") of a decoded JSON document.
+func at(doc any, path string) (any, bool) {
+	v := doc
+	if path == "" {
+		return v, true
+	}
+	for _, part := range strings.Split(path, ".") {
+		switch node := v.(type) {
+		case map[string]any:
+			next, ok := node[part]
+			if !ok {
+				return nil, false
+			}
+			v = next
+		case []any:
+			i, err := strconv.Atoi(part)
+			if err != nil || i < 0 || i >= len(node) {
+				return nil, false
+			}
+			v = node[i]
+		default:
+			return nil, false
+		}
+	}
+	return v, true
+}
+
+// absent wants a path not to exist.
+type absent struct{}
+
+// wantStatus fails unless the reply has the status.
+func wantStatus(tb testing.TB, r reply, status int) {
+	tb.Helper()
+	if r.status != status {
+		tb.Fatalf("status = %d, want %d; body %s", r.status, status, bytes.TrimSpace(r.raw))
+	}
+}
+
+// wantFields checks values at paths: an int or int64 wants a JSON integer
+// with exactly that value, a string, bool or nil the same JSON value, a
+// *regexp.Regexp a matching string, absent{} no such key.
+func wantFields(tb testing.TB, r reply, want map[string]any) {
+	tb.Helper()
+	paths := make([]string, 0, len(want))
+	for p := range want {
+		paths = append(paths, p)
+	}
+	sort.Strings(paths)
+	for _, p := range paths {
+		w := want[p]
+		got, ok := at(r.json, p)
+		if _, wantAbsent := w.(absent); wantAbsent {
+			if ok {
+				tb.Errorf("%s = %v, want absent; body %s", p, got, bytes.TrimSpace(r.raw))
+			}
+			continue
+		}
+		if !ok {
+			tb.Errorf("%s missing, want %v; body %s", p, w, bytes.TrimSpace(r.raw))
+			continue
+		}
+		if msg := mismatch(got, w); msg != "" {
+			tb.Errorf("%s: %s; body %s", p, msg, bytes.TrimSpace(r.raw))
+		}
+	}
+}
+
+func mismatch(got, want any) string {
+	switch w := want.(type) {
+	case int:
+		return mismatch(got, int64(w))
+	case int64:
+		n, ok := got.(json.Number)
+		if !ok {
+			return fmt.Sprintf("got %#v (%T), want the integer %d", got, got, w)
+		}
+		if n.String() != strconv.FormatInt(w, 10) {
+			return fmt.Sprintf("got %s, want %d", n, w)
+		}
+	case string:
+		if s, ok := got.(string); !ok || s != w {
+			return fmt.Sprintf("got %#v, want %q", got, w)
+		}
+	case bool:
+		if b, ok := got.(bool); !ok || b != w {
+			return fmt.Sprintf("got %#v, want %v", got, w)
+		}
+	case nil:
+		if got != nil {
+			return fmt.Sprintf("got %#v, want null", got)
+		}
+	case *regexp.Regexp:
+		if s, ok := got.(string); !ok || !w.MatchString(s) {
+			return fmt.Sprintf("got %#v, want a string matching %s", got, w)
+		}
+	default:
+		panic(fmt.Sprintf("wantFields: unsupported want %T", want))
+	}
+	return ""
+}
+
+// wantKeys checks that the object at path has exactly the keys.
+func wantKeys(tb testing.TB, r reply, path string, keys ...string) {
+	tb.Helper()
+	v, ok := at(r.json, path)
+	obj, isObj := v.(map[string]any)
+	if !ok || !isObj {
+		tb.Errorf("%q is not an object; body %s", path, bytes.TrimSpace(r.raw))
+		return
+	}
+	got := make([]string, 0, len(obj))
+	for k := range obj {
+		got = append(got, k)
+	}
+	sort.Strings(got)
+	want := append([]string(nil), keys...)
+	sort.Strings(want)
+	if strings.Join(got, ",") != strings.Join(want, ",") {
+		tb.Errorf("keys of %q = %v, want %v", path, got, want)
+	}
+}
+
+// wantLen checks the length of the array at path (a JSON array, never null).
+func wantLen(tb testing.TB, r reply, path string, n int) {
+	tb.Helper()
+	v, ok := at(r.json, path)
+	arr, isArr := v.([]any)
+	if !ok || !isArr {
+		tb.Fatalf("%q is not an array; body %s", path, bytes.TrimSpace(r.raw))
+	}
+	if len(arr) != n {
+		tb.Fatalf("len(%s) = %d, want %d; body %s", path, len(arr), n, bytes.TrimSpace(r.raw))
+	}
+}
+
+// str returns the string at path or fails.
+func str(tb testing.TB, r reply, path string) string {
+	tb.Helper()
+	v, _ := at(r.json, path)
+	s, ok := v.(string)
+	if !ok {
+		tb.Fatalf("%s = %#v, want a string; body %s", path, v, bytes.TrimSpace(r.raw))
+	}
+	return s
+}
+
+// wantError checks the error envelope: the status, exactly
+// {"error": {"code", "message"}}, the code, a non-empty message and, when
+// given, a message naming mentions.
+func wantError(tb testing.TB, r reply, status int, code, mentions string) {
+	tb.Helper()
+	if r.status != status {
+		tb.Errorf("status = %d, want %d; body %s", r.status, status, bytes.TrimSpace(r.raw))
+	}
+	wantKeys(tb, r, "", "error")
+	wantKeys(tb, r, "error", "code", "message")
+	wantFields(tb, r, map[string]any{"error.code": code, "error.message": reNonEmpty})
+	if mentions != "" {
+		if msg, _ := at(r.json, "error.message"); !strings.Contains(fmt.Sprint(msg), mentions) {
+			tb.Errorf("error.message = %q, want it to name %q", msg, mentions)
+		}
+	}
+}
+
+// mustCampaign creates a campaign through the API and returns its id.
+func (tn *tenant) mustCampaign(tb testing.TB, body map[string]any) string {
+	tb.Helper()
+	r := tn.do(tb, http.MethodPost, "/api/v1/campaigns", body)
+	wantStatus(tb, r, http.StatusCreated)
+	return str(tb, r, "data.id")
+}
+
+// member is a member created through the API.
+type member struct {
+	id     uuid.UUID
+	prefID string // mem_…
+	email  string
+	coupon string
+}
+
+// mustMember creates a member through the API.
+func (tn *tenant) mustMember(tb testing.TB, email, name string) member {
+	tb.Helper()
+	r := tn.do(tb, http.MethodPost, "/api/v1/members", map[string]any{"email": email, "name": name})
+	wantStatus(tb, r, http.StatusCreated)
+	m := member{prefID: str(tb, r, "data.id"), email: email, coupon: str(tb, r, "data.coupon_code")}
+	id, ok := ids.Parse(ids.Member, m.prefID)
+	if !ok {
+		tb.Fatalf("member id %q does not parse", m.prefID)
+	}
+	m.id = id
+	return m
+}
+
+// mustLedger applies commands through the ledger store, the only writer of
+// wallets.
+func (tn *tenant) mustLedger(tb testing.TB, cmds ...ledger.Command) {
+	tb.Helper()
+	book, err := tn.env.ledger.ApplyBatch(context.Background(), cmds)
+	if err != nil {
+		tb.Fatalf("ApplyBatch: %v", err)
+	}
+	for _, o := range book.Outcomes {
+		if o.Status != ledger.OutcomeApplied {
+			tb.Fatalf("command %s: outcome %s (%s %s), want applied", o.CommandID, o.Status, o.ErrorCode, o.Reason)
+		}
+	}
+}
+
+// sale returns the credit_sale (or, with typ CmdRefund, the refund) of an
+// order paid at t0 and attributed to m.
+func (tn *tenant) sale(typ string, m member, order string, amount int64) ledger.Command {
+	return ledger.Command{ID: "guru:" + order + ":" + typ, Type: typ, MerchantID: tn.merchant.ID, MemberID: m.id,
+		IssuedAt: t0, Sale: &ledger.Sale{Source: "guru", OrderID: order, Amount: amount, Currency: "BRL",
+			CouponCode: m.coupon, BuyerName: "Bruno Lima", BuyerEmail: "bruno." + order + "@example.com", PaidAt: t0}}
+}
+
+// release returns the command releasing the referral of order after its
+// warranty (of at most 30 days) has passed.
+func (tn *tenant) release(tb testing.TB, m member, order string) ledger.Command {
+	tb.Helper()
+	refID := tn.referralID(tb, m, order)
+	return ledger.Command{ID: "release:" + refID.String(), Type: ledger.CmdRelease, MerchantID: tn.merchant.ID,
+		MemberID: m.id, ReferralID: refID, IssuedAt: t0.Add(30 * 24 * time.Hour)}
+}
+
+// referralID returns the id of the member's referral of order.
+func (tn *tenant) referralID(tb testing.TB, m member, order string) uuid.UUID {
+	tb.Helper()
+	refs, err := tn.env.reads.ListMemberReferrals(context.Background(), tn.merchant.ID, m.id)
+	if err != nil {
+		tb.Fatalf("ListMemberReferrals: %v", err)
+	}
+	for _, r := range refs {
+		if r.OrderID == order {
+			return r.ID
+		}
+	}
+	tb.Fatalf("no referral of order %s", order)
+	return uuid.Nil
+}
