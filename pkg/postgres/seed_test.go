@@ -51,3 +51,7 @@ func itoa(i int) string {
 	}
 	return itoa(i/10) + digits[i%10:i%10+1]
 }
+
+func campaignFixed() campaign.Campaign {
+	return campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 500, WarrantyDays: 7, IsActive: true}
+}

@@ -1,0 +1,75 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
+)
+
+func TestAdvisoryLeaderIsExclusive(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	key := time.Now().UnixNano() // unique per run: advisory locks are server-wide
+	a, b := postgres.NewAdvisoryLeader(pool, key), postgres.NewAdvisoryLeader(pool, key)
+	if lead, err := a.TryLead(ctx); err != nil || !lead {
+		t.Fatalf("a.TryLead = %v, %v; want true", lead, err)
+	}
+	if lead, err := b.TryLead(ctx); err != nil || lead {
+		t.Fatalf("b.TryLead while a leads = %v, %v; want false", lead, err)
+	}
+	if lead, _ := a.TryLead(ctx); !lead {
+		t.Fatal("a lost its leadership")
+	}
+	a.Release(ctx)
+	if lead, err := b.TryLead(ctx); err != nil || !lead {
+		t.Fatalf("b.TryLead after release = %v, %v; want true", lead, err)
+	}
+	b.Release(ctx)
+}
+
+type recordingPublisher struct{ got []outbox.Record }
+
+func (p *recordingPublisher) PublishEvents(_ context.Context, recs []outbox.Record) error {
+	p.got = append(p.got, recs...)
+	return nil
+}
+
+func TestOutboxSweepRelaysStranded(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	s := mustSeed(t, pool, campaignFixed(), 1)
+	rec, err := outbox.NewRecord(s.merchant.ID, s.members[0].ID, "referral.created", map[string]string{"id": "x"}, time.Now().Add(-time.Minute))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fresh, _ := outbox.NewRecord(s.merchant.ID, s.members[0].ID, "referral.created", map[string]string{"id": "y"}, time.Now())
+	for _, r := range []outbox.Record{rec, fresh} {
+		if _, err := pool.Exec(ctx, `INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
+VALUES ($1, $2, $3, $4, $5, $6)`, r.MerchantID, r.EventID, r.MemberID, r.Type, string(r.Payload), r.CreatedAt); err != nil {
+			t.Fatal(err)
+		}
+	}
+	pub := &recordingPublisher{}
+	relay := outbox.NewRelay(postgres.NewOutboxStore(pool), pub)
+	n, err := relay.Sweep(ctx, time.Now(), 30*time.Second, 100)
+	if err != nil || n != 1 || len(pub.got) != 1 || pub.got[0].EventID != rec.EventID {
+		t.Fatalf("Sweep = %d, %v, published %d; want only the stranded record", n, err, len(pub.got))
+	}
+	if string(pub.got[0].Payload) != string(rec.Payload) {
+		t.Errorf("payload changed: %s != %s", pub.got[0].Payload, rec.Payload)
+	}
+	var relayed *time.Time
+	_ = pool.QueryRow(ctx, `SELECT relayed_at FROM outbox WHERE event_id = $1`, rec.EventID).Scan(&relayed)
+	if relayed == nil {
+		t.Error("stranded record not marked relayed")
+	}
+	if n, _ := relay.Sweep(ctx, time.Now(), 30*time.Second, 100); n != 0 {
+		t.Errorf("second sweep relayed %d, want 0", n)
+	}
+}
