@@ -65,6 +65,10 @@ type Config struct {
 	IngestPublicURL string // base of the webhook URLs shown for integrations
 	// KeyCacheTTL bounds how long a revoked key may still work (≤ 5 s).
 	KeyCacheTTL time.Duration
+
+	Catalog    CatalogConfig    // lists and updates (catalog.go)
+	Protection ProtectionConfig // idempotency and rate limits (protection.go)
+	Actions    ActionsConfig    // wallet actions through the ledger (actions.go)
 }
 
 // Server serves the API.
@@ -93,19 +97,33 @@ func New(cfg Config) (*Server, *mux.Router) {
 	})
 	r.Use(s.recoverPanics)
 
+	s.registerDocs(r)
+
 	// The subrouters carry no path prefix: with one, gorilla/mux v1.8 lets
 	// the copied prefix matcher of a later route clear a method mismatch, so
 	// a wrong method answered 404 instead of 405.
-	const v1 = "/api/v1"
 	mf := r.NewRoute().Subrouter()
-	mf.Use(s.withStyle(respond.Member), s.authenticate, s.checkQuery)
+	mf.Use(s.withStyle(respond.Member), s.authenticate, s.checkQuery, s.rateLimit, s.idempotency)
+	admin := r.NewRoute().Subrouter()
+	admin.Use(s.withStyle(respond.Admin), s.authenticate, s.checkQuery, s.rateLimit, s.idempotency)
+
+	s.registerReads(mf, admin)
+	s.registerCatalog(admin)
+	s.registerWalletActions(mf, admin)
+	return s, r
+}
+
+// v1 is the path prefix of the member-facing and admin interfaces.
+const v1 = "/api/v1"
+
+// registerReads adds the member-facing reads and the admin routes of
+// members, campaigns and integrations.
+func (s *Server) registerReads(mf, admin *mux.Router) {
 	mf.HandleFunc(v1+"/member/me", s.getMemberMe).Methods(http.MethodGet)
 	mf.HandleFunc(v1+"/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
 	mf.HandleFunc(v1+"/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
 	mf.HandleFunc(v1+"/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
 
-	admin := r.NewRoute().Subrouter()
-	admin.Use(s.withStyle(respond.Admin), s.authenticate, s.checkQuery)
 	admin.HandleFunc(v1+"/integrations/{provider}", s.putIntegration).Methods(http.MethodPut)
 	admin.HandleFunc(v1+"/integrations/{provider}", s.getIntegration).Methods(http.MethodGet)
 	admin.HandleFunc(v1+"/campaigns", s.createCampaign).Methods(http.MethodPost)
@@ -114,7 +132,6 @@ func New(cfg Config) (*Server, *mux.Router) {
 	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
 	admin.HandleFunc(v1+"/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
 	admin.HandleFunc(v1+"/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
-	return s, r
 }
 
 type ctxKey int
