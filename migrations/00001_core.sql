@@ -178,9 +178,10 @@ CREATE TABLE redemptions (
     amount          bigint NOT NULL CHECK (amount > 0),
     type            text NOT NULL CHECK (type IN ('subscription_discount', 'store_credit')),
     status          text NOT NULL CHECK (status IN ('pending', 'completed', 'failed')),
-    transaction_id  uuid NOT NULL,
+    transaction_id  uuid NOT NULL, -- the debit ledger entry
+    debit_txn_id    uuid NOT NULL, -- the member-facing debit transaction
     subscription_id text NOT NULL DEFAULT '',
-    metadata        jsonb NOT NULL DEFAULT '{}',
+    result          jsonb NOT NULL DEFAULT '{}', -- what the platform answered
     failure_reason  text NOT NULL DEFAULT '',
     created_at      timestamptz NOT NULL,
     updated_at      timestamptz NOT NULL,
@@ -188,6 +189,7 @@ CREATE TABLE redemptions (
     FOREIGN KEY (merchant_id, member_id) REFERENCES members (merchant_id, id)
 );
 CREATE INDEX redemptions_member ON redemptions (merchant_id, member_id, created_at DESC, id DESC);
+CREATE INDEX redemptions_pending ON redemptions (updated_at) WHERE status = 'pending';
 
 -- Exactly-once: a command id is recorded in the same transaction as its
 -- effect; a redelivered command finds its row and does nothing.
