@@ -31,6 +31,14 @@ func (b *Book) Apply(cmd Command) {
 		b.refund(cmd, m)
 	case CmdRelease:
 		b.release(cmd, m)
+	case CmdApprove:
+		b.manualApprove(cmd, m)
+	case CmdReject:
+		b.reject(cmd, m)
+	case CmdRedeem:
+		b.redeem(cmd, m)
+	case CmdRedemptionResult:
+		b.redemptionResult(cmd, m)
 	default:
 		b.record(cmd, OutcomeRejected, string(apperr.Invalid), "unknown command type "+cmd.Type, nil)
 	}

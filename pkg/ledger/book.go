@@ -7,6 +7,7 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/google/uuid"
 )
@@ -124,6 +125,8 @@ type Book struct {
 	Transactions map[uuid.UUID]*Transaction
 	// Processed holds command ids already applied (merchant + id).
 	Processed map[ProcessedKey]bool
+	// Redemptions holds loaded and new redemptions by (merchant, id).
+	Redemptions map[MemberKey]*redemption.Redemption
 
 	NewReferrals        []*referral.Referral
 	ChangedReferrals    map[uuid.UUID]*referral.Referral
@@ -132,9 +135,11 @@ type Book struct {
 	Entries             []Entry
 	Events              []Event
 	// Records are Events rendered for the outbox by EncodeEvents.
-	Records        []outbox.Record
-	Outcomes       []Outcome
-	ChangedWallets map[MemberKey]*Wallet
+	Records            []outbox.Record
+	Outcomes           []Outcome
+	ChangedWallets     map[MemberKey]*Wallet
+	NewRedemptions     []*redemption.Redemption
+	ChangedRedemptions map[uuid.UUID]*redemption.Redemption
 
 	newTxnIDs map[uuid.UUID]bool
 	now       func() time.Time
@@ -156,6 +161,8 @@ func NewBook(now func() time.Time) *Book {
 		ReferralsByID:       map[MemberKey]*referral.Referral{},
 		Transactions:        map[uuid.UUID]*Transaction{},
 		Processed:           map[ProcessedKey]bool{},
+		Redemptions:         map[MemberKey]*redemption.Redemption{},
+		ChangedRedemptions:  map[uuid.UUID]*redemption.Redemption{},
 		ChangedReferrals:    map[uuid.UUID]*referral.Referral{},
 		ChangedTransactions: map[uuid.UUID]*Transaction{},
 		ChangedWallets:      map[MemberKey]*Wallet{},
@@ -198,8 +205,10 @@ func (b *Book) wallet(merchantID, memberID uuid.UUID) *Wallet {
 	return w
 }
 
-// move applies signed deltas to the member's wallet and appends the entry.
-func (b *Book) move(cmd Command, e Entry, d walletDelta) {
+// move applies signed deltas to the member's wallet, appends the entry,
+// emits wallet.credited or wallet.debited for credits and debits (and for
+// returnedMoney, a cancelled debit), and returns the entry's id.
+func (b *Book) move(cmd Command, e Entry, d walletDelta) uuid.UUID {
 	w := b.wallet(cmd.MerchantID, cmd.MemberID)
 	w.Pending += d.pending
 	w.Available += d.available
@@ -216,20 +225,27 @@ func (b *Book) move(cmd Command, e Entry, d walletDelta) {
 	e.PendingAfter, e.AvailableAfter = w.Pending, w.Available
 	e.CreatedAt = w.UpdatedAt
 	b.Entries = append(b.Entries, e)
-	if e.Type == EntryCredit || e.Type == EntryDebit {
-		typ := EventWalletCredited
-		if e.Type == EntryDebit {
-			typ = EventWalletDebited
-		}
+	typ := ""
+	switch {
+	case e.Type == EntryCredit || d.returnedMoney:
+		typ = EventWalletCredited
+	case e.Type == EntryDebit:
+		typ = EventWalletDebited
+	}
+	if typ != "" {
 		b.emit(cmd, typ, WalletEventData{
 			MemberID:    memberIDString(cmd.MemberID),
 			Transaction: e.View(),
 			Wallet:      e.BalanceAfter(),
 		})
 	}
+	return e.ID
 }
 
-type walletDelta struct{ pending, available, earned, redeemed, cancelled int64 }
+type walletDelta struct {
+	pending, available, earned, redeemed, cancelled int64
+	returnedMoney                                   bool // a failed redemption gives its debit back
+}
 
 func (b *Book) emit(cmd Command, typ string, data any) {
 	b.Events = append(b.Events, Event{

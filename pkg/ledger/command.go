@@ -12,6 +12,7 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/google/uuid"
 )
 
@@ -25,19 +26,57 @@ const (
 	CmdRefund = "refund"
 	// CmdRelease releases a pending reward whose warranty has expired.
 	CmdRelease = "release"
+	// CmdApprove approves a pending referral by hand: its credit is released.
+	CmdApprove = "approve"
+	// CmdReject rejects a pending referral (its credit is cancelled) or an
+	// approved one while the available balance still covers the reward
+	// (its credit is reversed).
+	CmdReject = "reject"
+	// CmdRedeem debits available balance and creates a pending redemption,
+	// which the dispatcher carries out on the platform.
+	CmdRedeem = "redeem"
+	// CmdRedemptionResult completes a pending redemption, or fails it and
+	// returns the money.
+	CmdRedemptionResult = "redemption_result"
 )
 
 // Command is one message on ledger.commands.
 type Command struct {
 	// ID makes the command idempotent: a second command with the same id
 	// (per merchant) is a no-op.
-	ID         string    `json:"id"`
-	Type       string    `json:"type"`
-	MerchantID uuid.UUID `json:"merchant_id"`
-	MemberID   uuid.UUID `json:"member_id"`
-	IssuedAt   time.Time `json:"issued_at"`
-	Sale       *Sale     `json:"sale,omitempty"`
-	ReferralID uuid.UUID `json:"referral_id,omitzero"`
+	ID         string             `json:"id"`
+	Type       string             `json:"type"`
+	MerchantID uuid.UUID          `json:"merchant_id"`
+	MemberID   uuid.UUID          `json:"member_id"`
+	IssuedAt   time.Time          `json:"issued_at"`
+	Sale       *Sale              `json:"sale,omitempty"`
+	ReferralID uuid.UUID          `json:"referral_id,omitzero"`
+	Notes      string             `json:"notes,omitempty"`  // approve, reject
+	Reason     string             `json:"reason,omitempty"` // reject
+	Redeem     *Redeem            `json:"redeem,omitempty"`
+	Result     *RedemptionOutcome `json:"result,omitempty"`
+}
+
+// Redeem is the request of a redemption.
+type Redeem struct {
+	RedemptionID   uuid.UUID `json:"redemption_id"`
+	Amount         int64     `json:"amount"` // cents; 0 = all available
+	Type           string    `json:"type"`   // redemption.TypeSubscriptionDiscount or TypeStoreCredit
+	SubscriptionID string    `json:"subscription_id,omitempty"`
+}
+
+// RedemptionOutcome is what the platform did with a redemption.
+type RedemptionOutcome struct {
+	RedemptionID  uuid.UUID         `json:"redemption_id"`
+	Success       bool              `json:"success"`
+	Result        redemption.Result `json:"result"`
+	FailureReason string            `json:"failure_reason,omitempty"`
+}
+
+// ResultCommandID is the id of the result command of a redemption: the
+// dispatcher uses it, and the API waits for it.
+func ResultCommandID(redemptionID uuid.UUID) string {
+	return "redemption-result:" + redemptionID.String()
 }
 
 // Sale is an order reported by a provider, attributed to the member.

@@ -15,7 +15,22 @@ const (
 	EventWalletCredited      = "wallet.credited"
 	EventWalletDebited       = "wallet.debited"
 	EventRedemptionCompleted = "redemption.completed"
+
+	// EventRedemptionRequested is internal: it goes to the redemptions
+	// topic, where the dispatcher carries the redemption out, and is never
+	// delivered to merchants.
+	EventRedemptionRequested = "redemption.requested"
 )
+
+// RedemptionRequested is the data of redemption.requested.
+type RedemptionRequested struct {
+	RedemptionID   uuid.UUID `json:"redemption_id"`
+	MerchantID     uuid.UUID `json:"merchant_id"`
+	MemberID       uuid.UUID `json:"member_id"`
+	Type           string    `json:"type"`
+	Amount         int64     `json:"amount"`
+	SubscriptionID string    `json:"subscription_id,omitempty"`
+}
 
 // Balance is the wallet part of admin shapes: {pending, available, currency}.
 type Balance struct {

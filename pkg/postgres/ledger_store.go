@@ -10,6 +10,7 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -59,6 +60,7 @@ type keyLists struct {
 	orderMerchants            []uuid.UUID
 	orderSources, orderIDs    []string
 	refMerchants, referralIDs []uuid.UUID
+	redMerchants, redemptions []uuid.UUID
 }
 
 func collectKeys(cmds []ledger.Command) keyLists {
@@ -77,6 +79,10 @@ func collectKeys(cmds []ledger.Command) keyLists {
 			k.orderMerchants = append(k.orderMerchants, c.MerchantID)
 			k.orderSources = append(k.orderSources, c.Sale.Source)
 			k.orderIDs = append(k.orderIDs, c.Sale.OrderID)
+		}
+		if c.Result != nil {
+			k.redMerchants = append(k.redMerchants, c.MerchantID)
+			k.redemptions = append(k.redemptions, c.Result.RedemptionID)
 		}
 		if c.ReferralID != uuid.Nil {
 			k.refMerchants = append(k.refMerchants, c.MerchantID)
@@ -137,6 +143,13 @@ LEFT JOIN wallet_transactions t ON t.merchant_id = r.merchant_id AND t.id = r.cr
 WHERE (r.merchant_id, r.source, r.order_id) IN (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]))
    OR (r.merchant_id, r.id) IN (SELECT * FROM unnest($4::uuid[], $5::uuid[]))
 FOR UPDATE OF r`
+	sqlLoadRedemptions = `
+SELECT r.merchant_id, r.id, r.member_id, r.amount, r.type, r.status, r.transaction_id, r.debit_txn_id,
+  r.subscription_id, r.result, r.failure_reason, r.created_at, r.updated_at, t.status, t.created_at
+FROM redemptions r
+JOIN wallet_transactions t ON t.merchant_id = r.merchant_id AND t.id = r.debit_txn_id
+WHERE (r.merchant_id, r.id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
+FOR UPDATE OF r`
 )
 
 func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cmds []ledger.Command) error {
@@ -153,6 +166,7 @@ func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cm
 	b.Queue(sqlLoadMembers, k.merchants, k.members)
 	b.Queue(sqlLoadProcessed, k.cmdMerchants, k.cmdIDs)
 	b.Queue(sqlLoadReferrals, k.orderMerchants, k.orderSources, k.orderIDs, k.refMerchants, k.referralIDs)
+	b.Queue(sqlLoadRedemptions, k.redMerchants, k.redemptions)
 	res := tx.SendBatch(ctx, b)
 	defer res.Close()
 	if err := loadMembers(res, book); err != nil {
@@ -162,6 +176,9 @@ func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cm
 		return err
 	}
 	if err := loadReferrals(res, book); err != nil {
+		return err
+	}
+	if err := loadRedemptions(res, book); err != nil {
 		return err
 	}
 	return res.Close()
@@ -264,6 +281,9 @@ func (s *LedgerStore) write(ctx context.Context, tx pgx.Tx, book *ledger.Book) e
 	queueTransactions(b, book)
 	queueEntries(b, book)
 	queueWallets(b, book)
+	if err := queueRedemptions(b, book); err != nil {
+		return err
+	}
 	queueOutbox(b, book.Records)
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write ledger batch: %w", err)
@@ -293,4 +313,28 @@ func resultJSON(o ledger.Outcome) string {
 	}
 	raw, _ := json.Marshal(body)
 	return string(raw)
+}
+
+func loadRedemptions(res pgx.BatchResults, book *ledger.Book) error {
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("load redemptions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		r := &redemption.Redemption{}
+		var result []byte
+		var txnStatus string
+		var txnCreated time.Time
+		if err := rows.Scan(&r.MerchantID, &r.ID, &r.MemberID, &r.Amount, &r.Type, &r.Status, &r.TransactionID,
+			&r.DebitTxnID, &r.SubscriptionID, &result, &r.FailureReason, &r.CreatedAt, &r.UpdatedAt,
+			&txnStatus, &txnCreated); err != nil {
+			return err
+		}
+		_ = json.Unmarshal(result, &r.Result)
+		book.Redemptions[ledger.MemberKey{MerchantID: r.MerchantID, MemberID: r.ID}] = r
+		book.Transactions[r.DebitTxnID] = &ledger.Transaction{ID: r.DebitTxnID, MerchantID: r.MerchantID,
+			MemberID: r.MemberID, Type: ledger.TxnDebit, Status: txnStatus, Amount: r.Amount, CreatedAt: txnCreated}
+	}
+	return rows.Err()
 }

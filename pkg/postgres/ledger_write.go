@@ -1,6 +1,7 @@
 package postgres
 
 import (
+	"encoding/json"
 	"time"
 
 	"github.com/convida/convida/pkg/ledger"
@@ -152,4 +153,32 @@ FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], $6
   $8::bigint[], $9::timestamptz[]) AS u(merchant_id, member_id, pending, available, earned, redeemed, cancelled, version, updated)
 WHERE w.merchant_id = u.merchant_id AND w.member_id = u.member_id`,
 		merchant, member, pending, available, earned, redeemed, cancelled, version, updated)
+}
+
+func queueRedemptions(b *pgx.Batch, book *ledger.Book) error {
+	isNew := map[uuid.UUID]bool{}
+	for _, r := range book.NewRedemptions {
+		isNew[r.ID] = true
+		result, err := json.Marshal(r.Result)
+		if err != nil {
+			return err
+		}
+		b.Queue(`INSERT INTO redemptions (merchant_id, id, member_id, amount, type, status, transaction_id, debit_txn_id,
+  subscription_id, result, failure_reason, created_at, updated_at)
+VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)`,
+			r.MerchantID, r.ID, r.MemberID, r.Amount, r.Type, r.Status, r.TransactionID, r.DebitTxnID,
+			r.SubscriptionID, result, r.FailureReason, r.CreatedAt, r.UpdatedAt)
+	}
+	for _, r := range book.ChangedRedemptions {
+		if isNew[r.ID] {
+			continue
+		}
+		result, err := json.Marshal(r.Result)
+		if err != nil {
+			return err
+		}
+		b.Queue(`UPDATE redemptions SET status = $3, result = $4, failure_reason = $5, updated_at = $6
+WHERE merchant_id = $1 AND id = $2`, r.MerchantID, r.ID, r.Status, result, r.FailureReason, r.UpdatedAt)
+	}
+	return nil
 }

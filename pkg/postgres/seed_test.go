@@ -13,6 +13,7 @@ import (
 )
 
 type seeded struct {
+	pool     *pgxpool.Pool
 	merchant *merchant.Merchant
 	campaign *campaign.Campaign
 	members  []*member.Member
@@ -32,7 +33,7 @@ func mustSeed(t *testing.T, pool *pgxpool.Pool, c campaign.Campaign, n int) seed
 	if err := postgres.NewCampaignStore(pool).CreateCampaign(ctx, &c); err != nil {
 		t.Fatalf("CreateCampaign: %v", err)
 	}
-	s := seeded{merchant: m, campaign: &c}
+	s := seeded{pool: pool, merchant: m, campaign: &c}
 	store := postgres.NewMemberStore(pool)
 	for i := 0; i < n; i++ {
 		mem := &member.Member{MerchantID: m.ID, Email: "member" + itoa(i) + "@example.com", Name: "Ana Souza", CampaignID: c.ID}
