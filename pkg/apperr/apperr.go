@@ -25,6 +25,7 @@ const (
 	InvalidState        Code = "invalid_state"
 	InsufficientBalance Code = "insufficient_balance"
 	BelowMinRedemption  Code = "below_min_redemption"
+	RedemptionFailed    Code = "redemption_failed"
 	IdempotencyReused   Code = "idempotency_key_reused"
 	IdempotencyInUse    Code = "idempotency_key_in_use"
 	RateLimited         Code = "rate_limited"

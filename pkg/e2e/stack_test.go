@@ -46,6 +46,8 @@ type stackOptions struct {
 	brokers     []string // reuse a broker
 	databaseURL string   // reuse a database
 	noLedger    bool
+	dispatcher  bool              // run the dispatcher (redemptions)
+	env         map[string]string // extra configuration
 }
 
 func startStack(t testing.TB, opt stackOptions) *stack {
@@ -56,7 +58,7 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	if opt.databaseURL == "" {
 		opt.databaseURL = testenv.MustDatabase(t)
 	}
-	cfg, err := program.LoadConfig(func(string) string { return "" })
+	cfg, err := program.LoadConfig(func(k string) string { return opt.env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +80,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	if !opt.noLedger {
 		s.run(ctx, "ledger", program.RunLedger)
 	}
+	if opt.dispatcher {
+		s.run(ctx, "dispatcher", program.RunDispatcher)
+	}
 	t.Cleanup(func() {
 		cancel()
 		ingestSrv.Close()
@@ -87,6 +92,19 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	})
 	return s
 }
+
+// secondDeps opens a second set of connections on the same configuration:
+// a second API instance.
+func (s *stack) secondDeps(t testing.TB) *program.Deps {
+	d, err := program.Open(context.Background(), s.deps.Config, s.deps.Log, "test-2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(d.Close)
+	return d
+}
+
+func checkLedger(s *stack) error { return postgres.CheckLedger(context.Background(), s.deps.Pool) }
 
 func (s *stack) run(ctx context.Context, name string, fn func(context.Context, *program.Deps) error) {
 	s.wg.Add(1)

@@ -84,14 +84,29 @@ func (a *authenticator) merchantFor(ctx context.Context, key string) (*merchant.
 	return e.merchant, nil
 }
 
-// authenticate is the middleware: 401 unless a valid key is presented.
+// authenticate is the middleware: 401 unless a valid key is presented. It
+// puts the merchant and the key's SHA-256 (see keyHashOf) in the context.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		m, err := s.auth.merchantFor(r.Context(), presentedKey(r))
+		key := presentedKey(r)
+		m, err := s.auth.merchantFor(r.Context(), key)
 		if err != nil {
 			s.fail(w, r, err)
 			return
 		}
-		next.ServeHTTP(w, r.WithContext(context.WithValue(r.Context(), merchantKey, m)))
+		ctx := context.WithValue(r.Context(), merchantKey, m)
+		ctx = context.WithValue(ctx, keyHashKey{}, sha256.Sum256([]byte(key)))
+		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// keyHashKey is the context key of the authenticated API key's SHA-256.
+type keyHashKey struct{}
+
+// keyHashOf returns the SHA-256 of the API key that authenticated r, which
+// identifies the key (the rate limit is per key) without holding the secret;
+// ok is false outside authenticated routes.
+func keyHashOf(r *http.Request) (sum [32]byte, ok bool) {
+	sum, ok = r.Context().Value(keyHashKey{}).([32]byte)
+	return sum, ok
 }

@@ -1,12 +1,447 @@
 package httpapi
 
-import "net/http"
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"io"
+	"math"
+	"net/http"
+	"strconv"
+	"sync/atomic"
+	"time"
+	"unicode/utf8"
 
-// ProtectionConfig wires idempotency records and rate limits.
-type ProtectionConfig struct{}
+	"github.com/convida/convida/pkg/apperr"
+	"go.uber.org/zap"
+)
 
-// rateLimit applies the per-key rate limit (decision 13).
-func (s *Server) rateLimit(next http.Handler) http.Handler { return next }
+// Limiter counts requests against a rate limit (decision 13). Allow counts
+// one request of key against perSecond requests per second with a burst of
+// burst. retryAfter is positive exactly when the request is refused (how
+// long until one would be allowed); remaining is how many more would be
+// allowed now; resetAfter is how long until the allowance is full again. An
+// error means the limiter's store did not answer. redisx.Limiter implements
+// it.
+type Limiter interface {
+	Allow(ctx context.Context, key string, perSecond, burst int) (remaining int, retryAfter, resetAfter time.Duration, err error)
+}
 
-// idempotency replays POST and PATCH answers by Idempotency-Key (decision 12).
-func (s *Server) idempotency(next http.Handler) http.Handler { return next }
+// Idempotency keeps the first answer to a request carrying an
+// Idempotency-Key (decision 12). redisx.Idempotency implements it.
+//
+// Begin looks up key within scope for a request whose digest is
+// fingerprint. When the key is new it claims it for lock and returns a
+// non-empty claim: the caller runs the request, then calls Complete or
+// Release with the claim. When the key completed with the same fingerprint
+// it returns the stored answer. It returns an error coded
+// apperr.IdempotencyInUse when the key is claimed by a request with the same
+// fingerprint still running, apperr.IdempotencyReused when the key was used
+// with another fingerprint, and any other error when its store did not
+// answer.
+//
+// Complete stores answer for ttl and ends the claim; Release ends the claim
+// without storing anything, so that a retry runs anew. Both do nothing to a
+// claim that is no longer held.
+type Idempotency interface {
+	Begin(ctx context.Context, scope, key, fingerprint string, lock time.Duration) (claim string, answer []byte, err error)
+	Complete(ctx context.Context, claim string, answer []byte, ttl time.Duration) error
+	Release(ctx context.Context, claim string) error
+}
+
+// ProtectionConfig wires rate limits and idempotency records. A nil Limiter
+// or Idempotency turns that feature off; zero durations and limits take the
+// defaults below. New keeps its own copy, in which the middleware keeps its
+// state (outage reports, breakers); the caller's value is never changed.
+type ProtectionConfig struct {
+	Limiter     Limiter
+	Idempotency Idempotency
+	// Log receives the (throttled) reports of an unavailable store;
+	// Config.Log when nil.
+	Log *zap.Logger
+
+	// PerSecond and Burst are the rate limit of a key whose merchant has
+	// no override (default 100 requests per second, burst 200). A merchant
+	// overriding only the rate gets a burst in the same proportion.
+	PerSecond int
+	Burst     int
+	// Lock bounds how long a claimed idempotency key stays in flight if its
+	// request never completes (default 60 s, beyond the server's write
+	// timeout and the 10 s a redemption may wait).
+	Lock time.Duration
+	// Retention is how long an answer is replayed (default 24 h).
+	Retention time.Duration
+	// Timeout bounds each call to the stores (default 250 ms, a thousand
+	// times what a healthy Redis takes); past it the request is served
+	// unprotected.
+	Timeout time.Duration
+
+	state protectionState
+}
+
+// The defaults of ProtectionConfig.
+const (
+	DefaultPerSecond = 100
+	DefaultBurst     = 200
+	defaultLock      = 60 * time.Second
+	defaultRetention = 24 * time.Hour
+	defaultTimeout   = 250 * time.Millisecond
+	// reportEvery throttles the log of an unavailable store: an outage
+	// would otherwise log once per request.
+	reportEvery = 10 * time.Second
+	// maxStoredAnswer bounds what is kept per key; a larger answer is
+	// served but not kept (it never happens with the API's answers).
+	maxStoredAnswer = 1 << 20
+	// maxIdempotencyKey is the longest Idempotency-Key, in characters.
+	maxIdempotencyKey = 255
+)
+
+func orDefault[T int | time.Duration](v, def T) T {
+	if v <= 0 {
+		return def
+	}
+	return v
+}
+
+// limitOf returns the rate limit of a merchant's keys: its override, else
+// the configured default.
+func (p *ProtectionConfig) limitOf(r *http.Request) (perSecond, burst int) {
+	defRate, defBurst := orDefault(p.PerSecond, DefaultPerSecond), orDefault(p.Burst, DefaultBurst)
+	perSecond, burst = defRate, defBurst
+	if m := merchantOf(r); m != nil {
+		if m.RateLimitPerSecond > 0 {
+			perSecond = m.RateLimitPerSecond
+			burst = max(1, int(int64(defBurst)*int64(perSecond)/int64(defRate)))
+		}
+		if m.RateLimitBurst > 0 {
+			burst = m.RateLimitBurst
+		}
+	}
+	return perSecond, burst
+}
+
+// protectionState is what the middleware remembers between requests. It
+// lives in the Server's copy of the config and is used through sync/atomic
+// functions (atomic.Int64 would make copying a Config a vet error).
+type protectionState struct {
+	limiter, idempotency breaker
+	lastReport           int64 // unix nanoseconds of the last outage report
+	unreported           int64 // failures since
+}
+
+// breaker skips a failing store for breakerPause: during an outage a
+// request costs no Redis call, and one request per pause probes whether the
+// store is back. (go-redis dials a refused connection five times before it
+// gives up, so without the breaker every request would wait for that.)
+type breaker struct {
+	openUntil int64 // unix nanoseconds; 0 while the store answers
+}
+
+// breakerPause is how long a failed store is skipped.
+const breakerPause = time.Second
+
+// allow reports whether to call the store now; after a pause one caller
+// at a time is let through as the probe.
+func (b *breaker) allow(now int64) bool {
+	until := atomic.LoadInt64(&b.openUntil)
+	if until == 0 {
+		return true
+	}
+	return now >= until && atomic.CompareAndSwapInt64(&b.openUntil, until, now+int64(breakerPause))
+}
+
+func (b *breaker) fail(now int64) { atomic.StoreInt64(&b.openUntil, now+int64(breakerPause)) }
+
+// succeed closes the breaker and reports whether it was open.
+func (b *breaker) succeed() bool {
+	until := atomic.LoadInt64(&b.openUntil)
+	return until != 0 && atomic.CompareAndSwapInt64(&b.openUntil, until, 0)
+}
+
+// callStore calls a store through its breaker (none when b is nil: ending
+// a claim is always tried), within Timeout and beyond the client's hanging
+// up (so that a completed request's answer is still stored). It returns
+// false when the store was skipped or failed: the caller then serves the
+// request without the feature. Failures are logged at most once per
+// reportEvery, however many requests fail.
+func (s *Server) callStore(r *http.Request, b *breaker, feature string, call func(context.Context) error) bool {
+	p := &s.cfg.Protection
+	if b != nil && !b.allow(time.Now().UnixNano()) {
+		atomic.AddInt64(&p.state.unreported, 1)
+		return false
+	}
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), orDefault(p.Timeout, defaultTimeout))
+	err := call(ctx)
+	cancel()
+	if err == nil {
+		if b != nil && b.succeed() {
+			s.protectionLog().Info("redis available again: " + feature + " resumed")
+		}
+		return true
+	}
+	now := time.Now().UnixNano()
+	if b != nil {
+		b.fail(now)
+	}
+	last := atomic.LoadInt64(&p.state.lastReport)
+	if now-last < int64(reportEvery) || !atomic.CompareAndSwapInt64(&p.state.lastReport, last, now) {
+		atomic.AddInt64(&p.state.unreported, 1)
+		return false
+	}
+	s.protectionLog().Warn("redis unavailable: serving requests without "+feature+" (reported at most every 10 s)",
+		zap.Error(err), zap.Int64("unreported_failures", atomic.SwapInt64(&p.state.unreported, 0)))
+	return false
+}
+
+func (s *Server) protectionLog() *zap.Logger {
+	switch {
+	case s.cfg.Protection.Log != nil:
+		return s.cfg.Protection.Log
+	case s.log != nil:
+		return s.log
+	}
+	return zap.NewNop()
+}
+
+// rateLimit applies the per-key rate limit (decision 13): GCRA with the
+// merchant's rate and burst. Every answer carries RateLimit-Limit (the
+// burst), RateLimit-Remaining and RateLimit-Reset (seconds until the
+// allowance is full again); a refused request is 429 rate_limited with
+// Retry-After (whole seconds, at least 1). When the limiter's store fails
+// the request is served without limit and without these headers.
+func (s *Server) rateLimit(next http.Handler) http.Handler {
+	lim := s.cfg.Protection.Limiter
+	if lim == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		sum, ok := keyHashOf(r)
+		if !ok {
+			next.ServeHTTP(w, r)
+			return
+		}
+		p := &s.cfg.Protection
+		perSecond, burst := p.limitOf(r)
+		var remaining int
+		var retryAfter, resetAfter time.Duration
+		if !s.callStore(r, &p.state.limiter, "rate limiting", func(ctx context.Context) (err error) {
+			remaining, retryAfter, resetAfter, err = lim.Allow(ctx, "apikey:"+hex.EncodeToString(sum[:]), perSecond, burst)
+			return err
+		}) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		h := w.Header()
+		h.Set("RateLimit-Limit", strconv.Itoa(burst))
+		h.Set("RateLimit-Remaining", strconv.Itoa(max(remaining, 0)))
+		h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(resetAfter)))
+		if retryAfter > 0 {
+			wait := max(ceilSeconds(retryAfter), 1)
+			h.Set("Retry-After", strconv.Itoa(wait))
+			s.fail(w, r, apperr.Errorf(apperr.RateLimited,
+				"rate limit of %d requests per second (burst %d) exceeded; retry after %d s", perSecond, burst, wait))
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+func ceilSeconds(d time.Duration) int {
+	if d <= 0 {
+		return 0
+	}
+	return int(math.Ceil(d.Seconds()))
+}
+
+// storedAnswer is what is kept of a first answer and replayed.
+type storedAnswer struct {
+	Status int               `json:"status"`
+	Header map[string]string `json:"header,omitempty"`
+	Body   []byte            `json:"body"`
+}
+
+// replayedHeaders are the headers of an answer that are kept and replayed
+// (RateLimit-* belong to the replay, not to the first answer).
+var replayedHeaders = []string{"Content-Type", "Location"}
+
+// idempotency replays POST and PATCH answers by Idempotency-Key (decision
+// 12). The key (1–255 characters) is scoped to the merchant; the request's
+// fingerprint is the SHA-256 of its method, path with query, and body. The
+// first request claims the key and runs; its answer (status, body,
+// Content-Type and Location) is kept for Retention and replayed, with
+// Idempotent-Replayed: true, to a request with the same key and
+// fingerprint. The same key with another fingerprint is 422
+// idempotency_key_reused; with the same fingerprint while the first still
+// runs, 409 idempotency_key_in_use.
+//
+// 4xx answers are kept like successes (as Stripe does): retrying a refused
+// request with the same key gets the same refusal, and a corrected request
+// needs a new key. A 5xx answer (or a panic) is not kept: the claim is
+// released so a retry runs again. A body over 1 MiB is 413 before anything
+// is claimed. When the store fails the request runs unprotected; the
+// database's unique constraints and the ledger's command ids remain the
+// guarantee against a duplicate effect.
+func (s *Server) idempotency(next http.Handler) http.Handler {
+	store := s.cfg.Protection.Idempotency
+	if store == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		values, present := r.Header["Idempotency-Key"]
+		m := merchantOf(r)
+		if !present || m == nil || (r.Method != http.MethodPost && r.Method != http.MethodPatch) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		key, err := idempotencyKey(values)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxBody))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				s.fail(w, r, apperr.Errorf(apperr.PayloadTooLarge, "request body over 1 MiB"))
+				return
+			}
+			s.fail(w, r, apperr.Errorf(apperr.Invalid, "cannot read request body"))
+			return
+		}
+		r.Body = io.NopCloser(bytes.NewReader(body))
+
+		p := &s.cfg.Protection
+		var claim string
+		var answer []byte
+		var refusal error
+		ok := s.callStore(r, &p.state.idempotency, "idempotency", func(ctx context.Context) (err error) {
+			claim, answer, err = store.Begin(ctx, m.ID.String(), key, fingerprint(r, body), orDefault(p.Lock, defaultLock))
+			if code := apperr.CodeOf(err); code == apperr.IdempotencyInUse || code == apperr.IdempotencyReused {
+				refusal, err = err, nil
+			}
+			return err
+		})
+		switch {
+		case !ok:
+			next.ServeHTTP(w, r)
+		case refusal != nil:
+			s.fail(w, r, refusal)
+		case claim == "":
+			s.replay(w, r, answer)
+		default:
+			s.runClaimed(w, r, next, claim)
+		}
+	})
+}
+
+// idempotencyKey validates the Idempotency-Key header's values.
+func idempotencyKey(values []string) (string, error) {
+	if len(values) != 1 {
+		return "", apperr.Errorf(apperr.Invalid, "Idempotency-Key: must be given once")
+	}
+	k := values[0]
+	if n := utf8.RuneCountInString(k); k == "" || n > maxIdempotencyKey || !utf8.ValidString(k) {
+		return "", apperr.Errorf(apperr.Invalid, "Idempotency-Key: must be 1 to %d characters", maxIdempotencyKey)
+	}
+	return k, nil
+}
+
+// fingerprint digests what makes two requests the same request.
+func fingerprint(r *http.Request, body []byte) string {
+	h := sha256.New()
+	h.Write([]byte(r.Method + " " + r.URL.RequestURI() + "\n"))
+	h.Write(body)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// runClaimed runs the request holding claim, then keeps its answer or, for
+// a 5xx or a panic, releases the claim.
+func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Handler, claim string) {
+	p := &s.cfg.Protection
+	rec := &recorder{ResponseWriter: w}
+	kept := false
+	defer func() {
+		if !kept {
+			s.callStore(r, nil, "idempotency", func(ctx context.Context) error {
+				return p.Idempotency.Release(ctx, claim)
+			})
+		}
+	}()
+	next.ServeHTTP(rec, r)
+	status := rec.statusOrOK()
+	if status >= 500 || rec.overflow {
+		return
+	}
+	a := storedAnswer{Status: status, Header: map[string]string{}, Body: rec.body.Bytes()}
+	for _, name := range replayedHeaders {
+		if v := w.Header().Get(name); v != "" {
+			a.Header[name] = v
+		}
+	}
+	raw, err := json.Marshal(a)
+	if err != nil {
+		return
+	}
+	kept = s.callStore(r, nil, "idempotency", func(ctx context.Context) error {
+		return p.Idempotency.Complete(ctx, claim, raw, orDefault(p.Retention, defaultRetention))
+	})
+}
+
+// replay writes a kept answer.
+func (s *Server) replay(w http.ResponseWriter, r *http.Request, raw []byte) {
+	var a storedAnswer
+	if err := json.Unmarshal(raw, &a); err != nil || a.Status < 100 {
+		s.fail(w, r, apperr.Wrap(apperr.Internal, err, "stored idempotent answer is unreadable"))
+		return
+	}
+	h := w.Header()
+	for name, v := range a.Header {
+		h.Set(name, v)
+	}
+	h.Set("Idempotent-Replayed", "true")
+	w.WriteHeader(a.Status)
+	_, _ = w.Write(a.Body)
+}
+
+// recorder passes an answer through while keeping a copy of it.
+type recorder struct {
+	http.ResponseWriter
+	status   int
+	body     bytes.Buffer
+	overflow bool // the body outgrew maxStoredAnswer: it is not kept
+}
+
+func (c *recorder) WriteHeader(status int) {
+	if c.status == 0 && status >= 200 {
+		c.status = status
+	}
+	c.ResponseWriter.WriteHeader(status)
+}
+
+func (c *recorder) Write(b []byte) (int, error) {
+	if c.status == 0 {
+		c.status = http.StatusOK
+	}
+	if !c.overflow {
+		if c.body.Len()+len(b) > maxStoredAnswer {
+			c.overflow = true
+			c.body = bytes.Buffer{}
+		} else {
+			c.body.Write(b)
+		}
+	}
+	return c.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (c *recorder) Unwrap() http.ResponseWriter { return c.ResponseWriter }
+
+func (c *recorder) statusOrOK() int {
+	if c.status == 0 {
+		return http.StatusOK
+	}
+	return c.status
+}

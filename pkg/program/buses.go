@@ -37,7 +37,7 @@ var _ outbox.Publisher = (*EventBus)(nil)
 func (b *EventBus) PublishEvents(ctx context.Context, recs []outbox.Record) error {
 	msgs := make([]kafkabus.Message, len(recs))
 	for i, r := range recs {
-		msgs[i] = kafkabus.Message{Key: []byte(r.MemberID.String()), Value: r.Payload,
+		msgs[i] = kafkabus.Message{Topic: topicOf(r), Key: []byte(r.MemberID.String()), Value: r.Payload,
 			Headers: map[string]string{"event-type": r.Type, "merchant-id": r.MerchantID.String(), "event-id": r.EventID.String()}}
 	}
 	return b.w.Publish(ctx, msgs...)

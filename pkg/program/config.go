@@ -33,7 +33,12 @@ type Config struct {
 	SecretsKey          string // base64 of 32 bytes
 	LedgerMaxBatch      int
 	LedgerGroup         string
-	DispatcherGroup     string
+	// RedemptionRetryDelays are the pauses between tries of a platform
+	// call (empty: about 2 minutes over 5 tries).
+	RedemptionRetryDelays []time.Duration
+	// ActionTimeout is how long the API waits for a wallet action.
+	ActionTimeout   time.Duration
+	DispatcherGroup string
 }
 
 // Topic names.
@@ -85,6 +90,18 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.KafkaSessionTimeout, err = time.ParseDuration(get("KAFKA_SESSION_TIMEOUT", "10s")); err != nil || c.KafkaSessionTimeout < 500*time.Millisecond {
 		return c, fmt.Errorf("KAFKA_SESSION_TIMEOUT: want a Go duration of at least 500ms, got %q", get("KAFKA_SESSION_TIMEOUT", ""))
+	}
+	if v := get("REDEMPTION_RETRY_DELAYS", ""); v != "" {
+		for _, part := range strings.Split(v, ",") {
+			d, err := time.ParseDuration(strings.TrimSpace(part))
+			if err != nil || d < 0 {
+				return c, fmt.Errorf("REDEMPTION_RETRY_DELAYS: want comma-separated Go durations such as 5s,15s,30s,70s, got %q", v)
+			}
+			c.RedemptionRetryDelays = append(c.RedemptionRetryDelays, d)
+		}
+	}
+	if c.ActionTimeout, err = time.ParseDuration(get("ACTION_TIMEOUT", "10s")); err != nil || c.ActionTimeout <= 0 {
+		return c, fmt.Errorf("ACTION_TIMEOUT: want a positive Go duration such as 10s, got %q", get("ACTION_TIMEOUT", ""))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -87,6 +87,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 		{Name: TopicEvents, Partitions: cfg.KafkaPartitions},
 		{Name: TopicCommands + ".dlq", Partitions: 1},
 		{Name: TopicEvents + ".dlq", Partitions: 1},
+		{Name: TopicRedemptions, Partitions: cfg.KafkaPartitions},
+		{Name: TopicRedemptions + ".dlq", Partitions: 1},
 	}
 	if err := kafkabus.EnsureTopics(ctx, cfg.KafkaBrokers, topics...); err != nil {
 		pool.Close()

@@ -21,7 +21,7 @@ import (
 func LedgerHandler(d *Deps) kafkabus.BatchHandler {
 	store := postgres.NewLedgerStore(d.Pool, d.Now)
 	relay := outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events)
-	worker := ledger.NewWorker(store, relay, nil, d.Log.Named("ledger"))
+	worker := ledger.NewWorker(store, relay, redisx.NewResults(d.Redis, d.Log), d.Log.Named("ledger"))
 	return func(ctx context.Context, msgs []kafkabus.Message) error {
 		cmds, err := decodeCommands(msgs)
 		if err != nil {
@@ -101,9 +101,15 @@ func RunScheduler(ctx context.Context, d *Deps) error {
 	return s.Run(ctx)
 }
 
-// RunDispatcher consumes the events topic. Until outbound webhooks exist it
-// only counts what it sees, so the pipeline and its lag are observable.
+// RunDispatcher runs the dispatcher's consumers: outbound events and
+// redemptions.
 func RunDispatcher(ctx context.Context, d *Deps) error {
+	return RunRoles(ctx, d, runEvents, RunRedemptions)
+}
+
+// runEvents consumes the events topic. Until outbound webhooks exist it
+// only counts what it sees, so the pipeline and its lag are observable.
+func runEvents(ctx context.Context, d *Deps) error {
 	log := d.Log.Named("dispatcher")
 	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
 		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: TopicEvents,
@@ -125,6 +131,7 @@ func RunOps(ctx context.Context, d *Deps, name string) error {
 
 // APIRouter returns the API HTTP handler: /api/v1 plus ops.
 func APIRouter(d *Deps) *mux.Router {
+	outcomes := postgres.NewOutcomeStore(d.Pool)
 	_, r := httpapi.New(httpapi.Config{
 		Merchants:       postgres.NewMerchantStore(d.Pool, d.Box),
 		Campaigns:       postgres.NewCampaignStore(d.Pool),
@@ -133,6 +140,23 @@ func APIRouter(d *Deps) *mux.Router {
 		Log:             d.Log.Named("api"),
 		Now:             d.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
+		Catalog: httpapi.CatalogConfig{
+			Members:   postgres.NewMemberStore(d.Pool),
+			Campaigns: postgres.NewCampaignStore(d.Pool),
+			Referrals: postgres.NewReferralReads(d.Pool),
+		},
+		Protection: httpapi.ProtectionConfig{
+			Limiter:     redisx.NewLimiter(d.Redis),
+			Idempotency: redisx.NewIdempotency(d.Redis),
+			Log:         d.Log.Named("api"),
+		},
+		Actions: httpapi.ActionsConfig{
+			Commands:    d.Commands,
+			Waiter:      &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.Log)},
+			Redemptions: outcomes,
+			Referrals:   postgres.NewReferralReads(d.Pool),
+			Timeout:     d.Config.ActionTimeout,
+		},
 	})
 	d.AddOps(r)
 	return r

@@ -35,6 +35,7 @@ var statuses = map[apperr.Code]int{
 	apperr.IdempotencyReused:   http.StatusUnprocessableEntity,
 	apperr.InsufficientBalance: http.StatusUnprocessableEntity,
 	apperr.BelowMinRedemption:  http.StatusUnprocessableEntity,
+	apperr.RedemptionFailed:    http.StatusUnprocessableEntity,
 	apperr.Unprocessable:       http.StatusUnprocessableEntity,
 	apperr.PayloadTooLarge:     http.StatusRequestEntityTooLarge,
 	apperr.RateLimited:         http.StatusTooManyRequests,

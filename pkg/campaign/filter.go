@@ -1,0 +1,54 @@
+package campaign
+
+// Filter selects a page of a merchant's campaigns, newest first.
+type Filter struct {
+	Offset int
+	Limit  int
+}
+
+// Update is a partial change of a campaign: a nil field is left as it is.
+// The reward type is immutable, so it has no field.
+type Update struct {
+	Name          *string
+	RewardValue   *int64
+	WarrantyDays  *int
+	MinRedemption *int64
+	IsActive      *bool
+	AutoRegister  *bool
+	// IsDefault true moves the merchant's default to the campaign; false is
+	// refused on the current default, since a merchant always has one.
+	IsDefault *bool
+}
+
+// Apply returns c with upd's fields set, for validating the result before
+// it is stored.
+func (upd Update) Apply(c Campaign) Campaign {
+	if upd.Name != nil {
+		c.Name = *upd.Name
+	}
+	if upd.RewardValue != nil {
+		c.RewardValue = *upd.RewardValue
+	}
+	if upd.WarrantyDays != nil {
+		c.WarrantyDays = *upd.WarrantyDays
+	}
+	if upd.MinRedemption != nil {
+		c.MinRedemption = *upd.MinRedemption
+	}
+	if upd.IsActive != nil {
+		c.IsActive = *upd.IsActive
+	}
+	if upd.AutoRegister != nil {
+		c.AutoRegister = *upd.AutoRegister
+	}
+	if upd.IsDefault != nil {
+		c.IsDefault = *upd.IsDefault
+	}
+	return c
+}
+
+// Listed is a campaign as the admin list shows it, read with its stats.
+type Listed struct {
+	Campaign
+	Stats Stats
+}

@@ -1,0 +1,653 @@
+package httpapi_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/redisx"
+	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/testenv"
+	"github.com/gorilla/mux"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+)
+
+var (
+	_ httpapi.Limiter     = (*redisx.Limiter)(nil)
+	_ httpapi.Idempotency = (*redisx.Idempotency)(nil)
+)
+
+// protectedOpts adjusts mustProtectedEnv.
+type protectedOpts struct {
+	rdb    *redis.Client // nil: the shared test Redis
+	log    *zap.Logger   // ProtectionConfig.Log; nil: the test's logger
+	routes func(s *httpapi.Server, r *mux.Router)
+}
+
+// mustProtectedEnv is mustEnv with the rate limiter and idempotency records
+// of pkg/redisx wired in, as program.APIRouter wires them, and the test's
+// own routes (behind the same middleware through Server.Protected).
+func mustProtectedEnv(tb testing.TB, o protectedOpts) *apiEnv {
+	tb.Helper()
+	pool := testenv.MustPool(tb)
+	box, err := secretbox.FromBase64(secretbox.NewKey())
+	if err != nil {
+		tb.Fatalf("secretbox: %v", err)
+	}
+	if o.rdb == nil {
+		o.rdb = testenv.MustRedis(tb)
+	}
+	if o.log == nil {
+		o.log = zaptest.NewLogger(tb)
+	}
+	clk := &clock{t: t0}
+	ms := postgres.NewMerchantStore(pool, box)
+	s, router := httpapi.New(httpapi.Config{
+		Merchants:       ms,
+		Campaigns:       postgres.NewCampaignStore(pool),
+		Members:         postgres.NewMemberStore(pool),
+		Wallets:         postgres.NewWalletReads(pool),
+		Log:             zaptest.NewLogger(tb),
+		Now:             clk.Now,
+		IngestPublicURL: ingestURL,
+		Protection: httpapi.ProtectionConfig{
+			Limiter:     redisx.NewLimiter(o.rdb),
+			Idempotency: redisx.NewIdempotency(o.rdb),
+			Log:         o.log,
+		},
+	})
+	if o.routes != nil {
+		o.routes(s, router)
+	}
+	srv := httptest.NewServer(router)
+	tb.Cleanup(srv.Close)
+	return &apiEnv{
+		pool: pool, box: box, merchants: ms,
+		ledger: postgres.NewLedgerStore(pool, tickingClock(t0)),
+		reads:  postgres.NewWalletReads(pool),
+		clock:  clk, url: srv.URL, client: srv.Client(),
+	}
+}
+
+// setRateLimit overrides the merchant's rate limit. The API caches a
+// merchant with its key, so this must precede the key's first request.
+func setRateLimit(tb testing.TB, tn *tenant, perSecond, burst int) {
+	tb.Helper()
+	if _, err := tn.env.pool.Exec(context.Background(),
+		`UPDATE merchants SET rate_limit_per_second = $2, rate_limit_burst = $3 WHERE id = $1`,
+		tn.merchant.ID, perSecond, burst); err != nil {
+		tb.Fatalf("set rate limit: %v", err)
+	}
+}
+
+// anotherKey returns the tenant's merchant with a second API key.
+func (tn *tenant) anotherKey(tb testing.TB) *tenant {
+	tb.Helper()
+	key, _, err := tn.env.merchants.CreateKey(context.Background(), tn.merchant.ID)
+	if err != nil {
+		tb.Fatalf("CreateKey: %v", err)
+	}
+	return &tenant{env: tn.env, merchant: tn.merchant, key: key}
+}
+
+// send is do with an Idempotency-Key (none when idemKey is "-").
+func (tn *tenant) send(tb testing.TB, method, path, idemKey string, body any) reply {
+	tb.Helper()
+	h := map[string]string{"X-API-Key": tn.key}
+	if idemKey != "-" {
+		h["Idempotency-Key"] = idemKey
+	}
+	return tn.env.call(tb, request{method: method, path: path, header: h, body: body})
+}
+
+// count returns the number of rows of table of the tenant's merchant.
+func (tn *tenant) count(tb testing.TB, table string) int {
+	tb.Helper()
+	var n int
+	if err := tn.env.pool.QueryRow(context.Background(),
+		`SELECT count(*) FROM `+table+` WHERE merchant_id = $1`, tn.merchant.ID).Scan(&n); err != nil {
+		tb.Fatalf("count %s: %v", table, err)
+	}
+	return n
+}
+
+// headerInt returns the integer value of a header, failing when it is not
+// one.
+func headerInt(tb testing.TB, r reply, name string) int {
+	tb.Helper()
+	v := r.header.Get(name)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		tb.Fatalf("%s = %q, want an integer; reply %s", name, v, r)
+	}
+	return n
+}
+
+// wantRateHeaders checks the RateLimit-* headers of an answer under a
+// limit of burst.
+func wantRateHeaders(tb testing.TB, r reply, burst int) {
+	tb.Helper()
+	if got := headerInt(tb, r, "RateLimit-Limit"); got != burst {
+		tb.Errorf("RateLimit-Limit = %d, want %d", got, burst)
+	}
+	if got := headerInt(tb, r, "RateLimit-Remaining"); got < 0 || got > burst {
+		tb.Errorf("RateLimit-Remaining = %d, want 0…%d", got, burst)
+	}
+	if got := headerInt(tb, r, "RateLimit-Reset"); got < 0 || got > 3600 {
+		tb.Errorf("RateLimit-Reset = %d, want seconds", got)
+	}
+	if r.status == http.StatusTooManyRequests {
+		if got := headerInt(tb, r, "Retry-After"); got < 1 {
+			tb.Errorf("Retry-After = %d, want ≥ 1", got)
+		}
+		if got := headerInt(tb, r, "RateLimit-Remaining"); got != 0 {
+			tb.Errorf("429 with RateLimit-Remaining = %d, want 0", got)
+		}
+	} else if v := r.header.Get("Retry-After"); v != "" {
+		tb.Errorf("%d with Retry-After %q, want none", r.status, v)
+	}
+}
+
+var campaignBody = map[string]any{"name": "Padrão", "reward_type": "fixed", "reward_value": 1000}
+
+// TestRateLimit: a burst over a merchant's limit of 5/s (burst 5) is
+// refused with 429 and Retry-After, every answer carries the RateLimit-*
+// headers, and the limit is per key.
+func TestRateLimit(t *testing.T) {
+	t.Parallel()
+	env := mustProtectedEnv(t, protectedOpts{})
+	limited := env.mustTenant(t)
+	setRateLimit(t, limited, 5, 5)
+	sibling := limited.anotherKey(t)
+	other := env.mustTenant(t)
+
+	start := time.Now()
+	r := limited.do(t, http.MethodPost, "/api/v1/campaigns", campaignBody)
+	wantStatus(t, r, http.StatusCreated)
+	wantRateHeaders(t, r, 5)
+	if got := headerInt(t, r, "RateLimit-Remaining"); got != 4 {
+		t.Errorf("first answer: RateLimit-Remaining = %d, want 4", got)
+	}
+	m := limited.mustMember(t, "ana@example.com", "Ana")
+	served, refused := 2, 0
+	var last429 reply
+	for range 15 {
+		r := limited.get(t, "/api/v1/members/"+m.prefID)
+		wantRateHeaders(t, r, 5)
+		switch r.status {
+		case http.StatusOK:
+			served++
+		case http.StatusTooManyRequests:
+			refused++
+			wantError(t, r, http.StatusTooManyRequests, "rate_limited", "rate limit")
+			last429 = r
+		default:
+			t.Fatalf("got %s, want 200 or 429", r)
+		}
+	}
+	// 5 at once, then one every 200 ms.
+	if most := 5 + int(time.Since(start)/(200*time.Millisecond)) + 1; served < 5 || served > most || refused == 0 {
+		t.Fatalf("served %d and refused %d of 17 in %v; want 5…%d served and some refused",
+			served, refused, time.Since(start), most)
+	}
+
+	// The member-facing interface answers the same limit in its style.
+	for i := 0; ; i++ {
+		r := limited.get(t, "/api/v1/wallet/balance?email=ana@example.com")
+		wantRateHeaders(t, r, 5)
+		if r.status == http.StatusTooManyRequests {
+			wantError(t, r, http.StatusTooManyRequests, "RATE_LIMITED", "")
+			break
+		}
+		if i == 20 {
+			t.Fatalf("member-facing: no 429 in 20 requests at 5/s; last %s", r)
+		}
+	}
+
+	// Another key of the same merchant, and another merchant's key (with
+	// the default 100/s, burst 200) are not limited by the first key.
+	r = sibling.get(t, "/api/v1/members/"+m.prefID)
+	wantStatus(t, r, http.StatusOK)
+	wantRateHeaders(t, r, 5)
+	if got := headerInt(t, r, "RateLimit-Remaining"); got != 4 {
+		t.Errorf("sibling key: RateLimit-Remaining = %d, want 4", got)
+	}
+	r = other.do(t, http.MethodPost, "/api/v1/campaigns", campaignBody)
+	wantStatus(t, r, http.StatusCreated)
+	wantRateHeaders(t, r, httpapi.DefaultBurst)
+
+	// Retry-After is honest: waiting that long is enough.
+	time.Sleep(time.Duration(headerInt(t, last429, "Retry-After")) * time.Second)
+	r = limited.get(t, "/api/v1/members/"+m.prefID)
+	wantStatus(t, r, http.StatusOK)
+	wantRateHeaders(t, r, 5)
+
+	// A refused request does not reach the handler: no 429 created anything.
+	if n := limited.count(t, "members"); n != 1 {
+		t.Errorf("members = %d, want 1", n)
+	}
+}
+
+// TestRateLimitRefusesUnauthenticatedFirst: a bad key is 401 before any
+// limit is counted, so guessing keys cannot exhaust a merchant's limit.
+func TestRateLimitRefusesUnauthenticatedFirst(t *testing.T) {
+	t.Parallel()
+	env := mustProtectedEnv(t, protectedOpts{})
+	tn := env.mustTenant(t)
+	setRateLimit(t, tn, 1, 1)
+	for range 3 {
+		r := env.call(t, request{method: http.MethodGet, path: "/api/v1/campaigns/camp_00000000000000000000000000000000",
+			header: map[string]string{"X-API-Key": "not-a-key"}})
+		wantError(t, r, http.StatusUnauthorized, "unauthorized", "")
+	}
+	r := tn.get(t, "/api/v1/campaigns/camp_00000000000000000000000000000000")
+	wantError(t, r, http.StatusNotFound, "not_found", "")
+	wantRateHeaders(t, r, 1)
+}
+
+// TestIdempotentCreates: the same key and body replay the first answer with
+// Idempotent-Replayed: true and create nothing more; another body or path
+// is 422; keys are per merchant.
+func TestIdempotentCreates(t *testing.T) {
+	t.Parallel()
+	env := mustProtectedEnv(t, protectedOpts{})
+	tn := env.mustTenant(t)
+
+	first := tn.send(t, http.MethodPost, "/api/v1/campaigns", "camp-1", campaignBody)
+	wantStatus(t, first, http.StatusCreated)
+	if v := first.header.Get("Idempotent-Replayed"); v != "" {
+		t.Errorf("first answer: Idempotent-Replayed = %q, want none", v)
+	}
+	again := tn.send(t, http.MethodPost, "/api/v1/campaigns", "camp-1", campaignBody)
+	wantReplay(t, first, again)
+	if n := tn.count(t, "campaigns"); n != 1 {
+		t.Errorf("campaigns = %d, want 1", n)
+	}
+
+	memberBody := map[string]any{"email": "bia@example.com", "name": "Bia"}
+	first = tn.send(t, http.MethodPost, "/api/v1/members", "mem-1", memberBody)
+	wantStatus(t, first, http.StatusCreated)
+	for range 2 {
+		wantReplay(t, first, tn.send(t, http.MethodPost, "/api/v1/members", "mem-1", memberBody))
+	}
+	if n := tn.count(t, "members"); n != 1 {
+		t.Errorf("members = %d, want 1", n)
+	}
+
+	// The same key with another body, or on another path, is refused.
+	r := tn.send(t, http.MethodPost, "/api/v1/members", "mem-1", map[string]any{"email": "bia@example.com", "name": "Bia Souza"})
+	wantError(t, r, http.StatusUnprocessableEntity, "idempotency_key_reused", "Idempotency-Key")
+	r = tn.send(t, http.MethodPost, "/api/v1/campaigns", "mem-1", memberBody)
+	wantError(t, r, http.StatusUnprocessableEntity, "idempotency_key_reused", "")
+	if n := tn.count(t, "members"); n != 1 {
+		t.Errorf("members = %d, want 1", n)
+	}
+
+	// Without a key nothing is replayed: the database refuses the duplicate.
+	r = tn.send(t, http.MethodPost, "/api/v1/members", "-", memberBody)
+	wantError(t, r, http.StatusConflict, "email_exists", "")
+
+	// The same key from another merchant is another key.
+	other := env.mustTenant(t)
+	other.mustCampaign(t, campaignBody)
+	r = other.send(t, http.MethodPost, "/api/v1/members", "mem-1", memberBody)
+	wantStatus(t, r, http.StatusCreated)
+	if v := r.header.Get("Idempotent-Replayed"); v != "" {
+		t.Errorf("other merchant: Idempotent-Replayed = %q, want none", v)
+	}
+	if str(t, r, "data.id") == str(t, first, "data.id") {
+		t.Errorf("other merchant got the first merchant's member %s", str(t, r, "data.id"))
+	}
+}
+
+// wantReplay checks that replay repeats first with Idempotent-Replayed.
+func wantReplay(tb testing.TB, first, replay reply) {
+	tb.Helper()
+	if replay.status != first.status || !bytes.Equal(replay.raw, first.raw) {
+		tb.Errorf("replay = %s, want %s", replay, first)
+	}
+	if v := replay.header.Get("Idempotent-Replayed"); v != "true" {
+		tb.Errorf("replay: Idempotent-Replayed = %q, want true", v)
+	}
+	if a, b := replay.header.Get("Content-Type"), first.header.Get("Content-Type"); a != b {
+		tb.Errorf("replay: Content-Type = %q, want %q", a, b)
+	}
+}
+
+// TestIdempotentRefusalsAreKept: a 4xx is kept and replayed like a success
+// (a corrected request needs a new key), so a client that retries a refused
+// request sees the same refusal.
+func TestIdempotentRefusalsAreKept(t *testing.T) {
+	t.Parallel()
+	env := mustProtectedEnv(t, protectedOpts{})
+	tn := env.mustTenant(t)
+	tn.mustCampaign(t, campaignBody)
+
+	bad := map[string]any{"name": "Caio"}
+	first := tn.send(t, http.MethodPost, "/api/v1/members", "bad-1", bad)
+	wantError(t, first, http.StatusBadRequest, "validation_error", "email")
+	wantReplay(t, first, tn.send(t, http.MethodPost, "/api/v1/members", "bad-1", bad))
+
+	r := tn.send(t, http.MethodPost, "/api/v1/members", "bad-1", map[string]any{"name": "Caio", "email": "caio@example.com"})
+	wantError(t, r, http.StatusUnprocessableEntity, "idempotency_key_reused", "")
+	r = tn.send(t, http.MethodPost, "/api/v1/members", "bad-2", map[string]any{"name": "Caio", "email": "caio@example.com"})
+	wantStatus(t, r, http.StatusCreated)
+}
+
+// TestIdempotencyKeyHeader: the header is validated on POST and PATCH and
+// ignored elsewhere; a body over 1 MiB is 413 before anything is kept.
+func TestIdempotencyKeyHeader(t *testing.T) {
+	t.Parallel()
+	env := mustProtectedEnv(t, protectedOpts{})
+	tn := env.mustTenant(t)
+
+	for _, key := range []string{"", strings.Repeat("k", 256), strings.Repeat("é", 256)} {
+		r := tn.send(t, http.MethodPost, "/api/v1/campaigns", key, campaignBody)
+		wantError(t, r, http.StatusBadRequest, "validation_error", "Idempotency-Key")
+	}
+	r := tn.send(t, http.MethodPost, "/api/v1/campaigns", "a", campaignBody)
+	wantStatus(t, r, http.StatusCreated)
+	long := strings.Repeat("é", 255)
+	wantStatus(t, tn.send(t, http.MethodPost, "/api/v1/campaigns", long, campaignBody), http.StatusCreated)
+	wantReplay(t, r, tn.send(t, http.MethodPost, "/api/v1/campaigns", "a", campaignBody))
+
+	huge := `{"name": "` + strings.Repeat("x", 1<<20) + `"}`
+	tooLarge := tn.send(t, http.MethodPost, "/api/v1/campaigns", "huge", huge)
+	wantError(t, tooLarge, http.StatusRequestEntityTooLarge, "payload_too_large", "")
+
+	// A GET with the header is served as ever, never replayed.
+	id := str(t, r, "data.id")
+	for range 2 {
+		r := tn.send(t, http.MethodGet, "/api/v1/campaigns/"+id, "get-1", nil)
+		wantStatus(t, r, http.StatusOK)
+		if v := r.header.Get("Idempotent-Replayed"); v != "" {
+			t.Errorf("GET: Idempotent-Replayed = %q, want none", v)
+		}
+	}
+}
+
+// gate is a handler that holds every request until it is opened.
+type gate struct {
+	calls   atomic.Int32
+	entered chan struct{}
+	open    chan struct{}
+	once    sync.Once
+}
+
+func newGate(tb testing.TB) *gate {
+	g := &gate{entered: make(chan struct{}, 16), open: make(chan struct{})}
+	tb.Cleanup(g.release) // a failing test must not leave the server hanging
+	return g
+}
+
+func (g *gate) release() { g.once.Do(func() { close(g.open) }) }
+
+func (g *gate) ServeHTTP(w http.ResponseWriter, _ *http.Request) {
+	n := g.calls.Add(1)
+	g.entered <- struct{}{}
+	<-g.open
+	w.Header().Set("Location", fmt.Sprintf("/test/things/%d", n))
+	respond.JSON(w, http.StatusCreated, map[string]any{"data": map[string]any{"call": n}})
+}
+
+// TestIdempotencyConcurrentDuplicate: of two requests with the same key at
+// once, one runs and the other is 409 while it does; afterwards the answer
+// (with its Location) is replayed.
+func TestIdempotencyConcurrentDuplicate(t *testing.T) {
+	t.Parallel()
+	var current atomic.Pointer[gate]
+	held := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { current.Load().ServeHTTP(w, r) })
+	env := mustProtectedEnv(t, protectedOpts{routes: func(s *httpapi.Server, r *mux.Router) {
+		r.Handle("/test/things", s.Protected(respond.Admin, held)).Methods(http.MethodPost, http.MethodPatch)
+		r.Handle("/test/member-things", s.Protected(respond.Member, held)).Methods(http.MethodPost)
+	}})
+	tn := env.mustTenant(t)
+
+	for _, tc := range []struct {
+		method, path, inUse string
+	}{
+		{http.MethodPost, "/test/things", "idempotency_key_in_use"},
+		{http.MethodPatch, "/test/things", "idempotency_key_in_use"},
+		{http.MethodPost, "/test/member-things", "IDEMPOTENCY_KEY_IN_USE"},
+	} {
+		key := "same-" + tc.method + tc.path
+		g := newGate(t)
+		current.Store(g)
+		body := map[string]any{"n": 1}
+		replies := make(chan reply, 2)
+		for range 2 {
+			go func() {
+				r, err := env.try(request{method: tc.method, path: tc.path, body: body,
+					header: map[string]string{"X-API-Key": tn.key, "Idempotency-Key": key}})
+				if err != nil {
+					t.Errorf("%s %s: %v", tc.method, tc.path, err)
+				}
+				replies <- r
+			}()
+		}
+		// One request holds the key inside the handler, so the only answer
+		// that can come before the handler is released is the other's.
+		conflict := <-replies
+		wantError(t, conflict, http.StatusConflict, tc.inUse, "")
+		select {
+		case <-g.entered:
+		case r := <-replies:
+			t.Fatalf("%s %s: both answered (%s) and none is in the handler", tc.method, tc.path, r)
+		}
+		g.release()
+		done := <-replies
+		wantStatus(t, done, http.StatusCreated)
+		if got := g.calls.Load(); got != 1 {
+			t.Errorf("%s %s: handler ran %d times, want 1", tc.method, tc.path, got)
+		}
+		replay := tn.send(t, tc.method, tc.path, key, body)
+		wantReplay(t, done, replay)
+		if loc := replay.header.Get("Location"); loc != "/test/things/1" {
+			t.Errorf("%s %s: replayed Location = %q, want /test/things/1", tc.method, tc.path, loc)
+		}
+		// Another body with the same key is refused, in the route's style.
+		r := tn.send(t, tc.method, tc.path, key, map[string]any{"n": 2})
+		reused := strings.NewReplacer("in_use", "reused", "IN_USE", "REUSED").Replace(tc.inUse)
+		wantError(t, r, http.StatusUnprocessableEntity, reused, "")
+	}
+	// The same key with another method is another request: refused.
+	r := tn.send(t, http.MethodPost, "/test/things", "same-"+http.MethodPatch+"/test/things", map[string]any{"n": 1})
+	wantError(t, r, http.StatusUnprocessableEntity, "idempotency_key_reused", "")
+	if got := current.Load().calls.Load(); got != 1 {
+		t.Errorf("handler ran %d times for the last key, want 1", got)
+	}
+}
+
+// TestIdempotencyServerErrorsAreNotKept: after a 5xx or a panic the key is
+// released, so a retry with it runs again.
+func TestIdempotencyServerErrorsAreNotKept(t *testing.T) {
+	t.Parallel()
+	var calls atomic.Int32
+	flaky := http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		switch calls.Add(1) {
+		case 1:
+			respond.Error(w, nil, respond.Admin, apperr.Errorf(apperr.Unavailable, "database unavailable"))
+		case 2:
+			panic("handler bug")
+		default:
+			respond.JSON(w, http.StatusCreated, map[string]any{"data": map[string]any{"ok": true}})
+		}
+	})
+	env := mustProtectedEnv(t, protectedOpts{routes: func(s *httpapi.Server, r *mux.Router) {
+		r.Handle("/test/flaky", s.Protected(respond.Admin, flaky)).Methods(http.MethodPost)
+	}})
+	tn := env.mustTenant(t)
+	req := request{method: http.MethodPost, path: "/test/flaky", body: map[string]any{"x": 1},
+		header: map[string]string{"X-API-Key": tn.key, "Idempotency-Key": "flaky"}}
+	for _, want := range []int{http.StatusServiceUnavailable, http.StatusInternalServerError} {
+		r, _ := env.try(req) // a 5xx is what this test provokes
+		if r.status != want {
+			t.Fatalf("got %s, want %d", r, want)
+		}
+	}
+	first := env.call(t, req)
+	wantStatus(t, first, http.StatusCreated)
+	if v := first.header.Get("Idempotent-Replayed"); v != "" {
+		t.Errorf("third attempt: Idempotent-Replayed = %q, want none (it ran)", v)
+	}
+	wantReplay(t, first, env.call(t, req))
+	if got := calls.Load(); got != 3 {
+		t.Errorf("handler ran %d times, want 3", got)
+	}
+}
+
+// redisServer is a private redis-server child process, to be stopped and
+// restarted by the test.
+type redisServer struct {
+	tb   testing.TB
+	port string
+	dir  string
+	cmd  *exec.Cmd
+	out  bytes.Buffer
+}
+
+const redisBinary = "/usr/bin/redis-server"
+
+// startRedis starts a redis-server on a free port, without persistence.
+func startRedis(tb testing.TB) *redisServer {
+	tb.Helper()
+	if _, err := os.Stat(redisBinary); err != nil {
+		tb.Fatalf("this test needs %s (apt-get install redis-server): %v", redisBinary, err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(l.Addr().String())
+	_ = l.Close()
+	rs := &redisServer{tb: tb, port: port, dir: tb.TempDir()}
+	rs.start()
+	tb.Cleanup(rs.stop)
+	return rs
+}
+
+func (rs *redisServer) addr() string { return "127.0.0.1:" + rs.port }
+
+// start runs the server and waits until it answers.
+func (rs *redisServer) start() {
+	rs.tb.Helper()
+	rs.out.Reset()
+	rs.cmd = exec.Command(redisBinary, "--port", rs.port, "--bind", "127.0.0.1", "--save", "",
+		"--appendonly", "no", "--dir", rs.dir)
+	rs.cmd.Stdout, rs.cmd.Stderr = &rs.out, &rs.out
+	if err := rs.cmd.Start(); err != nil {
+		rs.tb.Fatalf("start %s: %v", redisBinary, err)
+	}
+	c := redis.NewClient(&redis.Options{Addr: rs.addr(), MaxRetries: -1})
+	defer c.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for c.Ping(context.Background()).Err() != nil {
+		if time.Now().After(deadline) {
+			rs.tb.Fatalf("redis-server on %s did not answer in 10 s: %s", rs.addr(), rs.out.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// stop kills the server (as a crash would) and waits for it to exit.
+func (rs *redisServer) stop() {
+	if rs.cmd == nil {
+		return
+	}
+	_ = rs.cmd.Process.Kill()
+	_ = rs.cmd.Wait()
+	rs.cmd = nil
+}
+
+// TestProtectionSurvivesRedisOutage: with Redis killed the API serves reads
+// and writes (unlimited, without RateLimit-* headers, duplicates refused by
+// the database), logs the outage once rather than per request, and limits
+// again once Redis is back.
+func TestProtectionSurvivesRedisOutage(t *testing.T) {
+	t.Parallel()
+	rs := startRedis(t)
+	rdb := redis.NewClient(&redis.Options{Addr: rs.addr()})
+	t.Cleanup(func() { _ = rdb.Close() })
+	core, logs := observer.New(zap.InfoLevel)
+	env := mustProtectedEnv(t, protectedOpts{rdb: rdb, log: zap.New(core)})
+	tn := env.mustTenant(t)
+	setRateLimit(t, tn, 5, 5)
+
+	r := tn.send(t, http.MethodPost, "/api/v1/campaigns", "camp", campaignBody)
+	wantStatus(t, r, http.StatusCreated)
+	wantRateHeaders(t, r, 5)
+
+	rs.stop()
+	start := time.Now()
+	m := tn.mustMember(t, "davi@example.com", "Davi")
+	for range 12 { // well past the 5/s limit
+		r := tn.get(t, "/api/v1/members/"+m.prefID)
+		wantStatus(t, r, http.StatusOK)
+		if v := r.header.Get("RateLimit-Limit"); v != "" {
+			t.Errorf("Redis down: RateLimit-Limit = %q, want none", v)
+		}
+	}
+	body := map[string]any{"email": "eva@example.com", "name": "Eva"}
+	r = tn.send(t, http.MethodPost, "/api/v1/members", "eva", body)
+	wantStatus(t, r, http.StatusCreated)
+	// No record to replay: the retry runs, and the database refuses it.
+	r = tn.send(t, http.MethodPost, "/api/v1/members", "eva", body)
+	wantError(t, r, http.StatusConflict, "email_exists", "")
+	if n := tn.count(t, "members"); n != 2 {
+		t.Errorf("members = %d, want 2", n)
+	}
+	r = tn.get(t, "/api/v1/wallet/balance?email=eva@example.com")
+	wantStatus(t, r, http.StatusOK)
+	// go-redis dials a refused connection five times, 100 ms apart; the
+	// breaker pays that about once a second, not per request.
+	if took := time.Since(start); took > 5*time.Second {
+		t.Errorf("16 requests with Redis down took %v, want a few hundred ms each at most", took)
+	} else {
+		t.Logf("16 requests with Redis down took %v", took)
+	}
+	if n := logs.FilterMessageSnippet("redis unavailable").Len(); n != 1 {
+		t.Errorf("outage logged %d times, want once: %v", n, logs.All())
+	}
+
+	rs.start()
+	// The breaker probes Redis again within a second, and go-redis redials
+	// within another.
+	for deadline := time.Now().Add(10 * time.Second); ; {
+		r := tn.get(t, "/api/v1/members/"+m.prefID)
+		if r.status == http.StatusTooManyRequests {
+			wantRateHeaders(t, r, 5)
+			wantError(t, r, http.StatusTooManyRequests, "rate_limited", "")
+			break
+		}
+		wantStatus(t, r, http.StatusOK)
+		if time.Now().After(deadline) {
+			t.Fatalf("Redis back for 10 s: still no 429 at 5/s; last %s", r)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if n := logs.FilterMessageSnippet("redis available again").Len(); n == 0 {
+		t.Errorf("the end of the outage was not logged: %v", logs.All())
+	}
+	time.Sleep(time.Second) // let the allowance refill
+	first := tn.send(t, http.MethodPost, "/api/v1/members", "fred", map[string]any{"email": "fred@example.com", "name": "Fred"})
+	wantStatus(t, first, http.StatusCreated)
+	wantReplay(t, first, tn.send(t, http.MethodPost, "/api/v1/members", "fred", map[string]any{"email": "fred@example.com", "name": "Fred"}))
+}

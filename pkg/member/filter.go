@@ -1,0 +1,32 @@
+package member
+
+import "github.com/google/uuid"
+
+// Filter selects a page of a merchant's members, newest first. A zero field
+// matches every member.
+type Filter struct {
+	Status     string    // one of the statuses; "" for any
+	CampaignID uuid.UUID // uuid.Nil for any
+	Search     string    // case-insensitive substring of the name or the email; "" for any
+	Offset     int
+	Limit      int
+}
+
+// Update is a partial change of a member: a nil field is left as it is. The
+// email is immutable, so it has no field.
+type Update struct {
+	Name       *string
+	ExternalID *string
+	CampaignID *uuid.UUID
+	Status     *string
+	Metadata   map[string]any // replaces the metadata when non-nil
+}
+
+// Listed is a member as the admin list shows it, read with its wallet
+// figures and referral stats in the same query.
+type Listed struct {
+	Member
+	// The wallet snapshot; zero before the member's first ledger command.
+	Pending, Available, TotalEarned int64
+	Stats                           Stats
+}

@@ -1,0 +1,113 @@
+package postgres
+
+import (
+	"context"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+)
+
+// ListCampaigns returns a page of the merchant's campaigns, newest first
+// with ties broken by id, each with its stats (as CampaignStats counts
+// them), and the number of campaigns. One query reads the page: the stats
+// are aggregated once over the page's campaigns, not per campaign.
+func (s *CampaignStore) ListCampaigns(ctx context.Context, merchantID uuid.UUID, f campaign.Filter) ([]campaign.Listed, int, error) {
+	rows, err := s.pool.Query(ctx, `WITH page AS (
+  SELECT c.merchant_id, c.id, count(*) OVER () AS total FROM campaigns c WHERE c.merchant_id = $1
+  ORDER BY c.created_at DESC, c.id DESC OFFSET $2 LIMIT $3
+), page_members AS (
+  SELECT m.merchant_id, m.id, m.campaign_id FROM members m
+  JOIN page ON m.merchant_id = page.merchant_id AND m.campaign_id = page.id
+), member_counts AS (
+  SELECT campaign_id, count(*) AS n FROM page_members GROUP BY campaign_id
+), referral_sums AS (
+  SELECT pm.campaign_id, count(*) AS n,
+    COALESCE(sum(r.reward_amount) FILTER (WHERE r.status = 'approved'), 0) AS paid
+  FROM page_members pm JOIN referrals r ON r.merchant_id = pm.merchant_id AND r.member_id = pm.id
+  GROUP BY pm.campaign_id
+)
+SELECT `+campaignColumns+`, COALESCE(mc.n, 0), COALESCE(rs.n, 0), COALESCE(rs.paid, 0), page.total
+FROM page
+JOIN campaigns c ON c.merchant_id = page.merchant_id AND c.id = page.id
+LEFT JOIN member_counts mc ON mc.campaign_id = c.id
+LEFT JOIN referral_sums rs ON rs.campaign_id = c.id
+ORDER BY c.created_at DESC, c.id DESC`, merchantID, f.Offset, f.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (campaign.Listed, error) {
+		var l campaign.Listed
+		c := &l.Campaign
+		err := row.Scan(&c.MerchantID, &c.ID, &c.Name, &c.RewardType, &c.RewardValue, &c.WarrantyDays,
+			&c.MinRedemption, &c.IsActive, &c.IsDefault, &c.AutoRegister, &c.CreatedAt, &c.UpdatedAt,
+			&l.Stats.TotalMembers, &l.Stats.TotalReferrals, &l.Stats.TotalRewardsPaid, &total)
+		return l, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(list) == 0 && f.Offset > 0 {
+		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM campaigns WHERE merchant_id = $1`, merchantID).Scan(&total)
+	}
+	return list, total, err
+}
+
+// UpdateCampaign applies upd to the merchant's campaign and returns it as
+// stored; the caller validates the result (upd.Apply) first. A nil field is
+// left as it is; updated_at always moves forward, by at least a
+// millisecond. IsDefault true moves the merchant's default to the campaign
+// in the same transaction, so exactly one default exists at every commit
+// (decision 20); IsDefault false on the current default is apperr.Invalid.
+// An unknown campaign is apperr.NotFound. Repeating an update is safe.
+func (s *CampaignStore) UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd campaign.Update) (*campaign.Campaign, error) {
+	var out *campaign.Campaign
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if upd.IsDefault != nil {
+			// Serialise default-campaign changes per merchant, as
+			// CreateCampaign does.
+			if _, err := tx.Exec(ctx, `SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, merchantID); err != nil {
+				return err
+			}
+		}
+		cur, err := scanCampaign(tx.QueryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns c
+  WHERE c.merchant_id = $1 AND c.id = $2 FOR UPDATE`, merchantID, id))
+		if err != nil {
+			return notFound(err, "campaign not found")
+		}
+		switch {
+		case upd.IsDefault == nil || *upd.IsDefault == cur.IsDefault:
+		case !*upd.IsDefault:
+			return apperr.Errorf(apperr.Invalid,
+				"is_default: a merchant always has one default campaign; set is_default on another campaign to move it")
+		default:
+			if _, err := tx.Exec(ctx, `UPDATE campaigns SET is_default = false,
+  updated_at = greatest(now(), updated_at + interval '1 millisecond')
+  WHERE merchant_id = $1 AND is_default`, merchantID); err != nil {
+				return err
+			}
+		}
+		out, err = scanCampaign(tx.QueryRow(ctx, `UPDATE campaigns c SET
+  name = COALESCE($3, c.name),
+  reward_value = COALESCE($4, c.reward_value),
+  warranty_days = COALESCE($5, c.warranty_days),
+  min_redemption = COALESCE($6, c.min_redemption),
+  is_active = COALESCE($7, c.is_active),
+  auto_register = COALESCE($8, c.auto_register),
+  is_default = COALESCE($9, c.is_default),
+  updated_at = greatest(now(), c.updated_at + interval '1 millisecond')
+WHERE c.merchant_id = $1 AND c.id = $2
+RETURNING `+campaignColumns, merchantID, id, upd.Name, upd.RewardValue, upd.WarrantyDays, upd.MinRedemption,
+			upd.IsActive, upd.AutoRegister, upd.IsDefault))
+		return err
+	})
+	if pgErrCode(err) == "23514" { // a CHECK the caller's validation should have caught
+		return nil, apperr.Wrap(apperr.Invalid, err, "the campaign's reward rules are out of range")
+	}
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}

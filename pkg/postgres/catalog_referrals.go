@@ -1,0 +1,91 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/convida/convida/pkg/referral"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// ReferralReads answers the admin reads of referrals: the merchant-wide
+// list and a single referral, each with its referrer's name and email. It
+// writes nothing.
+type ReferralReads struct{ pool *pgxpool.Pool }
+
+// NewReferralReads returns a ReferralReads.
+func NewReferralReads(pool *pgxpool.Pool) *ReferralReads { return &ReferralReads{pool: pool} }
+
+// referralFilterWhere selects the referrals of merchant $1 matching $2 (the
+// referrer, NULL for any), $3 (status, empty for any) and the half-open
+// creation interval [$4, $5) (either NULL for unbounded).
+const referralFilterWhere = `r.merchant_id = $1 AND ($2::uuid IS NULL OR r.member_id = $2)
+  AND ($3 = '' OR r.status = $3)
+  AND ($4::timestamptz IS NULL OR r.created_at >= $4)
+  AND ($5::timestamptz IS NULL OR r.created_at < $5)`
+
+// ListReferrals returns a page of the merchant's referrals matching f,
+// newest first with ties broken by id, and the number matching f.
+func (s *ReferralReads) ListReferrals(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, int, error) {
+	args := []any{merchantID, nilIfZero(f.MemberID), f.Status, nilIfZeroTime(f.CreatedAfter), nilIfZeroTime(f.CreatedBefore)}
+	rows, err := s.pool.Query(ctx, `SELECT `+referralColumns+`, m.name, m.email, count(*) OVER ()
+FROM referrals r JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
+WHERE `+referralFilterWhere+`
+ORDER BY r.created_at DESC, r.id DESC OFFSET $6 LIMIT $7`, append(args, f.Offset, f.Limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (referral.Listed, error) {
+		var l referral.Listed
+		var creditTxn *uuid.UUID
+		err := row.Scan(append(referralDest(&l.Referral, &creditTxn), &l.MemberName, &l.MemberEmail, &total)...)
+		if creditTxn != nil {
+			l.CreditTxnID = *creditTxn
+		}
+		return l, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(list) == 0 && f.Offset > 0 {
+		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM referrals r WHERE `+referralFilterWhere, args...).Scan(&total)
+	}
+	return list, total, err
+}
+
+// FindReferralByID returns the merchant's referral with its referrer, or
+// apperr.NotFound.
+func (s *ReferralReads) FindReferralByID(ctx context.Context, merchantID, id uuid.UUID) (*referral.Listed, error) {
+	var l referral.Listed
+	var creditTxn *uuid.UUID
+	err := s.pool.QueryRow(ctx, `SELECT `+referralColumns+`, m.name, m.email
+FROM referrals r JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
+WHERE r.merchant_id = $1 AND r.id = $2`, merchantID, id).Scan(
+		append(referralDest(&l.Referral, &creditTxn), &l.MemberName, &l.MemberEmail)...)
+	if err != nil {
+		return nil, notFound(err, "referral not found")
+	}
+	if creditTxn != nil {
+		l.CreditTxnID = *creditTxn
+	}
+	return &l, nil
+}
+
+// referralDest returns the scan destinations of referralColumns, in order.
+func referralDest(r *referral.Referral, creditTxn **uuid.UUID) []any {
+	return []any{&r.MerchantID, &r.ID, &r.MemberID, &r.Source, &r.OrderID, &r.RefereeEmail,
+		&r.RefereeName, &r.RefereeExternalID, &r.CouponUsed, &r.OrderValue, &r.RewardAmount, &r.Status,
+		&r.RejectionReason, &r.Notes, &r.UnrecoveredAmount, creditTxn, &r.WarrantyExpiresAt,
+		&r.CreatedAt, &r.UpdatedAt}
+}
+
+// nilIfZeroTime maps the zero time to SQL NULL.
+func nilIfZeroTime(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}

@@ -1,0 +1,181 @@
+package postgres_test
+
+import (
+	"bytes"
+	"context"
+	"sort"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/referral"
+	"github.com/convida/convida/pkg/testenv"
+	"github.com/google/uuid"
+)
+
+// idsDesc returns ids sorted the way PostgreSQL orders uuid DESC.
+func idsDesc(ids []uuid.UUID) []uuid.UUID {
+	out := append([]uuid.UUID(nil), ids...)
+	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) > 0 })
+	return out
+}
+
+func sameIDs(got, want []uuid.UUID) bool {
+	if len(got) != len(want) {
+		return false
+	}
+	for i := range got {
+		if got[i] != want[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestCatalogTieBreak: rows created at the same instant are listed by id,
+// descending, so pages never overlap or skip.
+func TestCatalogTieBreak(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	s := mustSeed(t, pool, campaignFixed(), 7)
+	cs := postgres.NewCampaignStore(pool)
+	for i := 0; i < 4; i++ {
+		if err := cs.CreateCampaign(ctx, &campaign.Campaign{MerchantID: s.merchant.ID, Name: "c", RewardType: campaign.RewardFixed, RewardValue: 1}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	same := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	for _, table := range []string{"members", "campaigns"} {
+		if _, err := pool.Exec(ctx, `UPDATE `+table+` SET created_at = $2 WHERE merchant_id = $1`, s.merchant.ID, same); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	ms := postgres.NewMemberStore(pool)
+	var memberIDs []uuid.UUID
+	for _, m := range s.members {
+		memberIDs = append(memberIDs, m.ID)
+	}
+	var walked []uuid.UUID
+	for off := 0; off < 7; off += 3 {
+		page, total, err := ms.ListMembers(ctx, s.merchant.ID, member.Filter{Offset: off, Limit: 3})
+		if err != nil || total != 7 {
+			t.Fatalf("ListMembers(offset %d) = %d, %v; want total 7", off, total, err)
+		}
+		for _, l := range page {
+			walked = append(walked, l.ID)
+		}
+	}
+	if want := idsDesc(memberIDs); !sameIDs(walked, want) {
+		t.Errorf("members = %v, want by id descending %v", walked, want)
+	}
+
+	all, total, err := cs.ListCampaigns(ctx, s.merchant.ID, campaign.Filter{Limit: 100})
+	if err != nil || total != 5 || len(all) != 5 {
+		t.Fatalf("ListCampaigns = %d items, total %d, %v; want 5", len(all), total, err)
+	}
+	var got, campIDs []uuid.UUID
+	for _, c := range all {
+		got = append(got, c.ID)
+		campIDs = append(campIDs, c.ID)
+	}
+	if want := idsDesc(campIDs); !sameIDs(got, want) {
+		t.Errorf("campaigns = %v, want by id descending %v", got, want)
+	}
+}
+
+// TestCatalogTenantScope: every catalog method of one merchant misses the
+// rows of another.
+func TestCatalogTenantScope(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	a := mustSeed(t, pool, campaignFixed(), 2)
+	b := mustSeed(t, pool, campaignFixed(), 1)
+	ms, cs, rs := postgres.NewMemberStore(pool), postgres.NewCampaignStore(pool), postgres.NewReferralReads(pool)
+
+	name := "Mallory"
+	if _, err := ms.UpdateMember(ctx, b.merchant.ID, a.members[0].ID, member.Update{Name: &name}); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("UpdateMember of another merchant's member = %v, want not_found", err)
+	}
+	// A campaign of another merchant cannot be assigned (the foreign key
+	// includes merchant_id).
+	if _, err := ms.UpdateMember(ctx, a.merchant.ID, a.members[0].ID, member.Update{CampaignID: &b.campaign.ID}); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("UpdateMember to another merchant's campaign = %v, want validation_error", err)
+	}
+	yes := true
+	if _, err := cs.UpdateCampaign(ctx, b.merchant.ID, a.campaign.ID, campaign.Update{IsDefault: &yes}); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("UpdateCampaign of another merchant's campaign = %v, want not_found", err)
+	}
+	if _, err := rs.FindReferralByID(ctx, b.merchant.ID, uuid.New()); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("FindReferralByID of an unknown referral = %v, want not_found", err)
+	}
+	list, total, err := ms.ListMembers(ctx, b.merchant.ID, member.Filter{CampaignID: a.campaign.ID, Limit: 20})
+	if err != nil || total != 0 || len(list) != 0 {
+		t.Errorf("ListMembers of B by A's campaign = %d, %d, %v; want none", len(list), total, err)
+	}
+	refs, total, err := rs.ListReferrals(ctx, b.merchant.ID, referral.Filter{MemberID: a.members[0].ID, Limit: 20})
+	if err != nil || total != 0 || len(refs) != 0 {
+		t.Errorf("ListReferrals of B by A's member = %d, %d, %v; want none", len(refs), total, err)
+	}
+	got, err := ms.FindMemberByID(ctx, a.merchant.ID, a.members[0].ID)
+	if err != nil || got.Name != a.members[0].Name || got.CampaignID != a.campaign.ID {
+		t.Errorf("A's member after B's attempts = %+v, %v; want unchanged", got, err)
+	}
+}
+
+// TestListMembersSearch: the search is a case-insensitive substring whose
+// LIKE wildcards and escape character are literal.
+func TestListMembersSearch(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	s := mustSeed(t, pool, campaignFixed(), 0)
+	ms := postgres.NewMemberStore(pool)
+	names := []string{`Ana Souza`, `100% Real`, `snake_case`, `back\slash`}
+	byName := map[string]uuid.UUID{}
+	for i, n := range names {
+		m := &member.Member{MerchantID: s.merchant.ID, Email: "m" + itoa(i) + "@example.com", Name: n, CampaignID: s.campaign.ID}
+		if err := ms.CreateMember(ctx, m, s.merchant.CodePrefix); err != nil {
+			t.Fatal(err)
+		}
+		byName[n] = m.ID
+	}
+	tests := []struct {
+		search string
+		want   []string
+	}{
+		{"%", []string{`100% Real`}},
+		{"_", []string{`snake_case`}},
+		{`\`, []string{`back\slash`}},
+		{`\s`, []string{`back\slash`}},
+		{"e_c", []string{`snake_case`}},
+		{"a_a", nil},
+		{"SOUZA", []string{`Ana Souza`}},
+		{"M3@EXAMPLE", []string{`back\slash`}},
+		{"%%", nil},
+	}
+	for _, tt := range tests {
+		list, total, err := ms.ListMembers(ctx, s.merchant.ID, member.Filter{Search: tt.search, Limit: 20})
+		if err != nil {
+			t.Fatalf("search %q: %v", tt.search, err)
+		}
+		var got []string
+		for _, l := range list {
+			got = append(got, l.Name)
+		}
+		if total != len(tt.want) || len(got) != len(tt.want) {
+			t.Errorf("search %q = %q (total %d), want %q", tt.search, got, total, tt.want)
+			continue
+		}
+		for i := range got {
+			if got[i] != tt.want[i] {
+				t.Errorf("search %q = %q, want %q", tt.search, got, tt.want)
+			}
+		}
+	}
+}

@@ -1,0 +1,47 @@
+package redisx
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/go-redis/redis_rate/v10"
+	"github.com/redis/go-redis/v9"
+)
+
+// Limiter is a GCRA rate limiter in Redis (go-redis/redis_rate): a key may
+// make burst requests at once, and the allowance refills at perSecond. It
+// implements httpapi.Limiter. Its state is one small key per limited
+// identity ("rate:" + key) that expires once the allowance is full again,
+// so losing Redis loses nothing that matters.
+type Limiter struct{ l *redis_rate.Limiter }
+
+// NewLimiter returns a Limiter on rdb.
+func NewLimiter(rdb redis.UniversalClient) *Limiter {
+	return &Limiter{l: redis_rate.NewLimiter(rdb)}
+}
+
+// Allow counts one request of key against a limit of perSecond requests per
+// second with a burst of burst. A refused request is not counted.
+//
+// retryAfter is positive exactly when the request is refused: it is how long
+// until one request would be allowed. remaining is how many more requests
+// would be allowed right now, and resetAfter how long until the allowance
+// is full (burst) again. An error means Redis did not answer; perSecond or
+// burst below 1 is an error too.
+func (l *Limiter) Allow(ctx context.Context, key string, perSecond, burst int) (remaining int, retryAfter, resetAfter time.Duration, err error) {
+	if perSecond < 1 || burst < 1 {
+		return 0, 0, 0, fmt.Errorf("redisx: rate limit %d/s burst %d: both must be at least 1", perSecond, burst)
+	}
+	res, err := l.l.Allow(ctx, key, redis_rate.Limit{Rate: perSecond, Burst: burst, Period: time.Second})
+	if err != nil {
+		return 0, 0, 0, fmt.Errorf("redisx: rate limit: %w", err)
+	}
+	resetAfter = max(res.ResetAfter, 0)
+	if res.Allowed > 0 {
+		return res.Remaining, 0, resetAfter, nil
+	}
+	// Refused: redis_rate reports a positive RetryAfter; never let a
+	// rounding to zero read as "allowed".
+	return 0, max(res.RetryAfter, time.Millisecond), resetAfter, nil
+}
