@@ -11,6 +11,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
@@ -25,6 +26,7 @@ type platform struct {
 	mu       sync.Mutex
 	requests []string // "METHOD path auth body"
 	fail     func(n int64, path string) int
+	delay    time.Duration // answer this late (set before the calls)
 	calls    atomic.Int64
 }
 
@@ -36,6 +38,7 @@ func newPlatform(t *testing.T) *platform {
 		p.mu.Lock()
 		p.requests = append(p.requests, fmt.Sprintf("%s %s %s %s", r.Method, r.URL.Path, auth, body))
 		p.mu.Unlock()
+		time.Sleep(p.delay)
 		if p.fail != nil {
 			if code := p.fail(p.calls.Add(1), r.URL.Path); code != 0 {
 				w.WriteHeader(code)

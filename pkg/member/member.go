@@ -40,10 +40,10 @@ type Member struct {
 	UpdatedAt  time.Time
 }
 
-// Stats are a member's referral figures.
+// Stats are a member's referral figures; its earnings are its wallet's
+// total_earned (credits neither cancelled nor reversed, decision 18).
 type Stats struct {
 	TotalReferrals int64
-	TotalEarnings  int64
 }
 
 // suffixAlphabet has no 0/O/1/I, so codes survive being read aloud.

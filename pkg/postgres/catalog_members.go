@@ -25,14 +25,13 @@ func (s *MemberStore) ListMembers(ctx context.Context, merchantID uuid.UUID, f m
 	args := []any{merchantID, f.Status, nilIfZero(f.CampaignID), containsPattern(f.Search)}
 	rows, err := s.pool.Query(ctx, `SELECT `+memberColumns+`,
   COALESCE(w.pending, 0), COALESCE(w.available, 0), COALESCE(w.total_earned, 0),
-  rs.total_referrals, rs.total_earnings, p.total
+  rs.total_referrals, p.total
 FROM (SELECT m.merchant_id, m.id, count(*) OVER () AS total FROM members m
       WHERE `+memberFilterWhere+`
       ORDER BY m.created_at DESC, m.id DESC OFFSET $5 LIMIT $6) p
 JOIN members m ON m.merchant_id = p.merchant_id AND m.id = p.id
 LEFT JOIN wallets w ON w.merchant_id = m.merchant_id AND w.member_id = m.id
-CROSS JOIN LATERAL (SELECT count(*) AS total_referrals,
-    COALESCE(sum(r.reward_amount) FILTER (WHERE r.status = 'approved'), 0) AS total_earnings
+CROSS JOIN LATERAL (SELECT count(*) AS total_referrals
   FROM referrals r WHERE r.merchant_id = m.merchant_id AND r.member_id = m.id) rs
 ORDER BY m.created_at DESC, m.id DESC`, append(args, f.Offset, f.Limit)...)
 	if err != nil {
@@ -45,7 +44,7 @@ ORDER BY m.created_at DESC, m.id DESC`, append(args, f.Offset, f.Limit)...)
 		m := &l.Member
 		err := row.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
 			&m.Status, &meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt,
-			&l.Pending, &l.Available, &l.TotalEarned, &l.Stats.TotalReferrals, &l.Stats.TotalEarnings, &total)
+			&l.Pending, &l.Available, &l.TotalEarned, &l.Stats.TotalReferrals, &total)
 		if err != nil {
 			return l, err
 		}

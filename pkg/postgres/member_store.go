@@ -116,10 +116,11 @@ func (s *MemberStore) FindMemberByCoupon(ctx context.Context, merchantID uuid.UU
 	return id, err
 }
 
-// MemberStats returns the member's referral count and approved earnings.
+// MemberStats returns the member's referral count. (Earnings come from the
+// wallet: stats.total_earnings is its total_earned.)
 func (s *MemberStore) MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error) {
 	var st member.Stats
-	err := s.pool.QueryRow(ctx, `SELECT count(*), COALESCE(sum(reward_amount) FILTER (WHERE status = 'approved'), 0)
-  FROM referrals WHERE merchant_id = $1 AND member_id = $2`, merchantID, id).Scan(&st.TotalReferrals, &st.TotalEarnings)
+	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM referrals WHERE merchant_id = $1 AND member_id = $2`,
+		merchantID, id).Scan(&st.TotalReferrals)
 	return st, err
 }
