@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -153,5 +154,39 @@ func TestUnattributedAndIgnored(t *testing.T) {
 	}
 	if got := s.balance(tn, m.Email); got != (wallet{}) {
 		t.Errorf("balance = %+v, want zero", got)
+	}
+}
+
+func TestIngestRateLimitAndEnvelopes(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, stackOptions{env: map[string]string{"INGEST_RATE_LIMIT": "3"}})
+	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 100, WarrantyDays: 7, IsActive: true})
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	limited := 0
+	for i := 0; i < 10; i++ {
+		res := s.postGuru(tn, guruSale(t, tn, "rl-"+strconv.Itoa(i), m.CouponCode, 10, "approved"))
+		switch res.Status {
+		case 200:
+		case 429:
+			limited++
+			if res.Header.Get("Retry-After") == "" || res.json(t)["error"].(map[string]any)["code"] != "rate_limited" {
+				t.Errorf("429 without Retry-After or code: %v %s", res.Header, res.Body)
+			}
+		default:
+			t.Errorf("delivery %d = %d %s", i, res.Status, res.Body)
+		}
+	}
+	if limited == 0 {
+		t.Error("no delivery was limited above INGEST_RATE_LIMIT=3")
+	}
+	// Unknown routes and methods answer the JSON envelope.
+	for _, tt := range []struct {
+		method, path string
+		status       int
+	}{{"GET", "/nowhere", 404}, {"GET", "/api/webhooks/guru/" + tn.merchant.ID.String(), 405}} {
+		res := do(t, tt.method, s.ingestURL+tt.path, nil, nil)
+		if res.Status != tt.status || res.json(t)["error"] == nil {
+			t.Errorf("%s %s = %d %s, want %d with the error envelope", tt.method, tt.path, res.Status, res.Body, tt.status)
+		}
 	}
 }

@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
@@ -26,6 +28,8 @@ type Service struct {
 	deliveries Deliveries
 	dedupe     Dedupe
 	publisher  Publisher
+	limiter    Limiter
+	rateLimit  int
 	log        *zap.Logger
 	now        func() time.Time
 	metrics    *Metrics
@@ -41,6 +45,10 @@ type Config struct {
 	Log        *zap.Logger
 	Now        func() time.Time
 	Metrics    *Metrics // optional
+	// Limiter and RateLimit set the per-merchant ceiling in requests per
+	// second; 0 (the default) is no ceiling.
+	Limiter   Limiter
+	RateLimit int
 	// CacheTTL bounds how stale merchant settings may be (default 5 s).
 	CacheTTL time.Duration
 }
@@ -57,6 +65,7 @@ func New(cfg Config) *Service {
 		merchants:  newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
 		coupons:    newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now),
 		deliveries: cfg.Deliveries, dedupe: cfg.Dedupe, publisher: cfg.Publisher,
+		limiter: cfg.Limiter, rateLimit: cfg.RateLimit,
 		log: cfg.Log, now: cfg.Now, metrics: cfg.Metrics,
 	}
 }
@@ -64,6 +73,13 @@ func New(cfg Config) *Service {
 // Register adds the receiver route to r.
 func (s *Service) Register(r *mux.Router) {
 	r.HandleFunc("/api/webhooks/{provider}/{merchant_id}", s.ServeWebhook).Methods(http.MethodPost)
+	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		respond.Error(w, nil, respond.Admin, apperr.Errorf(apperr.NotFound, "no such route"))
+	})
+	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		respond.JSON(w, http.StatusMethodNotAllowed, respond.ErrorBody{Error: respond.ErrorDetail{
+			Code: "method_not_allowed", Message: "method not allowed on this route"}})
+	})
 }
 
 // answer is the body of a 200: what became of the delivery.
@@ -91,6 +107,9 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	settings, err := s.merchants.get(ctx, merchantID, d.Provider)
 	if err != nil {
 		s.fail(w, nil, err)
+		return
+	}
+	if s.overLimit(w, r, merchantID) {
 		return
 	}
 	d.MerchantID = merchantID
@@ -153,6 +172,24 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *Delivery
 	}
 	s.ok(ctx, w, d, OutcomeAccepted, "", true)
 	s.remember(ctx, fastKey)
+}
+
+// overLimit applies the operator's per-merchant ceiling (INGEST_RATE_LIMIT,
+// off by default): above it the answer is 429 with Retry-After, which both
+// platforms retry. Refused requests are counted, not recorded: recording
+// each would load the database the ceiling protects. Redis down: no limit.
+func (s *Service) overLimit(w http.ResponseWriter, r *http.Request, merchantID uuid.UUID) bool {
+	if s.limiter == nil || s.rateLimit <= 0 {
+		return false
+	}
+	_, retryAfter, _, err := s.limiter.Allow(r.Context(), "ingest:"+merchantID.String(), s.rateLimit, s.rateLimit)
+	if err != nil || retryAfter <= 0 {
+		return false
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
+	s.metrics.observe(mux.Vars(r)["provider"], "rate_limited")
+	respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.RateLimited, "too many deliveries for this merchant, retry later"))
+	return true
 }
 
 func (s *Service) remember(ctx context.Context, key string) {

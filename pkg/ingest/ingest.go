@@ -76,6 +76,11 @@ type Publisher interface {
 	PublishCommands(ctx context.Context, cmds []ledger.Command) error
 }
 
+// Limiter is a rate limiter (GCRA in Redis): retryAfter > 0 means refused.
+type Limiter interface {
+	Allow(ctx context.Context, key string, perSecond, burst int) (remaining int, retryAfter, resetAfter time.Duration, err error)
+}
+
 // DedupeTTL is how long the fast path remembers an event (7 days).
 const DedupeTTL = 7 * 24 * time.Hour
 

@@ -37,7 +37,10 @@ type Config struct {
 	// call (empty: about 2 minutes over 5 tries).
 	RedemptionRetryDelays []time.Duration
 	// ActionTimeout is how long the API waits for a wallet action.
-	ActionTimeout   time.Duration
+	ActionTimeout time.Duration
+	// IngestRateLimit is the per-merchant ceiling of inbound deliveries
+	// per second; 0 is none (platforms burst during a sale).
+	IngestRateLimit int
 	DispatcherGroup string
 }
 
@@ -80,6 +83,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	var err error
 	if c.KafkaPartitions, err = intSetting(get, "KAFKA_PARTITIONS", 16, 1, 1024); err != nil {
+		return c, err
+	}
+	if c.IngestRateLimit, err = intSetting(get, "INGEST_RATE_LIMIT", 0, 0, 1_000_000); err != nil {
 		return c, err
 	}
 	if c.LedgerMaxBatch, err = intSetting(get, "LEDGER_MAX_BATCH", 500, 1, 10000); err != nil {

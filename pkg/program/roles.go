@@ -64,6 +64,8 @@ func IngestRouter(d *Deps) *mux.Router {
 		Log:        d.Log.Named("ingest"),
 		Now:        d.Now,
 		Metrics:    ingest.NewMetrics(d.Registry),
+		Limiter:    redisx.NewLimiter(d.Redis),
+		RateLimit:  d.Config.IngestRateLimit,
 	})
 	r := mux.NewRouter()
 	svc.Register(r)
