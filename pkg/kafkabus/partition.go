@@ -102,34 +102,54 @@ func (p *partition) newReader() *kafka.Reader {
 }
 
 // fetch blocks for the first message, then collects the messages the broker
-// already has, up to MaxBatch, for at most MaxWait. It stops early at the
-// high-water mark of the last fetch: nothing more was available then, and
-// waiting would only add latency to a lone message.
+// already has, up to MaxBatch, for at most MaxWait. Once a message reports
+// the high-water mark of its fetch, it keeps only what the reader has
+// already buffered (bufferedWait): the mark is that of the fetch that
+// brought the message, and while a batch is applied the reader prefetches
+// many small responses, each "caught up" to its own older mark. Stopping
+// there would make every batch a single fetch response (about one message
+// under load); waiting for more would add latency to a lone message.
 func (p *partition) fetch(ctx context.Context, r *kafka.Reader) ([]Message, error) {
 	first, err := r.FetchMessage(ctx)
 	if err != nil {
 		return nil, err
 	}
 	batch := []Message{fromKafka(first)}
-	if caughtUp(first) || p.cfg.MaxBatch == 1 {
+	if p.cfg.MaxBatch == 1 {
 		return batch, nil
 	}
-	collect, cancel := context.WithTimeout(ctx, p.cfg.MaxWait)
-	defer cancel()
+	wait := p.cfg.MaxWait
+	if caughtUp(first) {
+		wait = bufferedWait
+	}
+	deadline := time.Now().Add(wait)
 	for len(batch) < p.cfg.MaxBatch {
+		collect, cancel := context.WithDeadline(ctx, deadline)
 		m, err := r.FetchMessage(collect)
+		cancel()
 		if err != nil {
-			break // MaxWait passed (or ctx ended, seen by the caller)
+			break // the wait passed (or ctx ended, seen by the caller)
 		}
 		batch = append(batch, fromKafka(m))
 		if caughtUp(m) {
-			break
+			deadline = minTime(deadline, time.Now().Add(bufferedWait))
 		}
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err // stopping: the batch will be fetched again by whoever resumes
 	}
 	return batch, nil
+}
+
+// bufferedWait is how long fetch waits for a message once the partition
+// looked caught up: long enough to take what the reader already holds.
+const bufferedWait = 300 * time.Microsecond
+
+func minTime(a, b time.Time) time.Time {
+	if b.Before(a) {
+		return b
+	}
+	return a
 }
 
 func caughtUp(m kafka.Message) bool {

@@ -1,0 +1,121 @@
+// Command bench is the end-to-end load test of Convida (`make bench`).
+//
+// It starts the pipeline in this process the way cmd/standalone does (an
+// embedded persistent broker, ingest on a loopback listener, ledger and
+// dispatcher consuming the broker) against a database it drops and
+// recreates, seeds one merchant with Guru configured, a fixed-reward
+// campaign and -members members, then posts -orders signed Guru sales to
+// the ingest over HTTP, waits until every credit is committed, and prints
+// orders/s and the order-to-credit latency. It then checks every wallet and
+// the ledger invariants and exits 1 when they do not hold.
+//
+// With -ingest it targets an ingest that is already running instead (see
+// docs/benchmarks.md).
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// options are the command line.
+type options struct {
+	Orders      int
+	Members     int
+	Concurrency int
+	Partitions  int
+	Database    string
+	Redis       string
+	Ingest      string // "" runs the pipeline in process
+	SecretsKey  string // -ingest only: the deployment's SECRETS_KEY
+	Timeout     time.Duration
+	CPUProfile  string
+	TraceLedger bool
+	Phased      bool
+}
+
+// dbPrefix is the prefix a database name must have for bench to touch it.
+const dbPrefix = "convida_bench"
+
+func parseOptions(args []string, stderr io.Writer) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.IntVar(&o.Orders, "orders", 50000, "Guru sales to post")
+	fs.IntVar(&o.Members, "members", 5000, "members the sales are spread over (order i uses member i % members)")
+	fs.IntVar(&o.Concurrency, "concurrency", 64, "concurrent HTTP senders (one keep-alive connection each)")
+	fs.IntVar(&o.Partitions, "partitions", 16, "partitions of the ledger.commands and events topics (in-process only)")
+	fs.StringVar(&o.Database, "database", "postgres://postgres@127.0.0.1:5432/"+dbPrefix+"?sslmode=disable",
+		"PostgreSQL URL; the database name must start with "+dbPrefix+"; in process it is DROPPED and recreated")
+	fs.StringVar(&o.Redis, "redis", "redis://127.0.0.1:6379/0", "Redis URL (in process; the run's dedupe keys are deleted at the end)")
+	fs.StringVar(&o.Ingest, "ingest", "", "base URL of a running ingest (e.g. http://127.0.0.1:8081); "+
+		"then -database is that deployment's database (not dropped) and SECRETS_KEY its key")
+	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the credits after the last send")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window (in-process pipeline included) to this file")
+	fs.BoolVar(&o.TraceLedger, "trace-ledger", false, "diagnostic: run the ledger through a copy of program.RunLedger that times every ApplyBatch")
+	fs.BoolVar(&o.Phased, "phased", false, "diagnostic: stop the ledger while sending and restart it after the last answer, "+
+		"to measure the ingest and the ledger each on its own (end-to-end figures are then not meaningful)")
+	if err := fs.Parse(args); err != nil {
+		return o, err
+	}
+	o.SecretsKey = strings.TrimSpace(os.Getenv("SECRETS_KEY"))
+	return o, o.validate()
+}
+
+func (o options) validate() error {
+	switch {
+	case o.Orders < 1:
+		return errors.New("-orders must be at least 1")
+	case o.Members < 1:
+		return errors.New("-members must be at least 1")
+	case o.Concurrency < 1:
+		return errors.New("-concurrency must be at least 1")
+	case o.Partitions < 1 || o.Partitions > 1024:
+		return errors.New("-partitions must be from 1 to 1024")
+	case o.Timeout <= 0:
+		return errors.New("-timeout must be positive")
+	case o.Ingest != "" && o.SecretsKey == "":
+		return errors.New("-ingest needs SECRETS_KEY: the deployment's key, to store the Guru token it can read")
+	case o.Ingest != "" && (o.TraceLedger || o.Phased):
+		return errors.New("-trace-ledger and -phased need the in-process pipeline (no -ingest)")
+	}
+	cfg, err := pgx.ParseConfig(o.Database)
+	if err != nil {
+		return fmt.Errorf("-database: %w", err)
+	}
+	if !strings.HasPrefix(cfg.Database, dbPrefix) {
+		return fmt.Errorf("-database: refusing database %q: its name must start with %s", cfg.Database, dbPrefix)
+	}
+	return nil
+}
+
+func main() {
+	opts, err := parseOptions(os.Args[1:], os.Stderr)
+	if errors.Is(err, flag.ErrHelp) {
+		os.Exit(0)
+	}
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(2)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	pass, err := run(ctx, opts, os.Stdout, os.Stderr)
+	if err != nil {
+		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
+		os.Exit(1)
+	}
+	if !pass {
+		os.Exit(1)
+	}
+}

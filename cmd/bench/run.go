@@ -1,0 +1,303 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"runtime"
+	"runtime/pprof"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// report is everything the final report prints.
+type report struct {
+	Options   options
+	InProcess bool
+	Seeding   time.Duration
+	Bodies    time.Duration
+	Load      *loadResult
+	Credited  int
+	FirstSend time.Time
+	// FirstCommit and LastCommit are the first and last referral
+	// created_at of the measured orders.
+	FirstCommit time.Time
+	LastCommit  time.Time
+	// -phased only: when the ledger was started again, and the CPU used
+	// while sending and while draining.
+	LedgerRestart time.Time
+	SendCPU       cpuUse
+	DrainCPU      cpuUse
+	Lat           []time.Duration
+	AckLat        []time.Duration
+	CPU           cpuUse
+	Bus           busMetrics
+	Trace         *traceSummary
+	Verified      verification
+	WaitErr       error
+	RedisKeys     int
+}
+
+// run is the whole bench; it reports whether verification passed.
+func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error) {
+	s, err := open(ctx, o)
+	if err != nil {
+		return false, err
+	}
+	defer s.close()
+	rep := &report{Options: o, InProcess: o.Ingest == ""}
+
+	start := time.Now()
+	t, err := seed(ctx, s, o.Members)
+	if err != nil {
+		return false, fmt.Errorf("seed: %w", err)
+	}
+	rep.Seeding = time.Since(start)
+	fmt.Fprintf(stderr, "seeded 1 merchant, 1 campaign and %d members in %v\n", o.Members+1, rep.Seeding.Round(time.Millisecond))
+	if err := warmUp(ctx, s, t); err != nil {
+		return false, err
+	}
+	start = time.Now()
+	bodies := buildBodies(t, o.Orders)
+	rep.Bodies = time.Since(start)
+
+	if err := measure(ctx, s, t, bodies, rep, stderr); err != nil {
+		return false, err
+	}
+	if rep.Verified, err = verify(ctx, s.pool, t, rep.Load.Failed); err != nil {
+		return false, fmt.Errorf("verify: %w", err)
+	}
+	if rep.Bus, err = readBusMetrics(s); err != nil {
+		return false, err
+	}
+	if s.trace != nil {
+		sum := s.trace.summary()
+		rep.Trace = &sum
+	}
+	rep.RedisKeys = forgetDedupeKeys(ctx, s, t.MerchantID)
+	if err := s.err(); err != nil {
+		rep.Verified.Problems = append(rep.Verified.Problems, "pipeline: "+err.Error())
+	}
+	rep.print(stdout)
+	return rep.pass(), nil
+}
+
+func open(ctx context.Context, o options) (*stack, error) {
+	if o.Ingest != "" {
+		return connectStack(ctx, o)
+	}
+	if err := resetDatabase(ctx, o.Database); err != nil {
+		return nil, fmt.Errorf("reset database: %w", err)
+	}
+	return startStack(ctx, o)
+}
+
+// warmUp posts one order for the warm-up member and waits for its credit:
+// the ledger has then joined its group and the ingest has loaded the
+// merchant's settings, so the clock measures the steady pipeline.
+func warmUp(ctx context.Context, s *stack, t *tenant) error {
+	snd := newSender(s.ingestURL, t, 1)
+	defer snd.close()
+	if failure := snd.post(ctx, saleBody(t.GuruToken, warmupOrderID, t.Warmup, -1, time.Now())); failure != "" {
+		return fmt.Errorf("warm-up order answered %s", failure)
+	}
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		var n int
+		if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM referrals WHERE merchant_id = $1 AND order_id = $2`,
+			t.MerchantID, warmupOrderID).Scan(&n); err != nil {
+			return err
+		}
+		if n == 1 {
+			return nil
+		}
+		if err := s.err(); err != nil {
+			return err
+		}
+		if time.Now().After(deadline) {
+			return fmt.Errorf("the warm-up order was not credited within 60s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// measure sends the orders and waits for their credits: the measured
+// window, profiled when -cpuprofile is set.
+func measure(ctx context.Context, s *stack, t *tenant, bodies [][]byte, rep *report, stderr io.Writer) error {
+	o := rep.Options
+	if o.CPUProfile != "" {
+		f, err := os.Create(o.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	snd := newSender(s.ingestURL, t, o.Concurrency)
+	defer snd.close()
+	if o.Phased {
+		s.stopLedger()
+	}
+	cpu0 := sampleCPU()
+	bar := newBar(stderr, "sent", len(bodies))
+	rep.Load = sendAll(ctx, snd, bodies, o.Concurrency, bar)
+	_ = bar.Finish()
+	var cpuRestart cpuSample
+	if o.Phased {
+		cpuRestart = sampleCPU()
+		rep.SendCPU = cpuBetween(cpu0, cpuRestart, rep.Load.End.Sub(rep.Load.Start))
+		rep.LedgerRestart = time.Now()
+		s.startLedger()
+	}
+	want := rep.Load.accepted()
+	bar = newBar(stderr, "credited", want)
+	rep.Credited, rep.WaitErr = waitCredits(ctx, s.pool, t.MerchantID, want, o.Timeout, bar)
+	_ = bar.Finish()
+	cpu1, end := sampleCPU(), time.Now()
+	var err error
+	if rep.Lat, rep.FirstCommit, rep.LastCommit, err = latencies(ctx, s.pool, t.MerchantID, rep.Load.SentAt); err != nil {
+		return fmt.Errorf("read credits: %w", err)
+	}
+	rep.FirstSend = rep.Load.Start
+	for i, at := range rep.Load.SentAt {
+		if at != 0 && time.Unix(0, at).Before(rep.FirstSend) {
+			rep.FirstSend = time.Unix(0, at)
+		}
+		if !rep.Load.Failed[i] {
+			rep.AckLat = append(rep.AckLat, time.Duration(rep.Load.AckNanos[i]))
+		}
+	}
+	rep.CPU = cpuBetween(cpu0, cpu1, end.Sub(rep.Load.Start))
+	if o.Phased {
+		rep.DrainCPU = cpuBetween(cpuRestart, cpu1, end.Sub(rep.LedgerRestart))
+	}
+	return nil
+}
+
+// forgetDedupeKeys deletes the ingest's Redis dedupe keys of the run's
+// merchant (a fresh merchant each run, so they can never match again) and
+// returns how many it deleted.
+func forgetDedupeKeys(ctx context.Context, s *stack, merchantID uuid.UUID) int {
+	if s.rdb == nil {
+		return 0
+	}
+	n := 0
+	iter := s.rdb.Scan(ctx, 0, "ingest:dedupe:"+merchantID.String()+":*", 1000).Iterator()
+	var batch []string
+	flush := func() {
+		if len(batch) > 0 && s.rdb.Unlink(ctx, batch...).Err() == nil {
+			n += len(batch)
+		}
+		batch = batch[:0]
+	}
+	for iter.Next(ctx) {
+		if batch = append(batch, iter.Val()); len(batch) == 1000 {
+			flush()
+		}
+	}
+	flush()
+	return n
+}
+
+func (r *report) pass() bool {
+	return r.Verified.pass() && r.WaitErr == nil && len(r.Load.Failures) == 0
+}
+
+func (r *report) print(w io.Writer) {
+	o := r.Options
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	mode := "in process (embedded broker, ingest on loopback, ledger, dispatcher)"
+	if !r.InProcess {
+		mode = "against " + o.Ingest
+	}
+	p("")
+	p("Convida end-to-end bench — %s", time.Now().Format("2006-01-02 15:04 MST"))
+	p("  pipeline              %s", mode)
+	p("  orders                %d", o.Orders)
+	p("  members               %d", o.Members)
+	p("  concurrency           %d HTTP senders", o.Concurrency)
+	if r.InProcess {
+		p("  partitions            %d", o.Partitions)
+	}
+	p("  seeding               %v (not measured)", r.Seeding.Round(time.Millisecond))
+	p("  bodies built          %v (not measured)", r.Bodies.Round(time.Millisecond))
+	send := r.Load.End.Sub(r.Load.Start)
+	p("  send duration         %v (%.0f requests/s answered)", send.Round(time.Millisecond), float64(o.Orders)/send.Seconds())
+	ap50, ap99, amax := percentiles(r.AckLat)
+	p("  HTTP answer latency   p50 %v  p99 %v  max %v", ms(ap50), ms(ap99), ms(amax))
+	p("  HTTP not accepted     %d%s", o.Orders-r.Load.accepted(), failuresSuffix(r.Load.Failures))
+	p("  credited              %d of %d accepted", r.Credited, r.Load.accepted())
+	if r.WaitErr != nil {
+		p("  waiting for credits   %v", r.WaitErr)
+	}
+	e2e := r.LastCommit.Sub(r.FirstSend)
+	p("  end-to-end duration   %v (first send → last credit)", e2e.Round(time.Millisecond))
+	p("  throughput            %.0f orders/s end to end", float64(r.Credited)/e2e.Seconds())
+	p50, p99, pmax := percentiles(r.Lat)
+	p("  order→credit latency  p50 %v  p99 %v  max %v", ms(p50), ms(p99), ms(pmax))
+	if r.CPU.Cores > 0 {
+		p("  CPU (measured window) %.2f of %.0f cores busy: bench process %.2f, postgres %.2f, redis %.2f, rest %.2f",
+			r.CPU.Machine, r.CPU.Cores, r.CPU.Bench, r.CPU.ByName["postgres"], r.CPU.ByName["redis-server"],
+			max(r.CPU.Others-r.CPU.ByName["postgres"]-r.CPU.ByName["redis-server"], 0))
+		if r.InProcess {
+			p("                        (the bench process holds the load generator, ingest, broker, ledger and dispatcher)")
+		}
+	}
+	if r.InProcess {
+		b := r.Bus
+		p("  ledger batches        %d, %.1f commands per batch on average", b.LedgerBatches, b.LedgerMeanBatch)
+		p("  broker publishes      ledger.commands %d (mean %v), events %d (mean %v)",
+			b.CommandPublishes, ms(b.CommandPublishAvg), b.EventPublishes, ms(b.EventPublishAvg))
+	}
+	if t := r.Trace; t != nil {
+		p("  ledger trace          %d batches, size p50 %d mean %.1f max %d", t.Batches, t.SizeP50, t.MeanSize, t.SizeMax)
+		p("  ApplyBatch            p50 %v  p99 %v  max %v, %v per command, %v in all",
+			ms(t.ApplyP50), ms(t.ApplyP99), ms(t.ApplyMax), t.PerCommand.Round(time.Microsecond), t.ApplyTotal.Round(time.Millisecond))
+		p("  relay after commit    p50 %v  p99 %v, %v in all", ms(t.RelayP50), ms(t.RelayP99), t.RelayTotal.Round(time.Millisecond))
+	}
+	if o.Phased {
+		r.printPhased(p)
+	}
+	p("  redis keys removed    %d", r.RedisKeys)
+	p("  go                    %s, GOMAXPROCS %d, %d CPUs", runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU())
+	if r.pass() {
+		p("  verification          PASS (every wallet = %d × its orders, sum exact, CheckLedger ok)", rewardCents)
+		return
+	}
+	p("  verification          FAIL")
+	for _, problem := range r.Verified.Problems {
+		p("    %s", problem)
+	}
+}
+
+// printPhased prints the -phased figures: the ingest on its own (ledger
+// stopped) and the ledger draining the backlog on its own.
+func (r *report) printPhased(p func(string, ...any)) {
+	send := r.Load.End.Sub(r.Load.Start)
+	p("  phased: ingest alone  %.0f orders/s answered over %v; CPU %s", float64(r.Load.accepted())/send.Seconds(),
+		send.Round(time.Millisecond), r.SendCPU)
+	drain := r.LastCommit.Sub(r.LedgerRestart)
+	p("  phased: ledger alone  %.0f orders/s over %v from restart (group join included), %.0f orders/s from its first credit; CPU %s",
+		float64(r.Credited)/drain.Seconds(), drain.Round(time.Millisecond),
+		float64(r.Credited)/r.LastCommit.Sub(r.FirstCommit).Seconds(), r.DrainCPU)
+}
+
+func (u cpuUse) String() string {
+	return fmt.Sprintf("%.2f cores (bench %.2f, postgres %.2f, redis %.2f)", u.Machine, u.Bench, u.ByName["postgres"], u.ByName["redis-server"])
+}
+
+func failuresSuffix(m map[string]int) string {
+	if len(m) == 0 {
+		return ""
+	}
+	return " (" + failureSummary(m) + ")"
+}
+
+func ms(d time.Duration) string {
+	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}

@@ -1,0 +1,247 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/convida/convida/pkg/embeddedbroker"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+)
+
+// stack is the pipeline under test: in process (broker, ingest, ledger,
+// dispatcher) or, with -ingest, only the connections to a running one.
+type stack struct {
+	pool      *pgxpool.Pool
+	box       *secretbox.Box
+	rdb       *redis.Client
+	deps      *program.Deps // nil with -ingest
+	ingestURL string
+	trace     *ledgerTrace // nil unless -trace-ledger
+
+	broker  *embeddedbroker.Broker
+	server  *http.Server
+	dataDir string
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+	ledger  *roleRun // the ledger, which -phased stops and restarts
+	errMu   sync.Mutex
+	errs    []error
+}
+
+// resetDatabase drops the bench database and leaves its creation to
+// program.Open. validate has checked the name's prefix; it is checked
+// again here because this is the statement that destroys data.
+func resetDatabase(ctx context.Context, url string) error {
+	pcfg, err := pgxpool.ParseConfig(url) // strips pool_* settings, which the server does not know
+	if err != nil {
+		return err
+	}
+	cfg := pcfg.ConnConfig
+	name := cfg.Database
+	if len(name) < len(dbPrefix) || name[:len(dbPrefix)] != dbPrefix {
+		return fmt.Errorf("refusing to drop database %q", name)
+	}
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	return err
+}
+
+// benchConfig is the configuration of the in-process pipeline, read
+// through program.LoadConfig so that every setting bench does not name keeps
+// the default a deployment gets.
+func benchConfig(o options, dataDir string) (program.Config, error) {
+	env := map[string]string{
+		"DATABASE_URL":     o.Database,
+		"REDIS_URL":        o.Redis,
+		"KAFKA_PARTITIONS": strconv.Itoa(o.Partitions),
+		"LOG_LEVEL":        "warn",
+		"DATA_DIR":         dataDir,
+		"SECRETS_KEY":      secretbox.NewKey(),
+		"LEDGER_GROUP":     "bench-ledger",
+		"DISPATCHER_GROUP": "bench-dispatcher",
+	}
+	return program.LoadConfig(func(k string) string { return env[k] })
+}
+
+// startStack starts the pipeline as program.Standalone wires it, minus the
+// API and the scheduler, which the load does not use: an embedded
+// persistent broker, program.Open, the ingest router on a loopback
+// listener, the ledger and the dispatcher.
+func startStack(ctx context.Context, o options) (_ *stack, err error) {
+	s := &stack{}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.dataDir, err = os.MkdirTemp("", "convida-bench-"); err != nil {
+		return nil, err
+	}
+	cfg, err := benchConfig(o, s.dataDir)
+	if err != nil {
+		return nil, err
+	}
+	log, err := program.NewLogger(cfg.LogLevel)
+	if err != nil {
+		return nil, err
+	}
+	s.broker, err = embeddedbroker.Start(embeddedbroker.Config{DataDir: filepath.Join(cfg.DataDir, "kafka"),
+		Partitions: cfg.KafkaPartitions, Logger: log.Named("broker")})
+	if err != nil {
+		return nil, fmt.Errorf("embedded broker: %w", err)
+	}
+	cfg.KafkaBrokers = s.broker.Addrs()
+	if s.deps, err = program.Open(ctx, cfg, log, "bench"); err != nil {
+		return nil, err
+	}
+	s.pool, s.box, s.rdb = s.deps.Pool, s.deps.Box, s.deps.Redis
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	s.ingestURL = "http://" + ln.Addr().String()
+	s.server = &http.Server{Handler: program.IngestRouter(s.deps), ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
+	go func() {
+		if err := s.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.fail("ingest", err)
+		}
+	}()
+	roles, cancel := context.WithCancel(context.Background())
+	s.cancel = cancel
+	ledger := program.RunLedger
+	if o.TraceLedger {
+		s.trace = &ledgerTrace{}
+		ledger = s.trace.run
+	}
+	s.ledger = &roleRun{parent: roles, role: ledger}
+	s.startLedger()
+	s.run(roles, "dispatcher", program.RunDispatcher)
+	return s, nil
+}
+
+// roleRun is a role that can be stopped and started again.
+type roleRun struct {
+	parent context.Context
+	role   program.Role
+	cancel context.CancelFunc
+	done   chan struct{}
+}
+
+// startLedger starts the ledger role (again).
+func (s *stack) startLedger() {
+	ctx, cancel := context.WithCancel(s.ledger.parent)
+	s.ledger.cancel, s.ledger.done = cancel, make(chan struct{})
+	done := s.ledger.done
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer close(done)
+		if err := s.ledger.role(ctx, s.deps); err != nil && !errors.Is(err, context.Canceled) {
+			s.fail("ledger", err)
+		}
+	}()
+}
+
+// stopLedger stops the ledger role and waits until it has left its group.
+func (s *stack) stopLedger() {
+	s.ledger.cancel()
+	<-s.ledger.done
+}
+
+// connectStack opens the connections to a running deployment (-ingest):
+// its database (neither dropped nor migrated), its secrets key and Redis. No role
+// runs here.
+func connectStack(ctx context.Context, o options) (_ *stack, err error) {
+	s := &stack{ingestURL: strings.TrimRight(o.Ingest, "/")}
+	defer func() {
+		if err != nil {
+			s.close()
+		}
+	}()
+	if s.box, err = secretbox.FromBase64(o.SecretsKey); err != nil {
+		return nil, fmt.Errorf("SECRETS_KEY: %w", err)
+	}
+	if s.pool, err = postgres.Open(ctx, o.Database, 8); err != nil {
+		return nil, err
+	}
+	ropt, err := redis.ParseURL(o.Redis)
+	if err != nil {
+		return nil, fmt.Errorf("-redis: %w", err)
+	}
+	s.rdb = redis.NewClient(ropt)
+	return s, nil
+}
+
+func (s *stack) run(ctx context.Context, name string, role program.Role) {
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		if err := role(ctx, s.deps); err != nil && !errors.Is(err, context.Canceled) {
+			s.fail(name, err)
+		}
+	}()
+}
+
+func (s *stack) fail(name string, err error) {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	s.errs = append(s.errs, fmt.Errorf("%s: %w", name, err))
+}
+
+// err returns the first error a role stopped with, or nil.
+func (s *stack) err() error {
+	s.errMu.Lock()
+	defer s.errMu.Unlock()
+	return errors.Join(s.errs...)
+}
+
+// close stops the roles and the server, then closes the connections and the
+// broker, and removes the broker's data directory.
+func (s *stack) close() {
+	if s.server != nil {
+		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		_ = s.server.Shutdown(shutdown)
+		cancel()
+	}
+	if s.cancel != nil {
+		s.cancel()
+	}
+	s.wg.Wait()
+	switch {
+	case s.deps != nil:
+		s.deps.Close()
+	default:
+		if s.rdb != nil {
+			_ = s.rdb.Close()
+		}
+		if s.pool != nil {
+			s.pool.Close()
+		}
+	}
+	if s.broker != nil {
+		s.broker.Close()
+	}
+	if s.dataDir != "" {
+		_ = os.RemoveAll(s.dataDir)
+	}
+}
