@@ -190,8 +190,9 @@ func forgetDedupeKeys(ctx context.Context, s *stack, merchantID uuid.UUID) int {
 	iter := s.rdb.Scan(ctx, 0, "ingest:dedupe:"+merchantID.String()+":*", 1000).Iterator()
 	var batch []string
 	flush := func() {
-		if len(batch) > 0 && s.rdb.Unlink(ctx, batch...).Err() == nil {
-			n += len(batch)
+		if len(batch) > 0 {
+			removed, _ := s.rdb.Unlink(ctx, batch...).Result() // SCAN may return a key twice
+			n += int(removed)
 		}
 		batch = batch[:0]
 	}

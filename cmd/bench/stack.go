@@ -52,7 +52,7 @@ func resetDatabase(ctx context.Context, url string) error {
 	}
 	cfg := pcfg.ConnConfig
 	name := cfg.Database
-	if len(name) < len(dbPrefix) || name[:len(dbPrefix)] != dbPrefix {
+	if !strings.HasPrefix(name, dbPrefix) {
 		return fmt.Errorf("refusing to drop database %q", name)
 	}
 	cfg.Database = "postgres"

@@ -136,12 +136,18 @@ JOIN processed_commands p ON p.merchant_id = k.merchant_id AND p.command_id = k.
 	referralColumns = `r.merchant_id, r.id, r.member_id, r.source, r.order_id, r.referee_email, r.referee_name,
   r.referee_external_id, r.coupon_used, r.order_value, r.reward_amount, r.status, r.rejection_reason, r.notes,
   r.unrecovered_amount, r.credit_txn_id, r.warranty_expires_at, r.created_at, r.updated_at`
+	// The keys are resolved to primary keys first (a join on the order
+	// index, and the ids given): an OR of the two lists made the planner
+	// scan the whole table on every batch.
 	sqlLoadReferrals = `
 SELECT ` + referralColumns + `, t.status, t.amount, t.created_at
 FROM referrals r
 LEFT JOIN wallet_transactions t ON t.merchant_id = r.merchant_id AND t.id = r.credit_txn_id
-WHERE (r.merchant_id, r.source, r.order_id) IN (SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[]))
-   OR (r.merchant_id, r.id) IN (SELECT * FROM unnest($4::uuid[], $5::uuid[]))
+WHERE (r.merchant_id, r.id) IN (
+  SELECT o.merchant_id, o.id FROM unnest($1::uuid[], $2::text[], $3::text[]) AS k(merchant_id, source, order_id)
+  JOIN referrals o ON o.merchant_id = k.merchant_id AND o.source = k.source AND o.order_id = k.order_id
+  UNION ALL
+  SELECT * FROM unnest($4::uuid[], $5::uuid[]))
 FOR UPDATE OF r`
 	sqlLoadRedemptions = `
 SELECT r.merchant_id, r.id, r.member_id, r.amount, r.type, r.status, r.transaction_id, r.debit_txn_id,

@@ -28,6 +28,12 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 	if maxConns > 0 {
 		cfg.MaxConns = maxConns
 	}
+	// Our batch statements join unnest($arrays) to the tables. A generic
+	// plan (the default after five executions of a prepared statement)
+	// knows neither the arrays' length nor, when made early, the tables'
+	// growth, and settled on sequential scans: throughput fell with table
+	// size. Custom plans are made per execution with the real arrays.
+	cfg.ConnConfig.RuntimeParams["plan_cache_mode"] = "force_custom_plan"
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("connect to postgres: %w", err)
