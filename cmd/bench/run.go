@@ -84,14 +84,30 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 	return rep.pass(), nil
 }
 
+// open claims the bench database and returns the stack: in process on a
+// freshly dropped database, or the connections to a running deployment.
 func open(ctx context.Context, o options) (*stack, error) {
-	if o.Ingest != "" {
-		return connectStack(ctx, o)
+	guard, name, err := claimDatabase(ctx, o.Database)
+	if err != nil {
+		return nil, err
 	}
-	if err := resetDatabase(ctx, o.Database); err != nil {
-		return nil, fmt.Errorf("reset database: %w", err)
+	var s *stack
+	switch {
+	case o.Ingest != "":
+		s, err = connectStack(ctx, o)
+	default:
+		if err = resetDatabase(ctx, guard, name); err != nil {
+			err = fmt.Errorf("reset database: %w", err)
+			break
+		}
+		s, err = startStack(ctx, o)
 	}
-	return startStack(ctx, o)
+	if err != nil {
+		_ = guard.Close(ctx)
+		return nil, err
+	}
+	s.guard = guard
+	return s, nil
 }
 
 // warmUp posts one order for the warm-up member and waits for its credit:

@@ -37,31 +37,48 @@ type stack struct {
 	dataDir string
 	cancel  context.CancelFunc
 	wg      sync.WaitGroup
-	ledger  *roleRun // the ledger, which -phased stops and restarts
+	ledger  *roleRun  // the ledger, which -phased stops and restarts
+	guard   *pgx.Conn // holds the advisory lock of claimDatabase
 	errMu   sync.Mutex
 	errs    []error
+}
+
+// claimDatabase connects to the server's postgres database and takes a
+// session advisory lock named after the bench database, held until the
+// connection closes: two benches on one database would drop it under each
+// other. It fails when another bench holds the lock.
+func claimDatabase(ctx context.Context, url string) (*pgx.Conn, string, error) {
+	pcfg, err := pgxpool.ParseConfig(url) // strips pool_* settings, which the server does not know
+	if err != nil {
+		return nil, "", err
+	}
+	cfg := pcfg.ConnConfig
+	name := cfg.Database
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("connect to postgres: %w", err)
+	}
+	var locked bool
+	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock(hashtext($1))`, "convida-bench:"+name).Scan(&locked); err != nil {
+		conn.Close(ctx)
+		return nil, "", err
+	}
+	if !locked {
+		conn.Close(ctx)
+		return nil, "", fmt.Errorf("another bench is running against database %q; wait for it to end", name)
+	}
+	return conn, name, nil
 }
 
 // resetDatabase drops the bench database and leaves its creation to
 // program.Open. validate has checked the name's prefix; it is checked
 // again here because this is the statement that destroys data.
-func resetDatabase(ctx context.Context, url string) error {
-	pcfg, err := pgxpool.ParseConfig(url) // strips pool_* settings, which the server does not know
-	if err != nil {
-		return err
-	}
-	cfg := pcfg.ConnConfig
-	name := cfg.Database
+func resetDatabase(ctx context.Context, conn *pgx.Conn, name string) error {
 	if !strings.HasPrefix(name, dbPrefix) {
 		return fmt.Errorf("refusing to drop database %q", name)
 	}
-	cfg.Database = "postgres"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("connect to postgres: %w", err)
-	}
-	defer conn.Close(ctx)
-	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
+	_, err := conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize()+" WITH (FORCE)")
 	return err
 }
 
@@ -243,5 +260,8 @@ func (s *stack) close() {
 	}
 	if s.dataDir != "" {
 		_ = os.RemoveAll(s.dataDir)
+	}
+	if s.guard != nil {
+		_ = s.guard.Close(context.Background())
 	}
 }

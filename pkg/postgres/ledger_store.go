@@ -124,12 +124,18 @@ FROM wallets w JOIN unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
   ON w.merchant_id = k.merchant_id AND w.member_id = k.member_id
 ORDER BY w.merchant_id, w.member_id
 FOR UPDATE OF w`
+	// Members first, by their full primary key, then their campaigns: left
+	// to itself the planner started from the (tiny) campaigns table and
+	// walked every member of the merchant, 19 ms a batch at 5,000 members.
 	sqlLoadMembers = `
+WITH m AS MATERIALIZED (
+  SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id
+  FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
+  JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
+)
 SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id,
        c.reward_type, c.reward_value, c.warranty_days, c.min_redemption, c.is_active
-FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
-JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
-JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id`
+FROM m JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id`
 	sqlLoadProcessed = `
 SELECT p.merchant_id, p.command_id FROM unnest($1::uuid[], $2::text[]) AS k(merchant_id, command_id)
 JOIN processed_commands p ON p.merchant_id = k.merchant_id AND p.command_id = k.command_id`
