@@ -86,16 +86,20 @@ func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	mer := merchantOf(r)
-	c, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), mer.ID, id)
+	c, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), merchantOf(r).ID, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	st, err := s.cfg.Campaigns.CampaignStats(r.Context(), mer.ID, id)
+	s.writeCampaign(w, r, http.StatusOK, c)
+}
+
+// writeCampaign answers c in the admin shape with its current stats.
+func (s *Server) writeCampaign(w http.ResponseWriter, r *http.Request, status int, c *campaign.Campaign) {
+	st, err := s.cfg.Campaigns.CampaignStats(r.Context(), c.MerchantID, c.ID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, Data[AdminCampaign]{Data: adminCampaign(c, st)})
+	respond.JSON(w, status, Data[AdminCampaign]{Data: adminCampaign(c, st)})
 }

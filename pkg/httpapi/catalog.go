@@ -290,12 +290,7 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	st, err := s.cfg.Campaigns.CampaignStats(r.Context(), mer.ID, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	respond.JSON(w, http.StatusOK, Data[AdminCampaign]{Data: adminCampaign(c, st)})
+	s.writeCampaign(w, r, http.StatusOK, c)
 }
 
 // campaignUpdate checks what can be checked without the campaign and
