@@ -164,40 +164,37 @@ WHERE (r.merchant_id, r.id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
 FOR UPDATE OF r`
 )
 
+// load runs every read of the batch in one pipelined round trip. The
+// server executes them in order inside the transaction: the wallet rows are
+// created and locked first, which serialises every batch that touches a
+// member, so the processed-command check after them sees any concurrent
+// commit.
 func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cmds []ledger.Command) error {
 	k := collectKeys(cmds)
-	if _, err := tx.Exec(ctx, sqlEnsureWallets, k.merchants, k.members); err != nil {
-		return fmt.Errorf("ensure wallets: %w", err)
-	}
-	// Locking wallets first serialises every batch that touches a member,
-	// so the processed-command check below sees any concurrent commit.
-	if err := s.loadWallets(ctx, tx, book, k); err != nil {
-		return err
-	}
 	b := &pgx.Batch{}
+	b.Queue(sqlEnsureWallets, k.merchants, k.members)
+	b.Queue(sqlLockWallets, k.merchants, k.members)
 	b.Queue(sqlLoadMembers, k.merchants, k.members)
 	b.Queue(sqlLoadProcessed, k.cmdMerchants, k.cmdIDs)
 	b.Queue(sqlLoadReferrals, k.orderMerchants, k.orderSources, k.orderIDs, k.refMerchants, k.referralIDs)
 	b.Queue(sqlLoadRedemptions, k.redMerchants, k.redemptions)
 	res := tx.SendBatch(ctx, b)
 	defer res.Close()
-	if err := loadMembers(res, book); err != nil {
-		return err
+	if _, err := res.Exec(); err != nil {
+		return fmt.Errorf("ensure wallets: %w", err)
 	}
-	if err := loadProcessed(res, book); err != nil {
-		return err
-	}
-	if err := loadReferrals(res, book); err != nil {
-		return err
-	}
-	if err := loadRedemptions(res, book); err != nil {
-		return err
+	for _, load := range []func(pgx.BatchResults, *ledger.Book) error{
+		loadWallets, loadMembers, loadProcessed, loadReferrals, loadRedemptions,
+	} {
+		if err := load(res, book); err != nil {
+			return err
+		}
 	}
 	return res.Close()
 }
 
-func (s *LedgerStore) loadWallets(ctx context.Context, tx pgx.Tx, book *ledger.Book, k keyLists) error {
-	rows, err := tx.Query(ctx, sqlLockWallets, k.merchants, k.members)
+func loadWallets(res pgx.BatchResults, book *ledger.Book) error {
+	rows, err := res.Query()
 	if err != nil {
 		return fmt.Errorf("lock wallets: %w", err)
 	}
