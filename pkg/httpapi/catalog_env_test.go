@@ -11,9 +11,6 @@ import (
 
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/secretbox"
-	"github.com/convida/convida/pkg/testenv"
-	"go.uber.org/zap/zaptest"
 )
 
 // The stores implement the catalog interfaces.
@@ -35,27 +32,16 @@ type catalogEnv struct {
 
 func mustCatalogEnv(tb testing.TB) *catalogEnv {
 	tb.Helper()
-	pool := testenv.MustPool(tb)
-	box, err := secretbox.FromBase64(secretbox.NewKey())
-	if err != nil {
-		tb.Fatalf("secretbox: %v", err)
-	}
+	pool, box := mustPoolAndBox(tb)
 	clk, lclk := &clock{t: t0}, &clock{t: t0}
 	ms := postgres.NewMerchantStore(pool, box)
-	_, router := httpapi.New(httpapi.Config{
-		Merchants:       ms,
-		Campaigns:       postgres.NewCampaignStore(pool),
-		Members:         postgres.NewMemberStore(pool),
-		Wallets:         postgres.NewWalletReads(pool),
-		Log:             zaptest.NewLogger(tb),
-		Now:             clk.Now,
-		IngestPublicURL: ingestURL,
+	_, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{
 		Catalog: httpapi.CatalogConfig{
 			Members:   postgres.NewMemberStore(pool),
 			Campaigns: postgres.NewCampaignStore(pool),
 			Referrals: postgres.NewReferralReads(pool),
 		},
-	})
+	}))
 	srv := httptest.NewServer(router)
 	tb.Cleanup(srv.Close)
 	return &catalogEnv{

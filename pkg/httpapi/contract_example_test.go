@@ -15,7 +15,6 @@ import (
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
-	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -187,28 +186,17 @@ func TestContractIngestExamples(t *testing.T) {
 // program.APIRouter is to wire them, and a validating client.
 func mustContractEnv(tb testing.TB, v *openapitest.Validator, protection httpapi.ProtectionConfig) *apiEnv {
 	tb.Helper()
-	pool := testenv.MustPool(tb)
-	box, err := secretbox.FromBase64(secretbox.NewKey())
-	if err != nil {
-		tb.Fatalf("secretbox: %v", err)
-	}
+	pool, box := mustPoolAndBox(tb)
 	clk := &clock{t: t0}
 	ms := postgres.NewMerchantStore(pool, box)
-	_, router := httpapi.New(httpapi.Config{
-		Merchants:       ms,
-		Campaigns:       postgres.NewCampaignStore(pool),
-		Members:         postgres.NewMemberStore(pool),
-		Wallets:         postgres.NewWalletReads(pool),
-		Log:             zaptest.NewLogger(tb),
-		Now:             clk.Now,
-		IngestPublicURL: ingestURL,
+	_, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{
 		Catalog: httpapi.CatalogConfig{
 			Members:   postgres.NewMemberStore(pool),
 			Campaigns: postgres.NewCampaignStore(pool),
 			Referrals: postgres.NewReferralReads(pool),
 		},
 		Protection: protection,
-	})
+	}))
 	srv := httptest.NewServer(router)
 	tb.Cleanup(srv.Close)
 	return &apiEnv{pool: pool, box: box, merchants: ms, ledger: postgres.NewLedgerStore(pool, tickingClock(t0)),

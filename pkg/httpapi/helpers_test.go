@@ -88,24 +88,35 @@ type apiEnv struct {
 // t0 is when every test's clocks start.
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-func mustEnv(tb testing.TB) *apiEnv {
+// mustPoolAndBox returns a fresh migrated database and a secrets box.
+func mustPoolAndBox(tb testing.TB) (*pgxpool.Pool, *secretbox.Box) {
 	tb.Helper()
-	pool := testenv.MustPool(tb)
 	box, err := secretbox.FromBase64(secretbox.NewKey())
 	if err != nil {
 		tb.Fatalf("secretbox: %v", err)
 	}
+	return testenv.MustPool(tb), box
+}
+
+// withBase fills in what every test server has: the stores on pool, the
+// merchant store ms, a test logger, the clock and the ingest URL.
+func withBase(tb testing.TB, pool *pgxpool.Pool, ms *postgres.MerchantStore, clk *clock, cfg httpapi.Config) httpapi.Config {
+	cfg.Merchants = ms
+	cfg.Campaigns = postgres.NewCampaignStore(pool)
+	cfg.Members = postgres.NewMemberStore(pool)
+	cfg.Wallets = postgres.NewWalletReads(pool)
+	cfg.Log = zaptest.NewLogger(tb)
+	cfg.Now = clk.Now
+	cfg.IngestPublicURL = ingestURL
+	return cfg
+}
+
+func mustEnv(tb testing.TB) *apiEnv {
+	tb.Helper()
+	pool, box := mustPoolAndBox(tb)
 	clk := &clock{t: t0}
 	ms := postgres.NewMerchantStore(pool, box)
-	_, router := httpapi.New(httpapi.Config{
-		Merchants:       ms,
-		Campaigns:       postgres.NewCampaignStore(pool),
-		Members:         postgres.NewMemberStore(pool),
-		Wallets:         postgres.NewWalletReads(pool),
-		Log:             zaptest.NewLogger(tb),
-		Now:             clk.Now,
-		IngestPublicURL: ingestURL,
-	})
+	_, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{}))
 	srv := httptest.NewServer(router)
 	tb.Cleanup(srv.Close)
 	return &apiEnv{

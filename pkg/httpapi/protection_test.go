@@ -21,7 +21,6 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/respond"
-	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/gorilla/mux"
 	"github.com/redis/go-redis/v9"
@@ -47,11 +46,7 @@ type protectedOpts struct {
 // own routes (behind the same middleware through Server.Protected).
 func mustProtectedEnv(tb testing.TB, o protectedOpts) *apiEnv {
 	tb.Helper()
-	pool := testenv.MustPool(tb)
-	box, err := secretbox.FromBase64(secretbox.NewKey())
-	if err != nil {
-		tb.Fatalf("secretbox: %v", err)
-	}
+	pool, box := mustPoolAndBox(tb)
 	if o.rdb == nil {
 		o.rdb = testenv.MustRedis(tb)
 	}
@@ -60,20 +55,13 @@ func mustProtectedEnv(tb testing.TB, o protectedOpts) *apiEnv {
 	}
 	clk := &clock{t: t0}
 	ms := postgres.NewMerchantStore(pool, box)
-	s, router := httpapi.New(httpapi.Config{
-		Merchants:       ms,
-		Campaigns:       postgres.NewCampaignStore(pool),
-		Members:         postgres.NewMemberStore(pool),
-		Wallets:         postgres.NewWalletReads(pool),
-		Log:             zaptest.NewLogger(tb),
-		Now:             clk.Now,
-		IngestPublicURL: ingestURL,
+	s, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{
 		Protection: httpapi.ProtectionConfig{
 			Limiter:     redisx.NewLimiter(o.rdb),
 			Idempotency: redisx.NewIdempotency(o.rdb),
 			Log:         o.log,
 		},
-	})
+	}))
 	if o.routes != nil {
 		o.routes(s, router)
 	}
