@@ -207,6 +207,10 @@ CREATE TABLE processed_commands (
 
 -- Transactional outbox: domain events written with their cause, relayed to
 -- the events topic after commit; the scheduler re-publishes stragglers.
+-- The rows are immutable (the event history: a webhook log retry sends the
+-- stored bytes again); what is still to relay is the small outbox_pending
+-- queue beside it, so marking an event relayed deletes a key instead of
+-- rewriting the whole event and its index entries.
 CREATE TABLE outbox (
     merchant_id uuid NOT NULL,
     event_id    uuid NOT NULL,
@@ -215,10 +219,16 @@ CREATE TABLE outbox (
     type        text NOT NULL,
     payload     json NOT NULL, -- exact bytes: signatures are computed over them
     created_at  timestamptz NOT NULL DEFAULT now(),
-    relayed_at  timestamptz,
     PRIMARY KEY (merchant_id, event_id)
 );
-CREATE INDEX outbox_unrelayed ON outbox (created_at) WHERE relayed_at IS NULL;
+
+CREATE TABLE outbox_pending (
+    merchant_id uuid NOT NULL,
+    event_id    uuid NOT NULL,
+    created_at  timestamptz NOT NULL,
+    PRIMARY KEY (merchant_id, event_id)
+);
+CREATE INDEX outbox_pending_created ON outbox_pending (created_at);
 
 -- Every inbound delivery, accepted or rejected, kept for audit and replay.
 CREATE TABLE inbound_deliveries (
@@ -245,9 +255,9 @@ CREATE TABLE inbound_events (
     received_at  timestamptz NOT NULL DEFAULT now(),
     published_at timestamptz,
     PRIMARY KEY (merchant_id, dedupe_key)
-);
+) WITH (fillfactor = 70); -- room on the page for the published_at update to stay HOT
 
 -- +goose Down
-DROP TABLE inbound_events, inbound_deliveries, outbox, processed_commands, redemptions,
+DROP TABLE inbound_events, inbound_deliveries, outbox_pending, outbox, processed_commands, redemptions,
     referrals, ledger_entries, wallet_transactions, wallets, members, campaigns,
     integration_settings, api_keys, merchants;

@@ -117,15 +117,21 @@ type sender struct {
 }
 
 func newSender(base string, t *tenant, concurrency int) *sender {
+	return &sender{client: keepAliveClient(concurrency), url: base + "/api/webhooks/guru/" + t.MerchantID.String()}
+}
+
+// keepAliveClient returns an HTTP client that keeps up to conns idle
+// connections to one host, so that conns concurrent callers each reuse
+// one.
+func keepAliveClient(conns int) *http.Client {
 	transport := &http.Transport{
 		DialContext:         (&net.Dialer{Timeout: 5 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
-		MaxIdleConns:        concurrency,
-		MaxIdleConnsPerHost: concurrency,
+		MaxIdleConns:        conns,
+		MaxIdleConnsPerHost: conns,
 		IdleConnTimeout:     90 * time.Second,
 		DisableCompression:  true,
 	}
-	return &sender{client: &http.Client{Transport: transport, Timeout: 30 * time.Second},
-		url: base + "/api/webhooks/guru/" + t.MerchantID.String()}
+	return &http.Client{Transport: transport, Timeout: 30 * time.Second}
 }
 
 func (s *sender) close() { s.client.CloseIdleConnections() }

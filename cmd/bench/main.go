@@ -9,6 +9,12 @@
 // orders/s and the order-to-credit latency. It then checks every wallet and
 // the ledger invariants and exits 1 when they do not hold.
 //
+// That is -mode sales, the default. -mode adds two benchmarks of the API
+// router, served in process on a loopback listener: reads (GET
+// /api/v1/wallet/balance at increasing concurrency, reads.go) and redeems
+// (POST /api/v1/wallet/redeem round trips through the ledger and the
+// dispatcher to a fake Yampi, redeems.go).
+//
 // With -ingest it targets an ingest that is already running instead (see
 // docs/benchmarks.md).
 package main
@@ -42,6 +48,16 @@ type options struct {
 	CPUProfile  string
 	TraceLedger bool
 	Phased      bool
+
+	Phases phases // -mode
+
+	ReadLevels   []int         // concurrency of each read level
+	ReadDuration time.Duration // how long each read level runs
+
+	Redemptions       int
+	RedeemConcurrency int
+	Deliveries        int
+	PlatformDelay     time.Duration // how late the fake Yampi answers
 }
 
 // dbPrefix is the prefix a database name must have for bench to touch it.
@@ -53,7 +69,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.Orders, "orders", 50000, "Guru sales to post")
 	fs.IntVar(&o.Members, "members", 5000, "members the sales are spread over (order i uses member i % members)")
-	fs.IntVar(&o.Concurrency, "concurrency", 64, "concurrent HTTP senders (one keep-alive connection each)")
+	fs.IntVar(&o.Concurrency, "concurrency", 512, "concurrent HTTP senders (one keep-alive connection each)")
 	fs.IntVar(&o.Partitions, "partitions", 16, "partitions of the ledger.commands and events topics (in-process only)")
 	fs.StringVar(&o.Database, "database", "postgres://postgres@127.0.0.1:5432/"+dbPrefix+"?sslmode=disable",
 		"PostgreSQL URL; the database name must start with "+dbPrefix+"; in process it is DROPPED and recreated")
@@ -65,8 +81,22 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.BoolVar(&o.TraceLedger, "trace-ledger", false, "diagnostic: run the ledger through a copy of program.RunLedger that times every ApplyBatch")
 	fs.BoolVar(&o.Phased, "phased", false, "diagnostic: stop the ledger while sending and restart it after the last answer, "+
 		"to measure the ingest and the ledger each on its own (end-to-end figures are then not meaningful)")
+	mode := fs.String("mode", "sales", "what to measure: sales, reads, redeems, dispatch, a comma-separated list of them, or all")
+	levels := fs.String("read-concurrency", "1,8,32,128,512", "reads: the concurrent keep-alive clients of each level, comma-separated")
+	fs.DurationVar(&o.ReadDuration, "read-duration", 5*time.Second, "reads: how long each level runs")
+	fs.IntVar(&o.Redemptions, "redemptions", 2000, "redeems: redemptions of 500 cents to make (redemption j is member j % members's)")
+	fs.IntVar(&o.RedeemConcurrency, "redeem-concurrency", 32, "redeems: concurrent API clients")
+	fs.IntVar(&o.Deliveries, "deliveries", 20000, "dispatch: webhook deliveries to make, and requests of the bare HTTP loop beside them")
+	fs.DurationVar(&o.PlatformDelay, "platform-delay", 0, "redeems: how long the fake Yampi takes to answer each call")
 	if err := fs.Parse(args); err != nil {
 		return o, err
+	}
+	var err error
+	if o.Phases, err = parsePhases(*mode); err != nil {
+		return o, fmt.Errorf("-mode: %w", err)
+	}
+	if o.ReadLevels, err = parseLevels(*levels); err != nil {
+		return o, fmt.Errorf("-read-concurrency: %w", err)
 	}
 	o.SecretsKey = strings.TrimSpace(os.Getenv("SECRETS_KEY"))
 	return o, o.validate()
@@ -88,6 +118,18 @@ func (o options) validate() error {
 		return errors.New("-ingest needs SECRETS_KEY: the deployment's key, to store the Guru token it can read")
 	case o.Ingest != "" && (o.TraceLedger || o.Phased):
 		return errors.New("-trace-ledger and -phased need the in-process pipeline (no -ingest)")
+	case o.Ingest != "" && (o.Phases.Reads || o.Phases.Redeems || o.Phases.Dispatch):
+		return errors.New("-mode reads, redeems and dispatch need the in-process pipeline (no -ingest)")
+	case o.Deliveries < 1:
+		return errors.New("-deliveries must be at least 1")
+	case o.ReadDuration <= 0:
+		return errors.New("-read-duration must be positive")
+	case o.Redemptions < 1:
+		return errors.New("-redemptions must be at least 1")
+	case o.RedeemConcurrency < 1:
+		return errors.New("-redeem-concurrency must be at least 1")
+	case o.PlatformDelay < 0 || o.PlatformDelay > 5*time.Second:
+		return errors.New("-platform-delay must be from 0 to 5s")
 	}
 	cfg, err := pgx.ParseConfig(o.Database)
 	if err != nil {

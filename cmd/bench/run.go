@@ -40,26 +40,67 @@ type report struct {
 	RedisKeys     int
 }
 
-// run is the whole bench; it reports whether verification passed.
+// run is the whole bench: the phases of -mode in order on one pipeline and
+// one seeded merchant. It reports whether every phase's verification
+// passed.
 func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error) {
 	s, err := open(ctx, o)
 	if err != nil {
 		return false, err
 	}
 	defer s.close()
-	rep := &report{Options: o, InProcess: o.Ingest == ""}
-
 	start := time.Now()
 	t, err := seed(ctx, s, o.Members)
 	if err != nil {
 		return false, fmt.Errorf("seed: %w", err)
 	}
-	rep.Seeding = time.Since(start)
-	fmt.Fprintf(stderr, "seeded 1 merchant, 1 campaign and %d members in %v\n", o.Members+1, rep.Seeding.Round(time.Millisecond))
+	seeding := time.Since(start)
+	fmt.Fprintf(stderr, "seeded 1 merchant, 1 campaign and %d members in %v\n", o.Members+1, seeding.Round(time.Millisecond))
 	if err := warmUp(ctx, s, t); err != nil {
 		return false, err
 	}
-	start = time.Now()
+	pass := true
+	record := func(ok bool, err error) error {
+		pass = pass && ok
+		return err
+	}
+	if o.Phases.Sales {
+		if err := record(runSales(ctx, s, t, o, seeding, stdout, stderr)); err != nil {
+			return false, err
+		}
+	}
+	if o.Phases.needsAPI() {
+		if err := openAPI(ctx, s, t); err != nil {
+			return false, err
+		}
+	}
+	if o.Phases.Reads {
+		if err := record(runReads(ctx, s, t, o, stdout, stderr)); err != nil {
+			return false, fmt.Errorf("reads: %w", err)
+		}
+	}
+	if o.Phases.Redeems {
+		if err := record(runRedeems(ctx, s, t, o, stdout, stderr)); err != nil {
+			return false, fmt.Errorf("redeems: %w", err)
+		}
+	}
+	// Last: the endpoint it creates would otherwise receive the other
+	// phases' events and weigh on their figures.
+	if o.Phases.Dispatch {
+		if err := record(runDispatch(ctx, s, t, o, stdout, stderr)); err != nil {
+			return false, fmt.Errorf("dispatch: %w", err)
+		}
+	}
+	return pass, nil
+}
+
+// runSales is the end-to-end sales benchmark (-mode sales): it posts the
+// orders, waits for their credits, verifies every wallet and prints the
+// report.
+func runSales(ctx context.Context, s *stack, t *tenant, o options, seeding time.Duration, stdout, stderr io.Writer) (bool, error) {
+	rep := &report{Options: o, InProcess: o.Ingest == "", Seeding: seeding}
+	var err error
+	start := time.Now()
 	bodies := buildBodies(t, o.Orders)
 	rep.Bodies = time.Since(start)
 
@@ -143,17 +184,11 @@ func warmUp(ctx context.Context, s *stack, t *tenant) error {
 // window, profiled when -cpuprofile is set.
 func measure(ctx context.Context, s *stack, t *tenant, bodies [][]byte, rep *report, stderr io.Writer) error {
 	o := rep.Options
-	if o.CPUProfile != "" {
-		f, err := os.Create(o.CPUProfile)
-		if err != nil {
-			return err
-		}
-		defer f.Close()
-		if err := pprof.StartCPUProfile(f); err != nil {
-			return err
-		}
-		defer pprof.StopCPUProfile()
+	stop, err := startProfile(o.CPUProfile)
+	if err != nil {
+		return err
 	}
+	defer stop()
 	snd := newSender(s.ingestURL, t, o.Concurrency)
 	defer snd.close()
 	if o.Phased {
@@ -175,7 +210,6 @@ func measure(ctx context.Context, s *stack, t *tenant, bodies [][]byte, rep *rep
 	rep.Credited, rep.WaitErr = waitCredits(ctx, s.pool, t.MerchantID, want, o.Timeout, bar)
 	_ = bar.Finish()
 	cpu1, end := sampleCPU(), time.Now()
-	var err error
 	if rep.Lat, rep.FirstCommit, rep.LastCommit, err = latencies(ctx, s.pool, t.MerchantID, rep.Load.SentAt); err != nil {
 		return fmt.Errorf("read credits: %w", err)
 	}
@@ -199,11 +233,17 @@ func measure(ctx context.Context, s *stack, t *tenant, bodies [][]byte, rep *rep
 // merchant (a fresh merchant each run, so they can never match again) and
 // returns how many it deleted.
 func forgetDedupeKeys(ctx context.Context, s *stack, merchantID uuid.UUID) int {
+	return forgetKeys(ctx, s, "ingest:dedupe:"+merchantID.String()+":*")
+}
+
+// forgetKeys deletes the Redis keys matching pattern and returns how many
+// it deleted.
+func forgetKeys(ctx context.Context, s *stack, pattern string) int {
 	if s.rdb == nil {
 		return 0
 	}
 	n := 0
-	iter := s.rdb.Scan(ctx, 0, "ingest:dedupe:"+merchantID.String()+":*", 1000).Iterator()
+	iter := s.rdb.Scan(ctx, 0, pattern, 1000).Iterator()
 	var batch []string
 	flush := func() {
 		if len(batch) > 0 {
@@ -317,4 +357,22 @@ func failuresSuffix(m map[string]int) string {
 
 func ms(d time.Duration) string {
 	return fmt.Sprintf("%.1fms", float64(d)/float64(time.Millisecond))
+}
+
+// startProfile starts a CPU profile into path ("" for none) and returns
+// the function that ends it. Only one phase's window can be profiled: the
+// sales phase's when it runs, else the dispatch phase's.
+func startProfile(path string) (stop func(), err error) {
+	if path == "" {
+		return func() {}, nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

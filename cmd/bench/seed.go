@@ -25,9 +25,11 @@ const seedWorkers = 8
 // tenant is what the load needs of the seeded merchant.
 type tenant struct {
 	MerchantID uuid.UUID
+	APIKey     string // the merchant's first API key
 	GuruToken  string
 	Coupons    []string // member i's referral code
 	MemberIDs  []uuid.UUID
+	Emails     []string
 	Warmup     string // the warm-up member's code
 	WarmupID   uuid.UUID
 }
@@ -41,7 +43,7 @@ func seed(ctx context.Context, s *stack, members int) (*tenant, error) {
 	if err != nil {
 		return nil, fmt.Errorf("merchant: %w", err)
 	}
-	t := &tenant{MerchantID: uuid.MustParse(created.MerchantID), GuruToken: guruToken()}
+	t := &tenant{MerchantID: uuid.MustParse(created.MerchantID), APIKey: created.APIKey, GuruToken: guruToken()}
 	if _, err := ms.PutIntegration(ctx, t.MerchantID, merchant.Integration{
 		Provider: merchant.ProviderGuru, AccountToken: t.GuruToken, UserToken: "bench-user-token",
 	}); err != nil {
@@ -56,10 +58,17 @@ func seed(ctx context.Context, s *stack, members int) (*tenant, error) {
 	if err != nil {
 		return nil, err
 	}
+	// A deployment's tables have statistics (autovacuum analyzes them as
+	// they grow); a just-seeded one has none until autovacuum wakes, and
+	// the planner would scan the members table for every coupon lookup.
+	if _, err := s.pool.Exec(ctx, "ANALYZE"); err != nil {
+		return nil, fmt.Errorf("analyze: %w", err)
+	}
 	t.Warmup, t.WarmupID = all[members].CouponCode, all[members].ID
 	for _, m := range all[:members] {
 		t.Coupons = append(t.Coupons, m.CouponCode)
 		t.MemberIDs = append(t.MemberIDs, m.ID)
+		t.Emails = append(t.Emails, m.Email)
 	}
 	return t, nil
 }

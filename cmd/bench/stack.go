@@ -30,17 +30,19 @@ type stack struct {
 	rdb       *redis.Client
 	deps      *program.Deps // nil with -ingest
 	ingestURL string
+	apiURL    string       // "" until startAPI
 	trace     *ledgerTrace // nil unless -trace-ledger
 
-	broker  *embeddedbroker.Broker
-	server  *http.Server
-	dataDir string
-	cancel  context.CancelFunc
-	wg      sync.WaitGroup
-	ledger  *roleRun  // the ledger, which -phased stops and restarts
-	guard   *pgx.Conn // holds the advisory lock of claimDatabase
-	errMu   sync.Mutex
-	errs    []error
+	broker    *embeddedbroker.Broker
+	server    *http.Server // the ingest
+	apiServer *http.Server
+	dataDir   string
+	cancel    context.CancelFunc
+	wg        sync.WaitGroup
+	ledger    *roleRun  // the ledger, which -phased stops and restarts
+	guard     *pgx.Conn // holds the advisory lock of claimDatabase
+	errMu     sync.Mutex
+	errs      []error
 }
 
 // claimDatabase connects to the server's postgres database and takes a
@@ -95,14 +97,23 @@ func benchConfig(o options, dataDir string) (program.Config, error) {
 		"SECRETS_KEY":      secretbox.NewKey(),
 		"LEDGER_GROUP":     "bench-ledger",
 		"DISPATCHER_GROUP": "bench-dispatcher",
+		// The dispatch phase's receiver is on loopback, with httptest's
+		// certificate.
+		"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
 	}
+	ca, err := receiverCAFile(dataDir)
+	if err != nil {
+		return program.Config{}, err
+	}
+	env["WEBHOOK_CA_FILE"] = ca
 	return program.LoadConfig(func(k string) string { return env[k] })
 }
 
 // startStack starts the pipeline as program.Standalone wires it, minus the
-// API and the scheduler, which the load does not use: an embedded
-// persistent broker, program.Open, the ingest router on a loopback
-// listener, the ledger and the dispatcher.
+// scheduler, which the load does not use: an embedded persistent broker,
+// program.Open, the ingest router on a loopback listener, the ledger and
+// the dispatcher. The API router is started later, by startAPI, for the
+// phases that call it.
 func startStack(ctx context.Context, o options) (_ *stack, err error) {
 	s := &stack{}
 	defer func() {
@@ -131,18 +142,9 @@ func startStack(ctx context.Context, o options) (_ *stack, err error) {
 		return nil, err
 	}
 	s.pool, s.box, s.rdb = s.deps.Pool, s.deps.Box, s.deps.Redis
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
+	if s.server, s.ingestURL, err = s.serveLoopback("ingest", program.IngestRouter(s.deps)); err != nil {
 		return nil, err
 	}
-	s.ingestURL = "http://" + ln.Addr().String()
-	s.server = &http.Server{Handler: program.IngestRouter(s.deps), ReadHeaderTimeout: 10 * time.Second,
-		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
-	go func() {
-		if err := s.server.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
-			s.fail("ingest", err)
-		}
-	}()
 	roles, cancel := context.WithCancel(context.Background())
 	s.cancel = cancel
 	ledger := program.RunLedger
@@ -154,6 +156,30 @@ func startStack(ctx context.Context, o options) (_ *stack, err error) {
 	s.startLedger()
 	s.run(roles, "dispatcher", program.RunDispatcher)
 	return s, nil
+}
+
+// serveLoopback serves h on a fresh loopback port, with the timeouts of
+// the programs' servers, and returns the server and its base URL.
+func (s *stack) serveLoopback(name string, h http.Handler) (*http.Server, string, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, "", err
+	}
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second,
+		ReadTimeout: 30 * time.Second, WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
+	go func() {
+		if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+			s.fail(name, err)
+		}
+	}()
+	return srv, "http://" + ln.Addr().String(), nil
+}
+
+// startAPI serves program.APIRouter, the router cmd/api and cmd/standalone
+// serve, on a loopback listener (in process only).
+func (s *stack) startAPI() (err error) {
+	s.apiServer, s.apiURL, err = s.serveLoopback("api", program.APIRouter(s.deps))
+	return err
 }
 
 // roleRun is a role that can be stopped and started again.
@@ -232,13 +258,15 @@ func (s *stack) err() error {
 	return errors.Join(s.errs...)
 }
 
-// close stops the roles and the server, then closes the connections and the
+// close stops the servers and the roles, then closes the connections and the
 // broker, and removes the broker's data directory.
 func (s *stack) close() {
-	if s.server != nil {
-		shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		_ = s.server.Shutdown(shutdown)
-		cancel()
+	for _, srv := range []*http.Server{s.apiServer, s.server} {
+		if srv != nil {
+			shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			_ = srv.Shutdown(shutdown)
+			cancel()
+		}
 	}
 	if s.cancel != nil {
 		s.cancel()

@@ -22,11 +22,14 @@ import (
 	"go.uber.org/zap"
 )
 
-// TestMain lets the test binary play a ledger worker in a child process,
-// so that a test can kill one for real.
+// TestMain lets the test binary play a ledger worker or a dispatcher in a
+// child process, so that a test can kill one for real.
 func TestMain(m *testing.M) {
-	if os.Getenv("E2E_CHILD") == "ledger" {
+	switch os.Getenv("E2E_CHILD") {
+	case "ledger":
 		os.Exit(childLedger())
+	case "dispatcher":
+		os.Exit(childDispatcher())
 	}
 	os.Exit(m.Run())
 }

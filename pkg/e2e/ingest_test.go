@@ -117,6 +117,9 @@ func TestBadInboundInput(t *testing.T) {
 	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND outcome = 'unauthorized'`, tn.merchant.ID); got != 3 {
 		t.Errorf("unauthorized deliveries recorded = %d, want 3", got)
 	}
+	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND http_status = 413`, tn.merchant.ID); got != 1 {
+		t.Errorf("oversized deliveries recorded = %d, want 1 (every delivery is kept, without its body)", got)
+	}
 	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE position($1::bytea in body) > 0`, []byte(tn.guruToken)); got != 0 {
 		t.Errorf("%d stored bodies contain the Guru account token", got)
 	}

@@ -138,11 +138,11 @@ func TestSaleLifecycle(t *testing.T) {
 			t.Errorf("referral status = %v, want cancelled", st)
 		}
 	}
-	want := map[string]int{"referral.created": 2, "wallet.credited": 2, "referral.approved": 1, "referral.cancelled": 2}
+	want := map[string]int{"member.created": 1, "referral.created": 2, "wallet.credited": 2, "referral.approved": 1, "referral.cancelled": 2}
 	eventually(t, 5*time.Second, "outbox events", func() bool { return fmt.Sprint(s.outboxTypes(tn)) == fmt.Sprint(want) })
 	eventually(t, 5*time.Second, "every event relayed", func() bool {
 		var unrelayed int
-		_ = s.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox WHERE relayed_at IS NULL`).Scan(&unrelayed)
+		_ = s.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_pending`).Scan(&unrelayed)
 		return unrelayed == 0
 	})
 }

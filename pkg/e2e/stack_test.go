@@ -23,18 +23,22 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
 )
 
 // stack is a running Convida: ingest (and API) over loopback TCP, ledger
 // and dispatcher consuming the embedded broker.
 type stack struct {
 	t         testing.TB
+	logs      *observer.ObservedLogs // with stackOptions.observe
 	deps      *program.Deps
 	ingestURL string
 	apiURL    string
@@ -46,8 +50,10 @@ type stackOptions struct {
 	brokers     []string // reuse a broker
 	databaseURL string   // reuse a database
 	noLedger    bool
-	dispatcher  bool              // run the dispatcher (redemptions)
+	dispatcher  bool              // run the dispatcher (webhooks, redemptions)
+	scheduler   bool              // run the scheduler (SCHEDULER_INTERVAL in env)
 	env         map[string]string // extra configuration
+	observe     bool              // keep every log entry, debug level up, in stack.logs
 }
 
 func startStack(t testing.TB, opt stackOptions) *stack {
@@ -66,13 +72,19 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	cfg.SecretsKey = secretbox.NewKey()
 	cfg.LedgerGroup = "ledger-test"
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
+	var logs *observer.ObservedLogs
+	if opt.observe {
+		var core zapcore.Core
+		core, logs = observer.New(zap.DebugLevel)
+		log = zap.New(zapcore.NewTee(log.Core(), core))
+	}
 	ctx, cancel := context.WithCancel(context.Background())
 	d, err := program.Open(ctx, cfg, log, "test")
 	if err != nil {
 		cancel()
 		t.Fatalf("program.Open: %v", err)
 	}
-	s := &stack{t: t, deps: d, cancel: cancel}
+	s := &stack{t: t, deps: d, cancel: cancel, logs: logs}
 	ingestSrv := httptest.NewServer(program.IngestRouter(d))
 	s.ingestURL = ingestSrv.URL
 	apiSrv := httptest.NewServer(program.APIRouter(d))
@@ -82,6 +94,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	}
 	if opt.dispatcher {
 		s.run(ctx, "dispatcher", program.RunDispatcher)
+	}
+	if opt.scheduler {
+		s.run(ctx, "scheduler", program.RunScheduler)
 	}
 	t.Cleanup(func() {
 		cancel()
@@ -157,7 +172,9 @@ func (s *stack) newTenant(c campaign.Campaign) *tenant {
 func (s *stack) newMember(tn *tenant, email, name string) *member.Member {
 	s.t.Helper()
 	m := &member.Member{MerchantID: tn.merchant.ID, Email: email, Name: name, CampaignID: tn.campaign.ID}
-	if err := postgres.NewMemberStore(s.deps.Pool).CreateMember(context.Background(), m, tn.merchant.CodePrefix); err != nil {
+	// As the API does: the member.created event is relayed at once.
+	store := postgres.NewMemberStore(s.deps.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(s.deps.Pool), s.deps.Events))
+	if err := store.CreateMember(context.Background(), m, tn.merchant.CodePrefix); err != nil {
 		s.t.Fatal(err)
 	}
 	return m

@@ -17,6 +17,7 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/webhook"
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
@@ -66,6 +67,12 @@ type Config struct {
 	// KeyCacheTTL bounds how long a revoked key may still work (≤ 5 s).
 	KeyCacheTTL time.Duration
 
+	// Webhooks and WebhookSender serve /v1/webhooks (webhooks.go): a nil
+	// Webhooks leaves those routes out, a nil WebhookSender the test and
+	// retry operations, which send.
+	Webhooks      Webhooks
+	WebhookSender webhook.Sender
+
 	Catalog    CatalogConfig    // lists and updates (catalog.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
 	Actions    ActionsConfig    // wallet actions through the ledger (actions.go)
@@ -110,6 +117,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerReads(mf, admin)
 	s.registerCatalog(admin)
 	s.registerWalletActions(mf, admin)
+	s.registerWebhooks(admin)
 	return s, r
 }
 

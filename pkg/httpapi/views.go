@@ -70,39 +70,10 @@ func publicReferral(r referral.Referral) PublicReferral {
 }
 
 // AdminMember is the administrative member (spec 2.5).
-type AdminMember struct {
-	ID         string         `json:"id"`
-	Email      string         `json:"email"`
-	Name       string         `json:"name"`
-	ExternalID string         `json:"external_id"`
-	CouponCode string         `json:"coupon_code"`
-	CampaignID string         `json:"campaign_id"`
-	Status     string         `json:"status"`
-	Wallet     ledger.Balance `json:"wallet"`
-	Stats      MemberStats    `json:"stats"`
-	Metadata   map[string]any `json:"metadata"`
-	CreatedAt  string         `json:"created_at"`
-	UpdatedAt  string         `json:"updated_at"`
-}
-
-// MemberStats are the stats of the admin member.
-type MemberStats struct {
-	TotalReferrals int64 `json:"total_referrals"`
-	TotalEarnings  int64 `json:"total_earnings"`
-}
+type AdminMember = member.AdminView
 
 func adminMember(m *member.Member, w ledger.Wallet, st member.Stats) AdminMember {
-	meta := m.Metadata
-	if meta == nil {
-		meta = map[string]any{}
-	}
-	return AdminMember{
-		ID: ids.Format(ids.Member, m.ID), Email: m.Email, Name: m.Name, ExternalID: m.ExternalID,
-		CouponCode: m.CouponCode, CampaignID: ids.Format(ids.Campaign, m.CampaignID), Status: m.Status,
-		Wallet:   ledger.Balance{Pending: w.Pending, Available: w.Available, Currency: "BRL"},
-		Stats:    MemberStats{TotalReferrals: st.TotalReferrals, TotalEarnings: w.TotalEarned},
-		Metadata: meta, CreatedAt: jsontime.Format(m.CreatedAt), UpdatedAt: jsontime.Format(m.UpdatedAt),
-	}
+	return m.AdminView(w.Pending, w.Available, w.TotalEarned, st.TotalReferrals)
 }
 
 // AdminWallet is GET /members/{id}/wallet (decision 20).

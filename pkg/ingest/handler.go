@@ -116,6 +116,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
+		d.Body = []byte{} // what was read is not kept: the record says why
 		if errors.As(err, &tooLarge) {
 			d.Outcome, d.HTTPStatus = OutcomeTooLarge, http.StatusRequestEntityTooLarge
 			s.fail(w, d, apperr.Errorf(apperr.PayloadTooLarge, "request body over 1 MiB"))
@@ -166,7 +167,15 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *Delivery
 		s.remember(ctx, fastKey)
 		return
 	}
-	if err := s.publisher.PublishCommands(ctx, []ledger.Command{cmd}); err != nil {
+	// Yampi gives up on an answer after 5 s: with the broker unreachable
+	// the writer would retry for longer, so the publish gets a deadline and
+	// the platform its 503 in time. A publish that still lands later is
+	// harmless: the retried delivery publishes the same command id, which
+	// the ledger applies once.
+	pctx, cancel := context.WithTimeout(ctx, PublishTimeout)
+	err = s.publisher.PublishCommands(pctx, []ledger.Command{cmd})
+	cancel()
+	if err != nil {
 		s.unavailable(w, d, err)
 		return
 	}

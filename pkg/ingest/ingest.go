@@ -87,6 +87,11 @@ const DedupeTTL = 7 * 24 * time.Hour
 // MaxBody is the largest accepted request body.
 const MaxBody = 1 << 20
 
+// PublishTimeout bounds the broker's acknowledgement of a delivery's
+// command, so that the answer (503 when it does not come) reaches the
+// platform within Yampi's 5 s.
+const PublishTimeout = 3 * time.Second
+
 // command maps a canonical order event to its ledger command. The command
 // id is the dedupe key, so a duplicate that slips through every dedupe
 // layer is still applied once.

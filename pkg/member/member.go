@@ -3,6 +3,8 @@ package member
 
 import (
 	"crypto/rand"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
 	"net/url"
 	"strings"
 	"time"
@@ -89,4 +91,50 @@ func Link(storeURL, param, code string) string {
 	q.Set(param, code)
 	u.RawQuery = q.Encode()
 	return u.String()
+}
+
+// AdminView is the administrative member (spec 2.5): the API's answer and
+// the data of the member.* webhook events.
+type AdminView struct {
+	ID         string         `json:"id"`
+	Email      string         `json:"email"`
+	Name       string         `json:"name"`
+	ExternalID string         `json:"external_id"`
+	CouponCode string         `json:"coupon_code"`
+	CampaignID string         `json:"campaign_id"`
+	Status     string         `json:"status"`
+	Wallet     WalletView     `json:"wallet"`
+	Stats      StatsView      `json:"stats"`
+	Metadata   map[string]any `json:"metadata"`
+	CreatedAt  string         `json:"created_at"`
+	UpdatedAt  string         `json:"updated_at"`
+}
+
+// WalletView is the wallet part of the admin member.
+type WalletView struct {
+	Pending   int64  `json:"pending"`
+	Available int64  `json:"available"`
+	Currency  string `json:"currency"`
+}
+
+// StatsView is the stats part of the admin member; total_earnings is the
+// wallet's total earned.
+type StatsView struct {
+	TotalReferrals int64 `json:"total_referrals"`
+	TotalEarnings  int64 `json:"total_earnings"`
+}
+
+// AdminView renders the member with its wallet figures and referral count.
+func (m *Member) AdminView(pending, available, totalEarned, totalReferrals int64) AdminView {
+	meta := m.Metadata
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	return AdminView{
+		ID: ids.Format(ids.Member, m.ID), Email: m.Email, Name: m.Name, ExternalID: m.ExternalID,
+		CouponCode: m.CouponCode, CampaignID: ids.Format(ids.Campaign, m.CampaignID), Status: m.Status,
+		Wallet:   WalletView{Pending: pending, Available: available, Currency: "BRL"},
+		Stats:    StatsView{TotalReferrals: totalReferrals, TotalEarnings: totalEarned},
+		Metadata: meta, CreatedAt: jsontime.Format(m.CreatedAt), UpdatedAt: jsontime.Format(m.UpdatedAt),
+	}
 }

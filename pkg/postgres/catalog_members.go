@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"github.com/convida/convida/pkg/outbox"
 	"strings"
 
 	"github.com/convida/convida/pkg/apperr"
@@ -77,7 +78,11 @@ func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID
 	if upd.Status != nil && !member.ValidStatus(*upd.Status) {
 		return nil, apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked")
 	}
-	m, err := scanMember(s.pool.QueryRow(ctx, `UPDATE members m SET
+	var m *member.Member
+	var rec outbox.Record
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		m, err = scanMember(tx.QueryRow(ctx, `UPDATE members m SET
   name = COALESCE($3, m.name),
   external_id = COALESCE($4, m.external_id),
   campaign_id = COALESCE($5, m.campaign_id),
@@ -86,8 +91,15 @@ func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID
   updated_at = greatest(now(), m.updated_at + interval '1 millisecond')
 WHERE m.merchant_id = $1 AND m.id = $2
 RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.CampaignID, upd.Status, meta))
+		if err != nil {
+			return err
+		}
+		rec, err = emitMemberEvent(ctx, tx, m, EventMemberUpdated)
+		return err
+	})
 	switch {
 	case err == nil:
+		s.relayed(ctx, rec)
 		return m, nil
 	case pgErrCode(err) == "23503":
 		return nil, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")

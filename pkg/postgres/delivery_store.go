@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/convida/convida/pkg/batch"
 	"time"
 
 	"github.com/convida/convida/pkg/ingest"
@@ -16,8 +17,8 @@ import (
 // than two per delivery.
 type DeliveryStore struct {
 	pool    *pgxpool.Pool
-	claims  *batcher[claim, bool]
-	records *batcher[record, struct{}]
+	claims  *batch.Group[claim, bool]
+	records *batch.Group[record, struct{}]
 }
 
 var _ ingest.Deliveries = (*DeliveryStore)(nil)
@@ -35,8 +36,8 @@ type record struct {
 // NewDeliveryStore returns a DeliveryStore.
 func NewDeliveryStore(pool *pgxpool.Pool) *DeliveryStore {
 	s := &DeliveryStore{pool: pool}
-	s.claims = newBatcher(4, 500, s.flushClaims)
-	s.records = newBatcher(4, 500, s.flushRecords)
+	s.claims = batch.New(4, 500, s.flushClaims)
+	s.records = batch.New(4, 500, s.flushRecords)
 	return s
 }
 
@@ -44,13 +45,13 @@ func NewDeliveryStore(pool *pgxpool.Pool) *DeliveryStore {
 // commandID, and reports whether an earlier delivery already had it
 // published.
 func (s *DeliveryStore) Claim(ctx context.Context, merchantID uuid.UUID, dedupeKey, commandID string) (bool, error) {
-	return s.claims.do(ctx, claim{merchantID, dedupeKey, commandID})
+	return s.claims.Do(ctx, claim{merchantID, dedupeKey, commandID})
 }
 
 // Record stores the delivery and, when markPublished, marks its event
 // published.
 func (s *DeliveryStore) Record(ctx context.Context, d ingest.Delivery, markPublished bool) error {
-	_, err := s.records.do(ctx, record{d, markPublished})
+	_, err := s.records.Do(ctx, record{d, markPublished})
 	return err
 }
 

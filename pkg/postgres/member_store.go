@@ -9,6 +9,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/outbox"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -16,10 +17,29 @@ import (
 
 // MemberStore keeps members. It never writes wallets: a member's wallet
 // row appears with its first ledger command.
-type MemberStore struct{ pool *pgxpool.Pool }
+type MemberStore struct {
+	pool  *pgxpool.Pool
+	relay *outbox.Relay
+}
 
 // NewMemberStore returns a MemberStore.
 func NewMemberStore(pool *pgxpool.Pool) *MemberStore { return &MemberStore{pool: pool} }
+
+// WithRelay returns a copy of s that relays the member events it writes as
+// soon as they are committed, rather than leaving them to the scheduler's
+// sweep of stranded outbox rows.
+func (s *MemberStore) WithRelay(r *outbox.Relay) *MemberStore {
+	c := *s
+	c.relay = r
+	return &c
+}
+
+// relayed publishes committed records; a failure leaves them to the sweep.
+func (s *MemberStore) relayed(ctx context.Context, recs ...outbox.Record) {
+	if s.relay != nil {
+		_ = s.relay.Relay(context.WithoutCancel(ctx), recs)
+	}
+}
 
 const memberColumns = `m.merchant_id, m.id, m.email, m.name, m.external_id, m.coupon_code, m.campaign_id, m.status,
   m.metadata, m.document, m.phone, m.created_at, m.updated_at`
@@ -62,12 +82,20 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 	}
 	for attempt := 0; ; attempt++ {
 		m.CouponCode = member.NewCode(codePrefix, m.Name)
-		err = s.pool.QueryRow(ctx, `INSERT INTO members (merchant_id, id, email, name, external_id, coupon_code,
+		var rec outbox.Record
+		err = InTx(ctx, s.pool, func(tx pgx.Tx) error {
+			if err := tx.QueryRow(ctx, `INSERT INTO members (merchant_id, id, email, name, external_id, coupon_code,
   campaign_id, status, metadata, document, phone) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
   RETURNING created_at, updated_at`, m.MerchantID, m.ID, m.Email, m.Name, m.ExternalID, m.CouponCode,
-			m.CampaignID, m.Status, meta, m.Document, m.Phone).Scan(&m.CreatedAt, &m.UpdatedAt)
+				m.CampaignID, m.Status, meta, m.Document, m.Phone).Scan(&m.CreatedAt, &m.UpdatedAt); err != nil {
+				return err
+			}
+			rec, err = emitMemberEvent(ctx, tx, m, EventMemberCreated)
+			return err
+		})
 		switch {
 		case err == nil:
+			s.relayed(ctx, rec)
 			return nil
 		case isUniqueViolation(err, "members_coupon") && attempt < 10:
 			continue
@@ -78,6 +106,33 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 		}
 		return err
 	}
+}
+
+// The member events, written to the outbox in the transaction of their
+// cause like the ledger's events.
+const (
+	EventMemberCreated = "member.created"
+	EventMemberUpdated = "member.updated"
+)
+
+// emitMemberEvent writes a member.* event with the member in its admin shape,
+// wallet and referral count as they stand in tx.
+func emitMemberEvent(ctx context.Context, tx pgx.Tx, m *member.Member, typ string) (outbox.Record, error) {
+	var pending, available, earned, referrals int64
+	if typ != EventMemberCreated { // a new member has neither wallet nor referrals
+		if err := tx.QueryRow(ctx, `SELECT
+  COALESCE(w.pending, 0), COALESCE(w.available, 0), COALESCE(w.total_earned, 0),
+  (SELECT count(*) FROM referrals WHERE merchant_id = $1 AND member_id = $2)
+FROM (SELECT) AS one LEFT JOIN wallets w ON w.merchant_id = $1 AND w.member_id = $2`, m.MerchantID, m.ID).Scan(
+			&pending, &available, &earned, &referrals); err != nil {
+			return outbox.Record{}, err
+		}
+	}
+	rec, err := outbox.NewRecord(m.MerchantID, m.ID, typ, m.AdminView(pending, available, earned, referrals), m.UpdatedAt)
+	if err != nil {
+		return outbox.Record{}, err
+	}
+	return rec, insertOutbox(ctx, tx, rec)
 }
 
 // FindMemberByID returns the merchant's member, or apperr.NotFound.

@@ -18,22 +18,23 @@ var _ outbox.Store = (*OutboxStore)(nil)
 // NewOutboxStore returns an OutboxStore.
 func NewOutboxStore(pool *pgxpool.Pool) *OutboxStore { return &OutboxStore{pool: pool} }
 
-// MarkRelayed sets relayed_at on the records.
+// MarkRelayed takes the records off the pending queue.
 func (s *OutboxStore) MarkRelayed(ctx context.Context, recs []outbox.Record) error {
 	merchants, events := make([]uuid.UUID, len(recs)), make([]uuid.UUID, len(recs))
 	for i, r := range recs {
 		merchants[i], events[i] = r.MerchantID, r.EventID
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE outbox o SET relayed_at = now()
-FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, event_id)
-WHERE o.merchant_id = k.merchant_id AND o.event_id = k.event_id AND o.relayed_at IS NULL`, merchants, events)
+	_, err := s.pool.Exec(ctx, `DELETE FROM outbox_pending p
+USING unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, event_id)
+WHERE p.merchant_id = k.merchant_id AND p.event_id = k.event_id`, merchants, events)
 	return err
 }
 
 // ListUnrelayed returns unrelayed rows written before olderThan, oldest first.
 func (s *OutboxStore) ListUnrelayed(ctx context.Context, olderThan time.Time, limit int) ([]outbox.Record, error) {
-	rows, err := s.pool.Query(ctx, `SELECT merchant_id, event_id, member_id, type, payload::text, created_at
-FROM outbox WHERE relayed_at IS NULL AND created_at < $1 ORDER BY created_at LIMIT $2`, olderThan, limit)
+	rows, err := s.pool.Query(ctx, `SELECT o.merchant_id, o.event_id, o.member_id, o.type, o.payload::text, o.created_at
+FROM outbox_pending p JOIN outbox o ON o.merchant_id = p.merchant_id AND o.event_id = p.event_id
+WHERE p.created_at < $1 ORDER BY p.created_at LIMIT $2`, olderThan, limit)
 	if err != nil {
 		return nil, err
 	}
@@ -57,8 +58,11 @@ func queueOutbox(b *pgx.Batch, recs []outbox.Record) {
 	for i, r := range recs {
 		merchant[i], id[i], member[i], typ[i], payload[i], created[i] = r.MerchantID, r.EventID, r.MemberID, r.Type, string(r.Payload), r.CreatedAt
 	}
-	b.Queue(`INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
-SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::json[], $6::timestamptz[])`,
+	b.Queue(`WITH written AS (
+  INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
+  SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::json[], $6::timestamptz[])
+  RETURNING merchant_id, event_id, created_at)
+INSERT INTO outbox_pending (merchant_id, event_id, created_at) SELECT * FROM written`,
 		merchant, id, member, typ, payload, created)
 }
 

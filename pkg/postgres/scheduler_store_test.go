@@ -50,8 +50,9 @@ func TestOutboxSweepRelaysStranded(t *testing.T) {
 	}
 	fresh, _ := outbox.NewRecord(s.merchant.ID, s.members[0].ID, "referral.created", map[string]string{"id": "y"}, time.Now())
 	for _, r := range []outbox.Record{rec, fresh} {
-		if _, err := pool.Exec(ctx, `INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
-VALUES ($1, $2, $3, $4, $5, $6)`, r.MerchantID, r.EventID, r.MemberID, r.Type, string(r.Payload), r.CreatedAt); err != nil {
+		if _, err := pool.Exec(ctx, `WITH o AS (INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
+VALUES ($1, $2, $3, $4, $5, $6) RETURNING merchant_id, event_id, created_at)
+INSERT INTO outbox_pending SELECT * FROM o`, r.MerchantID, r.EventID, r.MemberID, r.Type, string(r.Payload), r.CreatedAt); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -64,9 +65,9 @@ VALUES ($1, $2, $3, $4, $5, $6)`, r.MerchantID, r.EventID, r.MemberID, r.Type, s
 	if string(pub.got[0].Payload) != string(rec.Payload) {
 		t.Errorf("payload changed: %s != %s", pub.got[0].Payload, rec.Payload)
 	}
-	var relayed *time.Time
-	_ = pool.QueryRow(ctx, `SELECT relayed_at FROM outbox WHERE event_id = $1`, rec.EventID).Scan(&relayed)
-	if relayed == nil {
+	var pending bool
+	_ = pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox_pending WHERE event_id = $1)`, rec.EventID).Scan(&pending)
+	if pending {
 		t.Error("stranded record not marked relayed")
 	}
 	if n, _ := relay.Sweep(ctx, time.Now(), 30*time.Second, 100); n != 0 {

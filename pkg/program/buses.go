@@ -43,6 +43,11 @@ func (b *EventBus) PublishEvents(ctx context.Context, recs []outbox.Record) erro
 	return b.w.Publish(ctx, msgs...)
 }
 
+// Publish publishes raw messages (the scheduler's webhook retry wake-ups).
+func (b *EventBus) Publish(ctx context.Context, msgs ...kafkabus.Message) error {
+	return b.w.Publish(ctx, msgs...)
+}
+
 // decodeCommands decodes a batch; an undecodable message is a permanent
 // error (the runner isolates it and dead-letters it).
 func decodeCommands(msgs []kafkabus.Message) ([]ledger.Command, error) {

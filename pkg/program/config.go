@@ -5,11 +5,14 @@
 package program
 
 import (
+	"crypto/x509"
 	"fmt"
 	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // Config is every setting, read from the environment (decision 24).
@@ -42,6 +45,21 @@ type Config struct {
 	// per second; 0 is none (platforms burst during a sale).
 	IngestRateLimit int
 	DispatcherGroup string
+	// WebhookAllowPrivateNetworks lets webhook deliveries reach private
+	// addresses (development and tests only).
+	WebhookAllowPrivateNetworks bool
+	// WebhookCAFile is a PEM root trusted for receivers besides the
+	// system's; WebhookRootCAs is the resulting pool (nil: the system's).
+	WebhookCAFile  string
+	WebhookRootCAs *x509.CertPool
+	// WebhookRetrySchedule is the wait before each retry
+	// (WEBHOOK_RETRY_SCHEDULE, comma-separated Go durations).
+	WebhookRetrySchedule []time.Duration
+	// WebhookConcurrency bounds the requests in flight per endpoint.
+	WebhookConcurrency int
+	// WebhookLease is how long a job held by a dispatcher stays invisible
+	// to the retry sweep: a crashed dispatcher's jobs come back after it.
+	WebhookLease time.Duration
 }
 
 // Topic names.
@@ -108,6 +126,27 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.ActionTimeout, err = time.ParseDuration(get("ACTION_TIMEOUT", "10s")); err != nil || c.ActionTimeout <= 0 {
 		return c, fmt.Errorf("ACTION_TIMEOUT: want a positive Go duration such as 10s, got %q", get("ACTION_TIMEOUT", ""))
+	}
+	if c.WebhookAllowPrivateNetworks, err = strconv.ParseBool(get("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "false")); err != nil {
+		return c, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ""))
+	}
+	// Loaded here so that an unreadable file stops the program at start.
+	if c.WebhookCAFile = get("WEBHOOK_CA_FILE", ""); c.WebhookCAFile != "" {
+		if c.WebhookRootCAs, err = webhook.LoadCAFile(c.WebhookCAFile); err != nil {
+			return c, fmt.Errorf("WEBHOOK_CA_FILE: %w", err)
+		}
+	}
+	c.WebhookRetrySchedule = webhook.DefaultSchedule
+	if v := get("WEBHOOK_RETRY_SCHEDULE", ""); v != "" {
+		if c.WebhookRetrySchedule, err = webhook.ParseSchedule(v); err != nil {
+			return c, fmt.Errorf("WEBHOOK_RETRY_SCHEDULE: %w", err)
+		}
+	}
+	if c.WebhookConcurrency, err = intSetting(get, "WEBHOOK_ENDPOINT_CONCURRENCY", 16, 1, 1024); err != nil {
+		return c, err
+	}
+	if c.WebhookLease, err = time.ParseDuration(get("WEBHOOK_LEASE", "5m")); err != nil || c.WebhookLease < time.Second {
+		return c, fmt.Errorf("WEBHOOK_LEASE: want a Go duration of at least 1s such as 5m, got %q", get("WEBHOOK_LEASE", ""))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

@@ -22,6 +22,15 @@ import (
 // never delays outbound webhooks.
 const TopicRedemptions = "redemptions"
 
+// platformClient is the HTTP client of the Guru and Yampi calls: the
+// default transport keeps 2 idle connections per host, and a batch of
+// redemptions calls one platform host many times at once.
+func platformClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: t}
+}
+
 // RunRedemptions carries out redemptions: for each redemption.requested it
 // calls the platform (retrying per REDEMPTION_RETRY_DELAYS) and publishes
 // the result command, which completes the redemption or returns the money.
@@ -32,7 +41,7 @@ func RunRedemptions(ctx context.Context, d *Deps) error {
 	c := &redemptionConsumer{
 		d:         d,
 		log:       d.Log.Named("redemptions"),
-		exec:      redemption.NewExecutor(&http.Client{}, redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays}),
+		exec:      redemption.NewExecutor(platformClient(), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays}),
 		reads:     postgres.NewOutcomeStore(d.Pool),
 		merchants: postgres.NewMerchantStore(d.Pool, d.Box),
 	}

@@ -2,6 +2,8 @@ package program
 
 import (
 	"context"
+	"github.com/convida/convida/pkg/dispatch"
+	"time"
 
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ingest"
@@ -11,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/scheduler"
+	"github.com/convida/convida/pkg/webhook"
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 )
@@ -82,6 +85,8 @@ func RunIngest(ctx context.Context, d *Deps) error {
 // function that gives up its leadership, which holds a pooled connection.
 func NewScheduler(d *Deps) (*scheduler.Scheduler, func()) {
 	leader := postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey)
+	waker := retryWaker{w: &dispatch.Waker{Jobs: postgres.NewWebhookStore(d.Pool, d.Box), Publisher: d.Events,
+		Topic: TopicEvents, Lease: d.Config.WebhookLease}, log: d.Log.Named("scheduler")}
 	return &scheduler.Scheduler{
 		Store:     postgres.NewSchedulerStore(d.Pool),
 		Leader:    leader,
@@ -90,7 +95,22 @@ func NewScheduler(d *Deps) (*scheduler.Scheduler, func()) {
 		Log:       d.Log.Named("scheduler"),
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,
+		Tasks:     []scheduler.Task{waker.wake},
 	}, func() { leader.Release(context.Background()) }
+}
+
+// retryWaker adapts dispatch.Waker to a scheduler task.
+type retryWaker struct {
+	w   *dispatch.Waker
+	log *zap.Logger
+}
+
+func (r retryWaker) wake(ctx context.Context, now time.Time) error {
+	n, err := r.w.Wake(ctx, now)
+	if n > 0 {
+		r.log.Debug("woke due webhook jobs", zap.Int("jobs", n))
+	}
+	return err
 }
 
 // schedulerLockKey is the advisory lock of the scheduler's leadership.
@@ -109,18 +129,24 @@ func RunDispatcher(ctx context.Context, d *Deps) error {
 	return RunRoles(ctx, d, runEvents, RunRedemptions)
 }
 
-// runEvents consumes the events topic. Until outbound webhooks exist it
-// only counts what it sees, so the pipeline and its lag are observable.
+// runEvents consumes the events topic: the outbound webhook dispatcher.
 func runEvents(ctx context.Context, d *Deps) error {
 	log := d.Log.Named("dispatcher")
+	disp := dispatch.New(ctx, dispatch.Config{
+		Store: postgres.NewWebhookStore(d.Pool, d.Box), Sender: NewWebhookSender(d.Config), Log: log, Now: d.Now,
+		Schedule: d.Config.WebhookRetrySchedule, Concurrency: d.Config.WebhookConcurrency, Lease: d.Config.WebhookLease,
+	})
 	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
 		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: TopicEvents,
 		Logger: log, Metrics: d.Bus,
 		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
-	}, func(ctx context.Context, msgs []kafkabus.Message) error {
-		log.Debug("events", zap.Int("count", len(msgs)))
-		return nil
-	})
+	}, disp.HandleEvents)
+}
+
+// NewWebhookSender returns the HTTP client of webhook deliveries.
+func NewWebhookSender(c Config) *webhook.Client {
+	return webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: c.WebhookAllowPrivateNetworks,
+		RootCAs: c.WebhookRootCAs, MaxConnsPerHost: c.WebhookConcurrency})
 }
 
 // RunOps serves /healthz, /readyz and /metrics on METRICS_ADDR, for the
@@ -134,16 +160,19 @@ func RunOps(ctx context.Context, d *Deps, name string) error {
 // APIRouter returns the API HTTP handler: /api/v1 plus ops.
 func APIRouter(d *Deps) *mux.Router {
 	outcomes := postgres.NewOutcomeStore(d.Pool)
+	members := postgres.NewMemberStore(d.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events))
 	_, r := httpapi.New(httpapi.Config{
 		Merchants:       postgres.NewMerchantStore(d.Pool, d.Box),
 		Campaigns:       postgres.NewCampaignStore(d.Pool),
-		Members:         postgres.NewMemberStore(d.Pool),
+		Members:         members,
 		Wallets:         postgres.NewWalletReads(d.Pool),
 		Log:             d.Log.Named("api"),
 		Now:             d.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
+		Webhooks:        postgres.NewWebhookStore(d.Pool, d.Box),
+		WebhookSender:   NewWebhookSender(d.Config),
 		Catalog: httpapi.CatalogConfig{
-			Members:   postgres.NewMemberStore(d.Pool),
+			Members:   members,
 			Campaigns: postgres.NewCampaignStore(d.Pool),
 			Referrals: postgres.NewReferralReads(d.Pool),
 		},

@@ -204,6 +204,7 @@ func (v *Validator) record(e Exercise) {
 	v.mu.Lock()
 	v.seen[e]++
 	v.mu.Unlock()
+	shareExercise(e)
 }
 
 // Exercised returns the documented operations and statuses this Validator

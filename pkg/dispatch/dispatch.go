@@ -1,0 +1,514 @@
+// Package dispatch is the delivery engine of outbound webhooks
+// (webhooks.md): it turns each event of the events topic into one job per
+// subscribed endpoint, stored in Postgres before the offset is committed,
+// and works the jobs off in per-endpoint lanes. A lane has a bounded number
+// of requests in flight and a bounded queue; what does not fit stays in
+// Postgres and comes back through the scheduler when due, so a slow or
+// dead endpoint never holds up the consumer or another endpoint.
+//
+// Delivery is at least once: a job is deleted only after its successful
+// attempt is logged, and a job whose holder died comes back when its lease
+// ends. A redelivered event whose jobs already exist creates none.
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/convida/convida/pkg/batch"
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/webhook"
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+)
+
+// Store is the Postgres side of the engine (postgres.WebhookStore).
+type Store interface {
+	ActiveEndpoints(ctx context.Context, merchantIDs []uuid.UUID) (map[uuid.UUID][]webhook.Endpoint, error)
+	InsertJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error)
+	FinishJobs(ctx context.Context, done []webhook.JobOutcome) error
+	DeferJobs(ctx context.Context, jobs []webhook.Job, until time.Time) error
+	DisableWebhook(ctx context.Context, merchantID, id uuid.UUID, reason string) error
+	ClaimSpilledJobs(ctx context.Context, merchantID, webhookID uuid.UUID, before, now time.Time,
+		lease time.Duration, limit int) ([]webhook.Job, error)
+}
+
+// Message headers of the events topic (program.EventBus writes the first
+// three; the scheduler's waker writes retry messages).
+const (
+	HeaderEventType  = "event-type"
+	HeaderMerchantID = "merchant-id"
+	HeaderEventID    = "event-id"
+	// HeaderKind marks a retry message: its value is a Job as JSON.
+	HeaderKind = "kind"
+	KindRetry  = "webhook.retry"
+)
+
+// Config tunes the engine. Zero values take the defaults in brackets.
+type Config struct {
+	Store  Store
+	Sender webhook.Sender
+	Log    *zap.Logger
+	Now    func() time.Time
+	// Schedule is the retry schedule [webhook.DefaultSchedule].
+	Schedule []time.Duration
+	// Concurrency is the most requests in flight per endpoint [16].
+	Concurrency int
+	// QueueSize is how many jobs an endpoint's lane holds in memory beyond
+	// those in flight [4096]; the rest wait in Postgres.
+	QueueSize int
+	// Lease is how long a job handed to a lane is invisible to the
+	// scheduler's sweep [5 min]. A lane starts an attempt only while at
+	// least half the lease is left, so half of it must exceed an attempt
+	// (10 s) and the recording of its outcome.
+	Lease time.Duration
+	// Spill is how long a job that found its lane full waits in Postgres
+	// before the sweep offers it again [2 s].
+	Spill time.Duration
+	// EndpointTTL bounds how stale the cached endpoints of a merchant may
+	// be [2 s]: a new subscription receives events within it.
+	EndpointTTL time.Duration
+}
+
+// Dispatcher delivers webhook jobs.
+type Dispatcher struct {
+	cfg      Config
+	log      *zap.Logger
+	endpoint *endpointCache
+	finish   *batch.Group[webhook.JobOutcome, struct{}]
+
+	ctx   context.Context // the lanes' requests run under it
+	mu    sync.Mutex
+	lanes map[uuid.UUID]*lane // by webhook id
+}
+
+// New returns a Dispatcher whose lanes work until ctx ends; jobs they hold
+// then come back when their leases end.
+func New(ctx context.Context, cfg Config) *Dispatcher {
+	if cfg.Schedule == nil {
+		cfg.Schedule = webhook.DefaultSchedule
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 16
+	}
+	if cfg.QueueSize <= 0 {
+		cfg.QueueSize = 4096
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = 5 * time.Minute
+	}
+	if cfg.Spill <= 0 {
+		cfg.Spill = 2 * time.Second
+	}
+	if cfg.EndpointTTL <= 0 {
+		cfg.EndpointTTL = 2 * time.Second
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	d := &Dispatcher{cfg: cfg, log: cfg.Log, lanes: map[uuid.UUID]*lane{}, ctx: ctx}
+	d.endpoint = newEndpointCache(cfg.Store, cfg.EndpointTTL, cfg.Now)
+	// Outcomes of many attempts share one round trip, and a lane does not
+	// wait for it: its next request goes out while the last outcomes are
+	// written (a full queue holds the lanes back). An outcome not written
+	// leaves its job to come back when its lease ends: the attempt is made
+	// again, like one in flight at a crash.
+	d.finish = batch.New(2, 1000, func(ctx context.Context, done []webhook.JobOutcome) ([]struct{}, error) {
+		var err error
+		// A disabling running beside it can deadlock with it (PostgreSQL
+		// aborts one of the two): the outcomes are worth a second try.
+		for try := 0; try < 3; try++ {
+			if err = cfg.Store.FinishJobs(ctx, done); err == nil {
+				break
+			}
+		}
+		if err != nil {
+			d.log.Warn("webhook outcomes not recorded; their jobs come back when their leases end",
+				zap.Int("outcomes", len(done)), zap.Error(err))
+		}
+		return make([]struct{}, len(done)), err
+	})
+	return d
+}
+
+// HandleEvents is the batch handler of the events consumer. It returns
+// once every job of the batch is stored (so the offset may be committed);
+// the deliveries happen after, in the lanes.
+func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) error {
+	now := d.cfg.Now()
+	var events []event
+	var retries []webhook.Job
+	for _, m := range msgs {
+		if m.Headers[HeaderKind] == KindRetry {
+			var j webhook.Job
+			if err := json.Unmarshal(m.Value, &j); err != nil {
+				return kafkabus.Permanent(fmt.Errorf("undecodable retry at offset %d: %w", m.Offset, err))
+			}
+			retries = append(retries, j)
+			continue
+		}
+		ev, ok := parseEvent(m)
+		if !ok || !webhook.IsEventType(ev.typ) {
+			continue // not for merchants (or not an event at all): nothing to deliver
+		}
+		events = append(events, ev)
+	}
+	if err := d.fanOut(ctx, events, now); err != nil {
+		return err
+	}
+	return d.resume(ctx, retries, now)
+}
+
+type event struct {
+	merchantID, eventID uuid.UUID
+	typ                 string
+	payload             []byte
+}
+
+func parseEvent(m kafkabus.Message) (event, bool) {
+	merchantID, err1 := uuid.Parse(m.Headers[HeaderMerchantID])
+	eventID, err2 := uuid.Parse(m.Headers[HeaderEventID])
+	if err1 != nil || err2 != nil {
+		return event{}, false
+	}
+	return event{merchantID: merchantID, eventID: eventID, typ: m.Headers[HeaderEventType], payload: m.Value}, true
+}
+
+// fanOut stores one job per (event, subscribed endpoint) and hands those
+// that fit to their lanes.
+func (d *Dispatcher) fanOut(ctx context.Context, events []event, now time.Time) error {
+	if len(events) == 0 {
+		return nil
+	}
+	endpoints, err := endpointsOf(ctx, d, events, func(ev event) uuid.UUID { return ev.merchantID })
+	if err != nil {
+		return err
+	}
+	var jobs []webhook.Job
+	var held []*lane // held[i] reserved a slot for jobs[i], or nil
+	for _, ev := range events {
+		for i := range endpoints[ev.merchantID] {
+			ep := &endpoints[ev.merchantID][i]
+			if !ep.Subscribed(ev.typ) {
+				continue
+			}
+			l := d.lane(ep)
+			j := webhook.Job{MerchantID: ev.merchantID, WebhookID: ep.ID, EventID: ev.eventID, EventType: ev.typ,
+				Payload: ev.payload, NextAttemptAt: now.Add(d.cfg.Spill)}
+			if l.reserve() {
+				j.NextAttemptAt = now.Add(d.cfg.Lease)
+			} else {
+				l = nil
+			}
+			jobs, held = append(jobs, j), append(held, l)
+		}
+	}
+	if len(jobs) == 0 {
+		return nil
+	}
+	inserted, err := d.cfg.Store.InsertJobs(ctx, jobs)
+	if err != nil {
+		for _, l := range held {
+			if l != nil {
+				l.release()
+			}
+		}
+		return fmt.Errorf("store webhook jobs: %w", err)
+	}
+	fresh := make(map[jobKey]bool, len(inserted))
+	for i := range inserted {
+		fresh[keyOf(&inserted[i])] = true
+	}
+	for i := range jobs {
+		switch l := held[i]; {
+		case l == nil:
+			// Stored without a lane: the endpoint's lane takes it back from
+			// Postgres as soon as it has room.
+			if fresh[keyOf(&jobs[i])] {
+				d.laneOf(jobs[i].WebhookID).markSpilled(ctx)
+			}
+		case fresh[keyOf(&jobs[i])]:
+			delete(fresh, keyOf(&jobs[i])) // an event twice in the batch goes once
+			l.push(jobs[i])
+		default:
+			l.release() // a redelivered event: its job exists and is someone's
+		}
+	}
+	return nil
+}
+
+// resume hands retry jobs (leased to us by the scheduler) to their lanes;
+// those that do not fit are deferred for the next sweep.
+func (d *Dispatcher) resume(ctx context.Context, jobs []webhook.Job, now time.Time) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	endpoints, err := endpointsOf(ctx, d, jobs, func(j webhook.Job) uuid.UUID { return j.MerchantID })
+	if err != nil {
+		return err
+	}
+	var full []webhook.Job
+	for _, j := range jobs {
+		ep := findEndpoint(endpoints[j.MerchantID], j.WebhookID)
+		if ep == nil {
+			continue // disabled or deleted since: its jobs went with it
+		}
+		if l := d.lane(ep); l.reserve() {
+			l.push(j)
+		} else {
+			full = append(full, j)
+			l.markSpilled(ctx)
+		}
+	}
+	if len(full) > 0 {
+		if err := d.cfg.Store.DeferJobs(ctx, full, now.Add(d.cfg.Spill)); err != nil {
+			return fmt.Errorf("defer webhook jobs: %w", err)
+		}
+	}
+	return nil
+}
+
+// endpointsOf returns the active endpoints of the merchants of items.
+func endpointsOf[T any](ctx context.Context, d *Dispatcher, items []T, merchant func(T) uuid.UUID) (map[uuid.UUID][]webhook.Endpoint, error) {
+	merchants := make([]uuid.UUID, len(items))
+	for i, it := range items {
+		merchants[i] = merchant(it)
+	}
+	endpoints, err := d.endpoint.get(ctx, merchants)
+	if err != nil {
+		return nil, fmt.Errorf("load endpoints: %w", err)
+	}
+	return endpoints, nil
+}
+
+func findEndpoint(list []webhook.Endpoint, id uuid.UUID) *webhook.Endpoint {
+	for i := range list {
+		if list[i].ID == id {
+			return &list[i]
+		}
+	}
+	return nil
+}
+
+type jobKey struct{ merchantID, webhookID, eventID uuid.UUID }
+
+func keyOf(j *webhook.Job) jobKey { return jobKey{j.MerchantID, j.WebhookID, j.EventID} }
+
+// lane returns the endpoint's lane, creating it (and its workers) on first
+// use; it always carries the freshest endpoint seen (URL, secrets).
+func (d *Dispatcher) lane(ep *webhook.Endpoint) *lane {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	l, ok := d.lanes[ep.ID]
+	if !ok {
+		l = &lane{d: d, slots: make(chan struct{}, d.cfg.Concurrency+d.cfg.QueueSize),
+			jobs: make(chan webhook.Job, d.cfg.Concurrency+d.cfg.QueueSize)}
+		d.lanes[ep.ID] = l
+		for range d.cfg.Concurrency {
+			go l.work(d.ctx)
+		}
+	}
+	l.setEndpoint(*ep)
+	return l
+}
+
+// laneOf returns the existing lane of an endpoint.
+func (d *Dispatcher) laneOf(webhookID uuid.UUID) *lane {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lanes[webhookID]
+}
+
+// lane is one endpoint's bounded queue and its workers.
+type lane struct {
+	d     *Dispatcher
+	slots chan struct{} // a token per job queued or in flight
+	jobs  chan webhook.Job
+
+	// spills counts the spills since the last refill that found nothing
+	// more to take: jobs of this endpoint wait in Postgres for room in the
+	// lane while it is above zero. refilling says a refill is running.
+	spills    atomic.Int64
+	refilling atomic.Bool
+
+	mu       sync.Mutex
+	ep       webhook.Endpoint
+	disabled bool
+}
+
+func (l *lane) reserve() bool {
+	select {
+	case l.slots <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (l *lane) release() { <-l.slots }
+
+// push queues a job for which reserve succeeded; it never blocks.
+func (l *lane) push(j webhook.Job) { l.jobs <- j }
+
+func (l *lane) setEndpoint(ep webhook.Endpoint) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	// A snapshot no newer than the lane's (a cache that still holds the
+	// endpoint the lane just disabled) changes nothing; a newer one (the
+	// merchant re-enabled or edited it) replaces it.
+	if !l.ep.UpdatedAt.IsZero() && !ep.UpdatedAt.After(l.ep.UpdatedAt) {
+		return
+	}
+	l.ep, l.disabled = ep, false
+}
+
+func (l *lane) endpoint() (webhook.Endpoint, bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.ep, l.disabled
+}
+
+func (l *lane) work(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case j := <-l.jobs:
+			// A job that waited in the queue for more than half its lease
+			// is left to the scheduler, which offers it again when the
+			// lease ends: started now, the attempt might still be running
+			// then, and be made twice.
+			if l.d.cfg.Now().Before(j.NextAttemptAt.Add(-l.d.cfg.Lease / 2)) {
+				l.deliver(ctx, j)
+			}
+			l.release()
+			l.maybeRefill(ctx)
+		}
+	}
+}
+
+// deliver makes one attempt and records its outcome.
+func (l *lane) deliver(ctx context.Context, j webhook.Job) {
+	d := l.d
+	ep, disabled := l.endpoint()
+	if disabled {
+		return // DisableWebhook deleted the endpoint's jobs
+	}
+	start := d.cfg.Now()
+	logID := uuid.New()
+	res := d.cfg.Sender.Send(ctx, webhook.Delivery{URL: ep.URL, Secrets: ep.Secrets(start), EventID: j.EventID,
+		EventType: j.EventType, LogID: logID, Payload: j.Payload})
+	if ctx.Err() != nil && !res.Success {
+		return // shutting down: the lease brings the job back
+	}
+	now := d.cfg.Now()
+	out := webhook.JobOutcome{Job: j, Attempt: webhook.Attempt{
+		MerchantID: j.MerchantID, ID: logID, WebhookID: j.WebhookID, EventID: j.EventID, EventType: j.EventType,
+		Status: webhook.StatusFailed, Attempt: j.Attempts + 1, ResponseStatus: res.StatusCode, ResponseBody: res.Body,
+		Error: res.Error, DurationMS: res.Duration.Milliseconds(), CreatedAt: now,
+	}}
+	disable := ""
+	switch {
+	case res.Success:
+		out.Attempt.Status, out.Delete = webhook.StatusSuccess, true
+	case res.Gone:
+		out.Delete, disable = true, webhook.DisabledGone
+	default:
+		next, ok := webhook.NextAttemptAt(d.cfg.Schedule, j.Attempts+1, now, res.RetryAfter, rand.Float64)
+		if ok {
+			out.NextAttemptAt, out.Attempt.NextRetryAt = next, next
+		} else {
+			out.Delete = true // out of attempts: the log shows the last failure
+		}
+		if !ep.FailingSince.IsZero() && webhook.FailingTooLong(ep.FailingSince, now) {
+			out.Delete, out.NextAttemptAt, out.Attempt.NextRetryAt = true, time.Time{}, time.Time{}
+			disable = webhook.DisabledFailing
+		}
+	}
+	if disable == "" {
+		_ = d.finish.Submit(context.WithoutCancel(ctx), out) // never fails without a deadline
+		return
+	}
+	// The attempt that disables the endpoint is logged first, so the log
+	// shows why.
+	_, _ = d.finish.Do(context.WithoutCancel(ctx), out)
+	l.disable(ctx, ep, disable)
+}
+
+// markSpilled records that jobs wait in Postgres, and refills at once if
+// the lane has room again.
+func (l *lane) markSpilled(ctx context.Context) {
+	l.spills.Add(1)
+	l.maybeRefill(ctx)
+}
+
+// maybeRefill starts a refill when jobs were spilled and the lane is at
+// most half full: a busy healthy endpoint drains its backlog at its own
+// pace instead of waiting for the scheduler's next sweep.
+func (l *lane) maybeRefill(ctx context.Context) {
+	if l.spills.Load() == 0 || len(l.slots) > cap(l.slots)/2 || !l.refilling.CompareAndSwap(false, true) {
+		return
+	}
+	go l.refill(ctx)
+}
+
+func (l *lane) refill(ctx context.Context) {
+	defer l.refilling.Store(false)
+	d := l.d
+	ep, disabled := l.endpoint()
+	for !disabled && ctx.Err() == nil {
+		// The slots are reserved before the claim: the consumer may fill
+		// the lane meanwhile, and a claimed job must find its place.
+		room := 0
+		for room < cap(l.slots) && l.reserve() {
+			room++
+		}
+		if room < cap(l.slots)/4 {
+			l.releaseN(room)
+			return // the workers call again when it drains
+		}
+		seen := l.spills.Load()
+		now := d.cfg.Now()
+		jobs, err := d.cfg.Store.ClaimSpilledJobs(ctx, ep.MerchantID, ep.ID, now.Add(d.cfg.Spill), now, d.cfg.Lease, room)
+		if err != nil {
+			l.releaseN(room)
+			d.log.Warn("taking back spilled webhook jobs failed; the scheduler's sweep will", zap.Error(err))
+			return
+		}
+		for _, j := range jobs {
+			l.push(j)
+		}
+		l.releaseN(room - len(jobs))
+		// Everything spilled is taken unless a spill happened meanwhile
+		// (its job may have committed after the query): then look again.
+		if len(jobs) < room && l.spills.CompareAndSwap(seen, 0) {
+			return
+		}
+	}
+}
+
+func (l *lane) releaseN(n int) {
+	for range n {
+		l.release()
+	}
+}
+
+func (l *lane) disable(ctx context.Context, ep webhook.Endpoint, reason string) {
+	l.mu.Lock()
+	l.disabled = true
+	l.mu.Unlock()
+	if err := l.d.cfg.Store.DisableWebhook(context.WithoutCancel(ctx), ep.MerchantID, ep.ID, reason); err != nil {
+		l.d.log.Warn("disabling webhook endpoint failed", zap.String("webhook_id", ep.ID.String()), zap.Error(err))
+		return
+	}
+	l.d.endpoint.forget(ep.MerchantID)
+	l.d.log.Info("webhook endpoint disabled", zap.String("webhook_id", ep.ID.String()), zap.String("reason", reason))
+}

@@ -1,0 +1,209 @@
+package dispatch_test
+
+import (
+	"context"
+	"crypto/x509"
+	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/dispatch"
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/testenv"
+	"github.com/convida/convida/pkg/webhook"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// fixture is a merchant with one endpoint on a local HTTPS receiver whose
+// answers the test chooses, and a Dispatcher on the real store.
+type fixture struct {
+	pool     *pgxpool.Pool
+	store    *postgres.WebhookStore
+	merchant uuid.UUID
+	endpoint *webhook.Endpoint
+	calls    atomic.Int64
+	disp     *dispatch.Dispatcher
+}
+
+func newFixture(t *testing.T, answer func(n int64) int, cfg dispatch.Config) *fixture {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := &fixture{pool: testenv.MustPool(t)}
+	box, _ := secretbox.FromBase64(secretbox.NewKey())
+	m := &merchant.Merchant{Name: "Loja", StoreURL: "https://loja.example.com", DashboardEmail: "a@example.com"}
+	if err := postgres.NewMerchantStore(f.pool, box).CreateMerchant(ctx, m, "pw"); err != nil {
+		t.Fatal(err)
+	}
+	f.merchant = m.ID
+	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+		w.WriteHeader(answer(f.calls.Add(1)))
+	}))
+	t.Cleanup(srv.Close)
+	roots := x509.NewCertPool()
+	roots.AddCert(srv.Certificate())
+	f.store = postgres.NewWebhookStore(f.pool, box)
+	f.endpoint = &webhook.Endpoint{MerchantID: m.ID, URL: srv.URL, Events: []string{"referral.created"}, IsActive: true,
+		Secret: webhook.NewSecret()}
+	if err := f.store.CreateWebhook(ctx, f.endpoint); err != nil {
+		t.Fatal(err)
+	}
+	cfg.Store, cfg.Sender = f.store, webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: true, RootCAs: roots})
+	if cfg.Schedule == nil {
+		cfg.Schedule = []time.Duration{time.Hour}
+	}
+	f.disp = dispatch.New(ctx, cfg)
+	return f
+}
+
+// event is a referral.created message as the outbox relay publishes it.
+func (f *fixture) event(t *testing.T) kafkabus.Message {
+	rec, err := outbox.NewRecord(f.merchant, uuid.New(), "referral.created", map[string]string{"id": "ref_x"}, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	return kafkabus.Message{Value: rec.Payload, Headers: map[string]string{dispatch.HeaderEventType: rec.Type,
+		dispatch.HeaderMerchantID: rec.MerchantID.String(), dispatch.HeaderEventID: rec.EventID.String()}}
+}
+
+func (f *fixture) handle(t *testing.T, msgs ...kafkabus.Message) {
+	t.Helper()
+	if err := f.disp.HandleEvents(context.Background(), msgs); err != nil {
+		t.Fatalf("HandleEvents: %v", err)
+	}
+}
+
+func (f *fixture) count(t *testing.T, query string) int {
+	t.Helper()
+	var n int
+	if err := f.pool.QueryRow(context.Background(), query, f.merchant).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	return n
+}
+
+func eventually(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
+
+func (f *fixture) disabledReason(t *testing.T) string {
+	ep, err := f.store.FindWebhook(context.Background(), f.merchant, f.endpoint.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if ep.IsActive {
+		return ""
+	}
+	return ep.DisabledReason
+}
+
+func TestGoneDisablesTheEndpoint(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(int64) int { return http.StatusGone }, dispatch.Config{})
+	f.handle(t, f.event(t), f.event(t))
+	eventually(t, "the endpoint disabled", func() bool { return f.disabledReason(t) == webhook.DisabledGone })
+	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 0 {
+		t.Errorf("%d jobs left for a gone endpoint, want 0", n)
+	}
+	// The outcome is written beside the disabling, not before it.
+	eventually(t, "the 410 attempt in the log", func() bool {
+		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'failed' AND response_status = 410`) >= 1
+	})
+}
+
+func TestFailingForFiveDaysDisablesTheEndpoint(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(int64) int { return http.StatusInternalServerError }, dispatch.Config{})
+	if _, err := f.pool.Exec(context.Background(), `UPDATE webhook_endpoints SET failing_since = now() - interval '6 days'
+WHERE merchant_id = $1`, f.merchant); err != nil {
+		t.Fatal(err)
+	}
+	f.handle(t, f.event(t))
+	eventually(t, "the endpoint disabled", func() bool { return f.disabledReason(t) == webhook.DisabledFailing })
+	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 0 {
+		t.Errorf("%d jobs left, want 0: a disabled endpoint's retries stop", n)
+	}
+}
+
+func TestFailureSchedulesARetry(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(int64) int { return http.StatusServiceUnavailable }, dispatch.Config{})
+	f.handle(t, f.event(t))
+	eventually(t, "the failed attempt logged", func() bool {
+		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND next_retry_at IS NOT NULL`) == 1
+	})
+	// The schedule's first step is an hour: the job waits in Postgres.
+	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1 AND attempts = 1
+  AND next_attempt_at > now() + interval '50 minutes'`); n != 1 {
+		t.Errorf("%d jobs rescheduled an hour ahead, want 1", n)
+	}
+	if f.disabledReason(t) != "" {
+		t.Error("one failure disabled the endpoint")
+	}
+}
+
+func TestRedeliveredEventIsNotSentAgain(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(int64) int { return http.StatusOK }, dispatch.Config{})
+	ev := f.event(t)
+	f.handle(t, ev)
+	eventually(t, "the delivery", func() bool {
+		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 1
+	})
+	f.handle(t, ev, ev) // the broker delivers the batch again
+	time.Sleep(200 * time.Millisecond)
+	if n := f.calls.Load(); n != 1 {
+		t.Errorf("receiver got %d requests, want 1", n)
+	}
+}
+
+// TestFullLaneSpillsToPostgres: with one request in flight and room for one
+// more, further events wait in Postgres, due soon, instead of blocking the
+// consumer.
+func TestFullLaneSpillsToPostgres(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	f := newFixture(t, func(int64) int { <-release; return http.StatusOK },
+		dispatch.Config{Concurrency: 1, QueueSize: 1, Spill: time.Minute})
+	released := false
+	defer func() {
+		if !released {
+			close(release)
+		}
+	}()
+	start := time.Now()
+	for range 5 {
+		f.handle(t, f.event(t))
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("HandleEvents took %v with a hanging endpoint: the consumer must not wait", took)
+	}
+	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1 AND next_attempt_at < now() + interval '2 minutes'`); n != 3 {
+		t.Errorf("%d jobs spilled (due within the spill delay), want 3", n)
+	}
+	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 5 {
+		t.Errorf("%d jobs stored, want 5", n)
+	}
+	// The endpoint answers again: its lane takes the spilled jobs back by
+	// itself (no scheduler runs here) and every event arrives once.
+	close(release)
+	released = true
+	eventually(t, "every event delivered", func() bool {
+		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 5
+	})
+	if n := f.calls.Load(); n != 5 {
+		t.Errorf("receiver got %d requests, want 5", n)
+	}
+}

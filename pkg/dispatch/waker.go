@@ -1,0 +1,69 @@
+package dispatch
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/webhook"
+)
+
+// DueJobs leases jobs that are due (postgres.WebhookStore).
+type DueJobs interface {
+	ClaimDueJobs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]webhook.Job, error)
+}
+
+// Publisher publishes raw messages (kafkabus.Writer).
+type Publisher interface {
+	Publish(ctx context.Context, msgs ...kafkabus.Message) error
+}
+
+// Waker is the scheduler's task that wakes due retries: it leases the jobs
+// whose time has come and publishes them to the events topic as retry
+// messages keyed by endpoint, where any dispatcher picks them up. Jobs left
+// behind by a crashed dispatcher come back the same way when their lease
+// ends.
+type Waker struct {
+	Jobs      DueJobs
+	Publisher Publisher
+	Topic     string
+	Lease     time.Duration // as the dispatchers' Config.Lease
+	Limit     int           // jobs per query; default 500
+}
+
+// Wake publishes every job due at now and returns how many.
+func (w *Waker) Wake(ctx context.Context, now time.Time) (int, error) {
+	limit := w.Limit
+	if limit <= 0 {
+		limit = 500
+	}
+	total := 0
+	for {
+		jobs, err := w.Jobs.ClaimDueJobs(ctx, now, w.Lease, limit)
+		if err != nil {
+			return total, fmt.Errorf("claim due webhook jobs: %w", err)
+		}
+		if len(jobs) == 0 {
+			return total, nil
+		}
+		msgs := make([]kafkabus.Message, len(jobs))
+		for i, j := range jobs {
+			raw, err := json.Marshal(j)
+			if err != nil {
+				return total, err
+			}
+			msgs[i] = kafkabus.Message{Topic: w.Topic, Key: []byte(j.WebhookID.String()), Value: raw,
+				Headers: map[string]string{HeaderKind: KindRetry, HeaderMerchantID: j.MerchantID.String()}}
+		}
+		// Unpublished jobs stay leased and come back when the lease ends.
+		if err := w.Publisher.Publish(ctx, msgs...); err != nil {
+			return total, fmt.Errorf("publish due webhook jobs: %w", err)
+		}
+		total += len(jobs)
+		if len(jobs) < limit {
+			return total, nil
+		}
+	}
+}

@@ -1,0 +1,468 @@
+package httpapi
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"math"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/webhook"
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+)
+
+// Webhooks is what the webhook-management interface needs of its store
+// (postgres.WebhookStore). Absent resources, including another merchant's,
+// are apperr.NotFound.
+type Webhooks interface {
+	CreateWebhook(ctx context.Context, e *webhook.Endpoint) error
+	ListWebhooks(ctx context.Context, merchantID uuid.UUID) ([]webhook.Endpoint, error)
+	FindWebhook(ctx context.Context, merchantID, id uuid.UUID) (*webhook.Endpoint, error)
+	UpdateWebhook(ctx context.Context, merchantID, id uuid.UUID, patch webhook.Patch) (*webhook.Endpoint, error)
+	DeleteWebhook(ctx context.Context, merchantID, id uuid.UUID) error
+	RotateWebhookSecret(ctx context.Context, merchantID, id uuid.UUID, newSecret string, overlap time.Duration, now time.Time) (*webhook.Endpoint, error)
+	DisableWebhook(ctx context.Context, merchantID, id uuid.UUID, reason string) error
+	RecordAttempts(ctx context.Context, attempts []webhook.Attempt) error
+	ListAttempts(ctx context.Context, merchantID, webhookID uuid.UUID, f webhook.AttemptFilter) ([]webhook.Attempt, int, error)
+	FindAttempt(ctx context.Context, merchantID, webhookID, id uuid.UUID) (*webhook.Attempt, error)
+	LastAttemptNumber(ctx context.Context, merchantID, webhookID, eventID uuid.UUID) (int, error)
+	EventPayload(ctx context.Context, merchantID, eventID uuid.UUID) (typ string, payload []byte, err error)
+}
+
+// webhooksPath is the webhook-management interface: written /v1/webhooks in
+// the spec, without the /api prefix of the other interfaces.
+const webhooksPath = "/v1/webhooks"
+
+// Limits of the webhook-management interface.
+const (
+	maxWebhookURL = 2048 // characters of an endpoint URL
+	// secretOverlap is how long a rotated-out secret keeps signing
+	// (webhooks.md), so receivers can switch without dropping deliveries.
+	secretOverlap = 24 * time.Hour
+	// manualSendTimeout bounds a test or retry: the Sender's own 10 s plus
+	// the writes of the log record.
+	manualSendTimeout = 20 * time.Second
+	testMessage       = "This is a test event from Convida; no action is needed."
+)
+
+// registerWebhooks adds /v1/webhooks to the admin router, so that its routes
+// share the admin chain: API key, lowercase errors, rate limit and
+// idempotency. A nil Webhooks leaves them all out; a nil WebhookSender the
+// two that send.
+func (s *Server) registerWebhooks(admin *mux.Router) {
+	if s.cfg.Webhooks == nil {
+		return
+	}
+	admin.HandleFunc(webhooksPath, s.listWebhooks).Methods(http.MethodGet)
+	admin.HandleFunc(webhooksPath, s.createWebhook).Methods(http.MethodPost)
+	admin.HandleFunc(webhooksPath+"/{id}", s.getWebhook).Methods(http.MethodGet)
+	admin.HandleFunc(webhooksPath+"/{id}", s.patchWebhook).Methods(http.MethodPatch)
+	admin.HandleFunc(webhooksPath+"/{id}", s.deleteWebhook).Methods(http.MethodDelete)
+	admin.HandleFunc(webhooksPath+"/{id}/logs", s.listWebhookLogs).Methods(http.MethodGet)
+	admin.HandleFunc(webhooksPath+"/{id}/rotate-secret", s.rotateWebhookSecret).Methods(http.MethodPost)
+	if s.cfg.WebhookSender != nil {
+		admin.HandleFunc(webhooksPath+"/{id}/test", s.testWebhook).Methods(http.MethodPost)
+		admin.HandleFunc(webhooksPath+"/{id}/logs/{log_id}/retry", s.retryWebhookLog).Methods(http.MethodPost)
+	}
+}
+
+// CreateWebhookRequest is the body of POST /v1/webhooks.
+type CreateWebhookRequest struct {
+	URL      Optional[string] `json:"url"`
+	Events   json.RawMessage  `json:"events"`
+	IsActive Optional[bool]   `json:"is_active"`
+	Secret   json.RawMessage  `json:"secret"` // present at all: 400, the service generates it
+}
+
+// PatchWebhookRequest is the body of PATCH /v1/webhooks/{id}. Every field is
+// optional; an absent or null field is left unchanged.
+type PatchWebhookRequest struct {
+	URL      Optional[string] `json:"url"`
+	Events   json.RawMessage  `json:"events"`
+	IsActive Optional[bool]   `json:"is_active"`
+	Secret   json.RawMessage  `json:"secret"` // present at all: 400, use rotate-secret
+}
+
+// LogPagination is the pagination object of the delivery log, which pages
+// by offset (spec 4.3) rather than by page.
+type LogPagination struct {
+	Limit  int `json:"limit"`
+	Offset int `json:"offset"`
+	Total  int `json:"total"`
+}
+
+// DeliveryLogList is the answer of GET /v1/webhooks/{id}/logs.
+type DeliveryLogList struct {
+	Data       []webhook.AttemptView `json:"data"`
+	Pagination LogPagination         `json:"pagination"`
+}
+
+// checkWebhookURL returns the trimmed URL, or a validation error: an
+// absolute https URL with a host, at most maxWebhookURL characters. Whether
+// its address is public is checked when it is dialled, not here: DNS may
+// change after registration.
+func checkWebhookURL(raw string) (string, error) {
+	u := strings.TrimSpace(raw)
+	if u == "" {
+		return "", apperr.Errorf(apperr.Invalid, "url: is required")
+	}
+	if utf8.RuneCountInString(u) > maxWebhookURL {
+		return "", apperr.Errorf(apperr.Invalid, "url: must be at most %d characters", maxWebhookURL)
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme == "" || p.Opaque != "" || p.Hostname() == "" {
+		return "", apperr.Errorf(apperr.Invalid, "url: must be an absolute https URL with a host")
+	}
+	if p.Scheme != "https" {
+		return "", apperr.Errorf(apperr.Invalid, "url: must use https (got %s)", p.Scheme)
+	}
+	// url.Parse lowercases the scheme; store it so ("HTTPS://" → "https://")
+	// and keep the rest exactly as the merchant wrote it.
+	return p.Scheme + u[len(p.Scheme):], nil
+}
+
+// parseEvents reads the events field: an array of the subscribable event
+// types, at least one; duplicates are dropped, the first order kept.
+func parseEvents(raw json.RawMessage) ([]string, error) {
+	var list []string
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return nil, apperr.Errorf(apperr.Invalid, "events: must be an array of event names")
+	}
+	if len(list) == 0 {
+		return nil, apperr.Errorf(apperr.Invalid, "events: must name at least one event")
+	}
+	out := make([]string, 0, len(list))
+	for i, e := range list {
+		if !webhook.IsEventType(e) {
+			return nil, apperr.Errorf(apperr.Invalid, "events[%d]: unknown event; use one of %s", i, strings.Join(webhook.EventTypes, ", "))
+		}
+		if !slices.Contains(out, e) {
+			out = append(out, e)
+		}
+	}
+	return out, nil
+}
+
+// present reports whether a raw field was given a value other than null.
+func present(raw json.RawMessage) bool { return raw != nil && strings.TrimSpace(string(raw)) != "null" }
+
+func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
+	list, err := s.cfg.Webhooks.ListWebhooks(r.Context(), merchantOf(r).ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := make([]webhook.EndpointView, len(list))
+	for i := range list {
+		out[i] = list[i].View(false)
+	}
+	respond.JSON(w, http.StatusOK, Data[[]webhook.EndpointView]{Data: out})
+}
+
+// createWebhook answers POST /v1/webhooks: 201 with the endpoint and its
+// new secret in full, the only answer besides rotate-secret that shows it.
+func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
+	var req CreateWebhookRequest
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Secret != nil {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "secret: is generated by the service and returned in this answer"))
+		return
+	}
+	u, err := checkWebhookURL(req.URL.Value)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !present(req.Events) {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "events: is required"))
+		return
+	}
+	events, err := parseEvents(req.Events)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ep := &webhook.Endpoint{MerchantID: merchantOf(r).ID, URL: u, Events: events,
+		IsActive: !req.IsActive.Set || req.IsActive.Value, Secret: webhook.NewSecret()}
+	if err := s.cfg.Webhooks.CreateWebhook(r.Context(), ep); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusCreated, Data[webhook.EndpointView]{Data: ep.View(true)})
+}
+
+// findWebhook returns the endpoint of the route's {id}; a malformed id, an
+// unknown one and another merchant's are all 404.
+func (s *Server) findWebhook(r *http.Request) (*webhook.Endpoint, error) {
+	id, err := pathID(r, ids.Webhook, "webhook")
+	if err != nil {
+		return nil, err
+	}
+	return s.cfg.Webhooks.FindWebhook(r.Context(), merchantOf(r).ID, id)
+}
+
+func (s *Server) getWebhook(w http.ResponseWriter, r *http.Request) {
+	ep, err := s.findWebhook(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[webhook.EndpointView]{Data: ep.View(false)})
+}
+
+// patchWebhook answers PATCH /v1/webhooks/{id} (200, secret masked).
+func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Webhook, "webhook")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req PatchWebhookRequest
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.Secret != nil {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "secret: cannot be set; use POST /v1/webhooks/{id}/rotate-secret"))
+		return
+	}
+	var patch webhook.Patch
+	if req.URL.Set {
+		u, err := checkWebhookURL(req.URL.Value)
+		if err != nil {
+			s.fail(w, r, err)
+			return
+		}
+		patch.URL = &u
+	}
+	if present(req.Events) {
+		if patch.Events, err = parseEvents(req.Events); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
+	if req.IsActive.Set {
+		patch.IsActive = &req.IsActive.Value
+	}
+	ep, err := s.cfg.Webhooks.UpdateWebhook(r.Context(), merchantOf(r).ID, id, patch)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[webhook.EndpointView]{Data: ep.View(false)})
+}
+
+// deleteWebhook answers DELETE /v1/webhooks/{id}: 204 without a body. The
+// delivery log and the deliveries still owed go with the endpoint.
+func (s *Server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Webhook, "webhook")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.cfg.Webhooks.DeleteWebhook(r.Context(), merchantOf(r).ID, id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// listWebhookLogs answers GET /v1/webhooks/{id}/logs: limit 1–100 (default
+// 50), offset ≥ 0 (default 0), status success or failed; newest first.
+func (s *Server) listWebhookLogs(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Webhook, "webhook")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	f := webhook.AttemptFilter{Status: r.URL.Query().Get("status")}
+	if f.Limit, err = intQuery(r, "limit", 50, 1, 100); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if f.Offset, err = intQuery(r, "offset", 0, 0, math.MaxInt32); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if f.Status != "" && f.Status != webhook.StatusSuccess && f.Status != webhook.StatusFailed {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "status: must be success or failed"))
+		return
+	}
+	m := merchantOf(r).ID
+	if _, err := s.cfg.Webhooks.FindWebhook(r.Context(), m, id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	list, total, err := s.cfg.Webhooks.ListAttempts(r.Context(), m, id, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := DeliveryLogList{Data: make([]webhook.AttemptView, len(list)),
+		Pagination: LogPagination{Limit: f.Limit, Offset: f.Offset, Total: total}}
+	for i := range list {
+		out.Data[i] = list[i].View()
+	}
+	respond.JSON(w, http.StatusOK, out)
+}
+
+// rotateWebhookSecret answers POST /v1/webhooks/{id}/rotate-secret: 200
+// with the new secret in full. The old one keeps signing the Standard
+// Webhooks header for secretOverlap.
+func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Webhook, "webhook")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	ep, err := s.cfg.Webhooks.RotateWebhookSecret(r.Context(), merchantOf(r).ID, id, webhook.NewSecret(), secretOverlap, s.cfg.Now())
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[webhook.EndpointView]{Data: ep.View(true)})
+}
+
+// errInactive refuses to send to an endpoint the merchant or the dispatcher
+// switched off: it receives nothing until re-enabled.
+func errInactive() error {
+	return apperr.Errorf(apperr.InvalidState, "the webhook is inactive; re-enable it with PATCH is_active: true first")
+}
+
+// testWebhook answers POST /v1/webhooks/{id}/test: one webhook.test event,
+// sent now to this endpoint only, whatever it subscribes to; 200 with the
+// attempt's log record, whether the receiver accepted it or not.
+func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) {
+	ep, err := s.findWebhook(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !ep.IsActive {
+		s.fail(w, r, errInactive())
+		return
+	}
+	a, err := s.sendTest(r, ep)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[webhook.AttemptView]{Data: a.View()})
+}
+
+// retryWebhookLog answers POST /v1/webhooks/{id}/logs/{log_id}/retry: the
+// record's event is sent again now, as the next attempt of that event (the
+// same id and bytes, so receivers deduplicate it); a webhook.test record
+// sends a fresh test event. Scheduled retries are not affected.
+func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
+	ep, err := s.findWebhook(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	logID, ok := ids.Parse(ids.DeliveryLog, mux.Vars(r)["log_id"])
+	if !ok {
+		s.fail(w, r, apperr.Errorf(apperr.NotFound, "delivery log record not found"))
+		return
+	}
+	m := merchantOf(r).ID
+	rec, err := s.cfg.Webhooks.FindAttempt(r.Context(), m, ep.ID, logID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if !ep.IsActive {
+		s.fail(w, r, errInactive())
+		return
+	}
+	var a *webhook.Attempt
+	if rec.EventType == webhook.TestEventType {
+		a, err = s.sendTest(r, ep)
+	} else {
+		a, err = s.resend(r, ep, rec.EventID)
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[webhook.AttemptView]{Data: a.View()})
+}
+
+// resend sends the stored event again as its next attempt.
+func (s *Server) resend(r *http.Request, ep *webhook.Endpoint, eventID uuid.UUID) (*webhook.Attempt, error) {
+	typ, payload, err := s.cfg.Webhooks.EventPayload(r.Context(), ep.MerchantID, eventID)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil, apperr.Errorf(apperr.InvalidState, "the event of this record is no longer kept; it cannot be sent again")
+	}
+	if err != nil {
+		return nil, err
+	}
+	last, err := s.cfg.Webhooks.LastAttemptNumber(r.Context(), ep.MerchantID, ep.ID, eventID)
+	if err != nil {
+		return nil, err
+	}
+	return s.deliverNow(r, ep, eventID, typ, payload, last+1)
+}
+
+// testEnvelopeData is the data of a webhook.test event.
+type testEnvelopeData struct {
+	WebhookID string `json:"webhook_id"`
+	Message   string `json:"message"`
+}
+
+// sendTest sends a new webhook.test event, enveloped like every event.
+func (s *Server) sendTest(r *http.Request, ep *webhook.Endpoint) (*webhook.Attempt, error) {
+	eventID := uuid.New()
+	data, err := json.Marshal(testEnvelopeData{WebhookID: ids.Format(ids.Webhook, ep.ID), Message: testMessage})
+	if err != nil {
+		return nil, err
+	}
+	payload, err := json.Marshal(outbox.Envelope{ID: ids.Format(ids.Event, eventID), Type: webhook.TestEventType,
+		CreatedAt: jsontime.Format(s.cfg.Now()), MerchantID: ep.MerchantID.String(), Data: data})
+	if err != nil {
+		return nil, err
+	}
+	return s.deliverNow(r, ep, eventID, webhook.TestEventType, payload, 1)
+}
+
+// deliverNow makes one attempt through the Sender and logs it. A 410
+// disables the endpoint, as it does for the dispatcher's deliveries. The
+// client's hanging up neither cuts the attempt short nor loses its record.
+func (s *Server) deliverNow(r *http.Request, ep *webhook.Endpoint, eventID uuid.UUID, typ string, payload []byte, attempt int) (*webhook.Attempt, error) {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), manualSendTimeout)
+	defer cancel()
+	now := s.cfg.Now()
+	a := webhook.Attempt{MerchantID: ep.MerchantID, ID: uuid.New(), WebhookID: ep.ID, EventID: eventID,
+		EventType: typ, Attempt: attempt, CreatedAt: now}
+	res := s.cfg.WebhookSender.Send(ctx, webhook.Delivery{URL: ep.URL, Secrets: ep.Secrets(now), EventID: eventID,
+		EventType: typ, LogID: a.ID, Payload: payload})
+	a.Status = webhook.StatusFailed
+	if res.Success {
+		a.Status = webhook.StatusSuccess
+	}
+	a.ResponseStatus, a.ResponseBody, a.Error, a.DurationMS = res.StatusCode, res.Body, res.Error, res.Duration.Milliseconds()
+	if err := s.cfg.Webhooks.RecordAttempts(ctx, []webhook.Attempt{a}); err != nil {
+		return nil, fmt.Errorf("record the attempt: %w", err)
+	}
+	if res.Gone {
+		err := s.cfg.Webhooks.DisableWebhook(ctx, ep.MerchantID, ep.ID, webhook.DisabledGone)
+		if err != nil && !apperr.Is(err, apperr.NotFound) {
+			return nil, err
+		}
+	}
+	return &a, nil
+}

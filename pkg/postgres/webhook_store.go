@@ -1,0 +1,671 @@
+package postgres
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/webhook"
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// WebhookStore keeps the outbound webhook endpoints, their delivery log and
+// the deliveries still owed (the dispatcher's jobs). Signing secrets are
+// stored only sealed with the secretbox: a database dump does not reveal
+// them, and every method that returns an Endpoint returns them opened.
+type WebhookStore struct {
+	pool *pgxpool.Pool
+	box  *secretbox.Box
+}
+
+// NewWebhookStore returns a WebhookStore sealing secrets with box.
+func NewWebhookStore(pool *pgxpool.Pool, box *secretbox.Box) *WebhookStore {
+	return &WebhookStore{pool: pool, box: box}
+}
+
+// JobOutcome is what became of one claimed job (webhook.JobOutcome).
+type JobOutcome = webhook.JobOutcome
+
+const endpointColumns = `merchant_id, id, url, events, is_active, secret_sealed, previous_secret_sealed,
+  previous_secret_expires_at, disabled_reason, failing_since, created_at, updated_at`
+
+// scanEndpoint reads a row of endpointColumns and opens its secrets.
+func (s *WebhookStore) scanEndpoint(row pgx.Row) (*webhook.Endpoint, error) {
+	e := &webhook.Endpoint{}
+	var sealed, prevSealed []byte
+	var prevExpires, failing *time.Time
+	if err := row.Scan(&e.MerchantID, &e.ID, &e.URL, &e.Events, &e.IsActive, &sealed, &prevSealed, &prevExpires,
+		&e.DisabledReason, &failing, &e.CreatedAt, &e.UpdatedAt); err != nil {
+		return nil, err
+	}
+	var err error
+	if e.Secret, err = s.box.Open(sealed); err != nil {
+		return nil, err
+	}
+	if e.PreviousSecret, err = s.box.Open(prevSealed); err != nil {
+		return nil, err
+	}
+	if prevExpires != nil {
+		e.PreviousSecretExpiresAt = *prevExpires
+	}
+	if failing != nil {
+		e.FailingSince = *failing
+	}
+	if e.Events == nil {
+		e.Events = []string{}
+	}
+	return e, nil
+}
+
+func (s *WebhookStore) collectEndpoints(rows pgx.Rows, err error) ([]webhook.Endpoint, error) {
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (webhook.Endpoint, error) {
+		e, err := s.scanEndpoint(row)
+		if err != nil {
+			return webhook.Endpoint{}, err
+		}
+		return *e, nil
+	})
+}
+
+// CreateWebhook stores e (a new ID when e.ID is zero) with its Secret
+// sealed, and fills in ID, CreatedAt and UpdatedAt. An unknown merchant is
+// apperr.NotFound.
+func (s *WebhookStore) CreateWebhook(ctx context.Context, e *webhook.Endpoint) error {
+	if e.Secret == "" {
+		return errors.New("webhook store: an endpoint needs a signing secret")
+	}
+	if e.ID == uuid.Nil {
+		e.ID = uuid.New()
+	}
+	if e.Events == nil {
+		e.Events = []string{}
+	}
+	err := s.pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (merchant_id, id, url, events, is_active, secret_sealed)
+VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
+		e.MerchantID, e.ID, e.URL, e.Events, e.IsActive, s.box.Seal(e.Secret)).Scan(&e.CreatedAt, &e.UpdatedAt)
+	if pgErrCode(err) == "23503" {
+		return apperr.Errorf(apperr.NotFound, "merchant not found")
+	}
+	return err
+}
+
+// ListWebhooks returns the merchant's endpoints, newest first.
+func (s *WebhookStore) ListWebhooks(ctx context.Context, merchantID uuid.UUID) ([]webhook.Endpoint, error) {
+	return s.collectEndpoints(s.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+WHERE merchant_id = $1 ORDER BY created_at DESC, id DESC`, merchantID))
+}
+
+// FindWebhook returns the merchant's endpoint, or apperr.NotFound (also for
+// another merchant's endpoint).
+func (s *WebhookStore) FindWebhook(ctx context.Context, merchantID, id uuid.UUID) (*webhook.Endpoint, error) {
+	e, err := s.scanEndpoint(s.pool.QueryRow(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+WHERE merchant_id = $1 AND id = $2`, merchantID, id))
+	if err != nil {
+		return nil, notFound(err, "webhook not found")
+	}
+	return e, nil
+}
+
+// UpdateWebhook applies patch and returns the endpoint as stored, or
+// apperr.NotFound. updated_at always moves forward. Setting IsActive (either
+// way) is the merchant's decision, so it clears disabled_reason; re-enabling
+// also clears failing_since, so the dispatcher's 5-day count starts anew.
+// Deactivating drops the deliveries still owed: an inactive endpoint
+// receives nothing, and jobs nobody may claim would only weigh on the
+// dispatcher's sweep. Repeating an update is safe.
+func (s *WebhookStore) UpdateWebhook(ctx context.Context, merchantID, id uuid.UUID, patch webhook.Patch) (*webhook.Endpoint, error) {
+	var out *webhook.Endpoint
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		out, err = s.scanEndpoint(tx.QueryRow(ctx, `UPDATE webhook_endpoints e SET
+  url = COALESCE($3, e.url),
+  events = COALESCE($4::text[], e.events),
+  is_active = COALESCE($5::boolean, e.is_active),
+  disabled_reason = CASE WHEN $5::boolean IS NULL THEN e.disabled_reason ELSE '' END,
+  failing_since = CASE WHEN $5::boolean THEN NULL ELSE e.failing_since END,
+  updated_at = greatest(now(), e.updated_at + interval '1 millisecond')
+WHERE e.merchant_id = $1 AND e.id = $2
+RETURNING `+endpointColumns, merchantID, id, patch.URL, patch.Events, patch.IsActive))
+		if err != nil {
+			return notFound(err, "webhook not found")
+		}
+		if patch.IsActive != nil && !*patch.IsActive {
+			_, err = tx.Exec(ctx, `DELETE FROM webhook_jobs WHERE merchant_id = $1 AND webhook_id = $2`, merchantID, id)
+		}
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// DeleteWebhook deletes the endpoint with its delivery log and pending
+// deliveries, or returns apperr.NotFound.
+func (s *WebhookStore) DeleteWebhook(ctx context.Context, merchantID, id uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2`, merchantID, id)
+	if err != nil {
+		return err
+	}
+	if tag.RowsAffected() == 0 {
+		return apperr.Errorf(apperr.NotFound, "webhook not found")
+	}
+	return nil
+}
+
+// RotateWebhookSecret makes newSecret the endpoint's signing secret; the
+// current one becomes the previous secret, which keeps signing until
+// now+overlap (not at all when overlap ≤ 0). A previous secret still
+// overlapping from an earlier rotation is dropped: receivers are expected
+// to have moved on to the secret this rotation replaces. It returns the
+// endpoint, or apperr.NotFound.
+func (s *WebhookStore) RotateWebhookSecret(ctx context.Context, merchantID, id uuid.UUID, newSecret string, overlap time.Duration, now time.Time) (*webhook.Endpoint, error) {
+	if newSecret == "" {
+		return nil, errors.New("webhook store: empty signing secret")
+	}
+	e, err := s.scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET
+  previous_secret_sealed = CASE WHEN $5 THEN secret_sealed END,
+  previous_secret_expires_at = CASE WHEN $5 THEN $4::timestamptz END,
+  secret_sealed = $3,
+  updated_at = greatest(now(), updated_at + interval '1 millisecond')
+WHERE merchant_id = $1 AND id = $2
+RETURNING `+endpointColumns, merchantID, id, s.box.Seal(newSecret), now.Add(overlap), overlap > 0))
+	if err != nil {
+		return nil, notFound(err, "webhook not found")
+	}
+	return e, nil
+}
+
+// DisableWebhook switches the endpoint off for reason (shown to the
+// merchant) and drops its pending deliveries, or returns apperr.NotFound.
+// The dispatcher calls it on a 410 or after days of failures; repeating it
+// is safe.
+func (s *WebhookStore) DisableWebhook(ctx context.Context, merchantID, id uuid.UUID, reason string) error {
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE webhook_endpoints SET is_active = false, disabled_reason = $3,
+  updated_at = greatest(now(), updated_at + interval '1 millisecond')
+WHERE merchant_id = $1 AND id = $2`, merchantID, id, reason)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return apperr.Errorf(apperr.NotFound, "webhook not found")
+		}
+		// A second statement, so that under READ COMMITTED it also sees
+		// jobs committed while the UPDATE waited for the row.
+		_, err = tx.Exec(ctx, `DELETE FROM webhook_jobs WHERE merchant_id = $1 AND webhook_id = $2`, merchantID, id)
+		return err
+	})
+}
+
+// ---------------------------------------------------------------------------
+// The delivery log
+
+const attemptColumns = `merchant_id, id, webhook_id, event_id, event_type, status, attempt, response_status,
+  response_body, error, duration_ms, next_retry_at, created_at`
+
+func scanAttempt(row pgx.Row) (webhook.Attempt, error) {
+	var a webhook.Attempt
+	var status *int32
+	var next *time.Time
+	err := row.Scan(&a.MerchantID, &a.ID, &a.WebhookID, &a.EventID, &a.EventType, &a.Status, &a.Attempt, &status,
+		&a.ResponseBody, &a.Error, &a.DurationMS, &next, &a.CreatedAt)
+	if status != nil {
+		a.ResponseStatus = int(*status)
+	}
+	if next != nil {
+		a.NextRetryAt = *next
+	}
+	return a, err
+}
+
+// storableText makes a receiver's answer storable as PostgreSQL text, which
+// refuses NUL and invalid UTF-8: a hostile or broken receiver must not be
+// able to make the log write (and with it the whole batch) fail.
+func storableText(s string) string {
+	return strings.ToValidUTF8(strings.ReplaceAll(s, "\x00", ""), "\uFFFD")
+}
+
+// queueAttempts queues one INSERT of every attempt whose Status is set. A
+// zero ID is filled in (in attempts), a zero CreatedAt becomes now().
+// Attempts of an endpoint deleted meanwhile are skipped rather than failing
+// the statement (their log would be deleted with the endpoint anyway), and
+// an ID already stored is skipped, so a repeated write is harmless.
+func queueAttempts(b *pgx.Batch, attempts []webhook.Attempt) {
+	n := 0
+	for i := range attempts {
+		if attempts[i].Status != "" {
+			n++
+		}
+	}
+	if n == 0 {
+		return
+	}
+	merchants, ids, webhooks, events := make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n)
+	types, statuses, bodies, errs := make([]string, 0, n), make([]string, 0, n), make([]string, 0, n), make([]string, 0, n)
+	numbers := make([]int32, 0, n)
+	codes := make([]*int32, 0, n)
+	durations := make([]int64, 0, n)
+	nexts, created := make([]*time.Time, 0, n), make([]*time.Time, 0, n)
+	for i := range attempts {
+		a := &attempts[i]
+		if a.Status == "" {
+			continue
+		}
+		if a.ID == uuid.Nil {
+			a.ID = uuid.New()
+		}
+		merchants, ids, webhooks, events = append(merchants, a.MerchantID), append(ids, a.ID), append(webhooks, a.WebhookID), append(events, a.EventID)
+		types, statuses = append(types, a.EventType), append(statuses, a.Status)
+		bodies, errs = append(bodies, storableText(a.ResponseBody)), append(errs, storableText(a.Error))
+		numbers, durations = append(numbers, int32(a.Attempt)), append(durations, a.DurationMS)
+		codes = append(codes, nonZero(int32(a.ResponseStatus)))
+		nexts, created = append(nexts, timePtr(a.NextRetryAt)), append(created, timePtr(a.CreatedAt))
+	}
+	b.Queue(`INSERT INTO webhook_attempts (merchant_id, id, webhook_id, event_id, event_type, status, attempt,
+  response_status, response_body, error, duration_ms, next_retry_at, created_at)
+SELECT u.merchant_id, u.id, u.webhook_id, u.event_id, u.event_type, u.status, u.attempt, u.response_status,
+  u.response_body, u.error, u.duration_ms, u.next_retry_at, COALESCE(u.created_at, now())
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::uuid[], $5::text[], $6::text[], $7::int[], $8::int[],
+  $9::text[], $10::text[], $11::bigint[], $12::timestamptz[], $13::timestamptz[])
+  AS u(merchant_id, id, webhook_id, event_id, event_type, status, attempt, response_status, response_body, error,
+    duration_ms, next_retry_at, created_at)
+WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.merchant_id = u.merchant_id AND e.id = u.webhook_id)
+ON CONFLICT (merchant_id, id) DO NOTHING`,
+		merchants, ids, webhooks, events, types, statuses, numbers, codes, bodies, errs, durations, nexts, created)
+}
+
+func nonZero(v int32) *int32 {
+	if v == 0 {
+		return nil
+	}
+	return &v
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+// RecordAttempts writes attempts to the delivery log in one statement,
+// filling in zero IDs (in attempts). Attempts of an endpoint that no longer
+// exists are dropped; an ID already stored is skipped, so repeating the
+// call is safe.
+func (s *WebhookStore) RecordAttempts(ctx context.Context, attempts []webhook.Attempt) error {
+	b := &pgx.Batch{}
+	queueAttempts(b, attempts)
+	if b.Len() == 0 {
+		return nil
+	}
+	return s.pool.SendBatch(ctx, b).Close()
+}
+
+// ListAttempts returns a page of the endpoint's delivery log, newest first
+// with ties broken by id, and the number of records matching f.Status.
+func (s *WebhookStore) ListAttempts(ctx context.Context, merchantID, webhookID uuid.UUID, f webhook.AttemptFilter) ([]webhook.Attempt, int, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+attemptColumns+`, count(*) OVER ()
+FROM webhook_attempts WHERE merchant_id = $1 AND webhook_id = $2 AND ($3 = '' OR status = $3)
+ORDER BY created_at DESC, id DESC OFFSET $4 LIMIT $5`, merchantID, webhookID, f.Status, f.Offset, f.Limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (webhook.Attempt, error) {
+		var a webhook.Attempt
+		var status *int32
+		var next *time.Time
+		err := row.Scan(&a.MerchantID, &a.ID, &a.WebhookID, &a.EventID, &a.EventType, &a.Status, &a.Attempt, &status,
+			&a.ResponseBody, &a.Error, &a.DurationMS, &next, &a.CreatedAt, &total)
+		if status != nil {
+			a.ResponseStatus = int(*status)
+		}
+		if next != nil {
+			a.NextRetryAt = *next
+		}
+		return a, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(list) == 0 && f.Offset > 0 {
+		// A page past the end has no row to carry the count.
+		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM webhook_attempts
+WHERE merchant_id = $1 AND webhook_id = $2 AND ($3 = '' OR status = $3)`, merchantID, webhookID, f.Status).Scan(&total)
+	}
+	if list == nil {
+		list = []webhook.Attempt{}
+	}
+	return list, total, err
+}
+
+// FindAttempt returns one record of the endpoint's delivery log, or
+// apperr.NotFound.
+func (s *WebhookStore) FindAttempt(ctx context.Context, merchantID, webhookID, id uuid.UUID) (*webhook.Attempt, error) {
+	a, err := scanAttempt(s.pool.QueryRow(ctx, `SELECT `+attemptColumns+` FROM webhook_attempts
+WHERE merchant_id = $1 AND webhook_id = $2 AND id = $3`, merchantID, webhookID, id))
+	if err != nil {
+		return nil, notFound(err, "delivery log record not found")
+	}
+	return &a, nil
+}
+
+// LastAttemptNumber returns the highest attempt number logged for the
+// event at the endpoint, 0 when none.
+func (s *WebhookStore) LastAttemptNumber(ctx context.Context, merchantID, webhookID, eventID uuid.UUID) (int, error) {
+	var n int
+	err := s.pool.QueryRow(ctx, `SELECT COALESCE(max(attempt), 0) FROM webhook_attempts
+WHERE merchant_id = $1 AND webhook_id = $2 AND event_id = $3`, merchantID, webhookID, eventID).Scan(&n)
+	return n, err
+}
+
+// EventPayload returns the type and the envelope of an event from the
+// outbox, byte for byte as stored (signatures cover the exact bytes), or
+// apperr.NotFound.
+func (s *WebhookStore) EventPayload(ctx context.Context, merchantID, eventID uuid.UUID) (string, []byte, error) {
+	var typ, payload string
+	err := s.pool.QueryRow(ctx, `SELECT type, payload::text FROM outbox WHERE merchant_id = $1 AND event_id = $2`,
+		merchantID, eventID).Scan(&typ, &payload)
+	if err != nil {
+		return "", nil, notFound(err, "event not found")
+	}
+	return typ, []byte(payload), nil
+}
+
+// ---------------------------------------------------------------------------
+// The dispatcher's side: every method is one round trip for many rows.
+
+// ActiveEndpoints returns the active endpoints of the merchants, with their
+// secrets opened, by merchant (a merchant without one is absent), each
+// merchant's oldest first.
+func (s *WebhookStore) ActiveEndpoints(ctx context.Context, merchantIDs []uuid.UUID) (map[uuid.UUID][]webhook.Endpoint, error) {
+	out := map[uuid.UUID][]webhook.Endpoint{}
+	if len(merchantIDs) == 0 {
+		return out, nil
+	}
+	list, err := s.collectEndpoints(s.pool.Query(ctx, `SELECT `+endpointColumns+` FROM webhook_endpoints
+WHERE merchant_id = ANY($1::uuid[]) AND is_active ORDER BY merchant_id, created_at, id`, merchantIDs))
+	if err != nil {
+		return nil, err
+	}
+	for _, e := range list {
+		out[e.MerchantID] = append(out[e.MerchantID], e)
+	}
+	return out, nil
+}
+
+type jobKey struct{ merchantID, webhookID, eventID uuid.UUID }
+
+func keyOf(j *webhook.Job) jobKey { return jobKey{j.MerchantID, j.WebhookID, j.EventID} }
+
+// InsertJobs stores the jobs in one statement and returns those really
+// inserted, with CreatedAt set (a zero CreatedAt becomes now()). A job
+// already stored or already attempted (the event redelivered by the broker
+// or published twice by the outbox sweep, perhaps after its delivery
+// succeeded and its job was deleted), repeated in jobs, or whose endpoint
+// is gone or inactive is not inserted and not returned, so the caller
+// delivers only what it returns.
+//
+// An endpoint disabled while this runs may still get a job; no sweep claims
+// it (ClaimDueJobs wants an active endpoint) and it is dropped with the
+// endpoint or delivered if the endpoint is re-enabled. Locking the
+// endpoints here would serialise every event of a merchant to close that
+// window.
+func (s *WebhookStore) InsertJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	n := len(jobs)
+	merchants, webhooks, events := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	types := make([]string, n)
+	payloads := make([][]byte, n)
+	attempts := make([]int32, n)
+	due := make([]time.Time, n)
+	created := make([]*time.Time, n)
+	for i := range jobs {
+		j := &jobs[i]
+		merchants[i], webhooks[i], events[i], types[i], payloads[i] = j.MerchantID, j.WebhookID, j.EventID, j.EventType, j.Payload
+		attempts[i], due[i], created[i] = int32(j.Attempts), j.NextAttemptAt, timePtr(j.CreatedAt)
+	}
+	// ORDER BY the key: concurrent inserters take the index locks in one
+	// order and so cannot deadlock.
+	rows, err := s.pool.Query(ctx, `INSERT INTO webhook_jobs (merchant_id, webhook_id, event_id, event_type, payload,
+  attempts, next_attempt_at, created_at)
+SELECT u.merchant_id, u.webhook_id, u.event_id, u.event_type, u.payload, u.attempts, u.next_attempt_at,
+  COALESCE(u.created_at, now())
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[], $6::int[], $7::timestamptz[], $8::timestamptz[])
+  AS u(merchant_id, webhook_id, event_id, event_type, payload, attempts, next_attempt_at, created_at)
+WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.merchant_id = u.merchant_id AND e.id = u.webhook_id AND e.is_active)
+  AND NOT EXISTS (SELECT 1 FROM webhook_attempts a
+    WHERE a.merchant_id = u.merchant_id AND a.webhook_id = u.webhook_id AND a.event_id = u.event_id)
+ORDER BY 1, 2, 3
+ON CONFLICT DO NOTHING
+RETURNING merchant_id, webhook_id, event_id, created_at`, merchants, webhooks, events, types, payloads, attempts, due, created)
+	if err != nil {
+		return nil, err
+	}
+	inserted := map[jobKey]time.Time{}
+	var k jobKey
+	var at time.Time
+	_, err = pgx.ForEachRow(rows, []any{&k.merchantID, &k.webhookID, &k.eventID, &at}, func() error {
+		inserted[k] = at
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]webhook.Job, 0, len(inserted))
+	for _, j := range jobs {
+		at, ok := inserted[keyOf(&j)]
+		if !ok {
+			continue
+		}
+		delete(inserted, keyOf(&j)) // a job repeated in jobs is returned once
+		j.CreatedAt = at
+		out = append(out, j)
+	}
+	return out, nil
+}
+
+// ClaimDueJobs takes up to limit jobs due at now (next_attempt_at ≤ now)
+// whose endpoint is active, earliest due first, and leases them: their
+// next_attempt_at becomes now+lease, so no other caller takes them while
+// they are worked on, and a job whose holder crashed is due again when the
+// lease ends. Rows another caller is claiming are skipped, not waited for.
+// The returned jobs carry the lease's end in NextAttemptAt.
+func (s *WebhookStore) ClaimDueJobs(ctx context.Context, now time.Time, lease time.Duration, limit int) ([]webhook.Job, error) {
+	return s.claimJobs(ctx, `j.next_attempt_at <= $1`, now, lease, limit)
+}
+
+// ClaimSpilledJobs leases, like ClaimDueJobs, up to limit jobs of one
+// endpoint that were never attempted and are due by before: the events its
+// lane had no room for, which the lane takes back itself as soon as it has
+// room (retries keep their schedule and come through ClaimDueJobs).
+func (s *WebhookStore) ClaimSpilledJobs(ctx context.Context, merchantID, webhookID uuid.UUID, before, now time.Time,
+	lease time.Duration, limit int) ([]webhook.Job, error) {
+	return s.claimJobs(ctx, `j.merchant_id = $4 AND j.webhook_id = $5 AND j.attempts = 0 AND j.next_attempt_at <= greatest($1::timestamptz, $6)`,
+		now, lease, limit, merchantID, webhookID, before)
+}
+
+// claimJobs leases up to limit jobs matching where (over webhook_jobs j,
+// with $1 = now, $2 = the lease's end, $3 = limit, then args), earliest due
+// first, on active endpoints only.
+func (s *WebhookStore) claimJobs(ctx context.Context, where string, now time.Time, lease time.Duration, limit int, args ...any) ([]webhook.Job, error) {
+	if limit <= 0 {
+		return nil, nil
+	}
+	rows, err := s.pool.Query(ctx, `WITH due AS (
+  SELECT j.merchant_id, j.webhook_id, j.event_id FROM webhook_jobs j
+  JOIN webhook_endpoints e ON e.merchant_id = j.merchant_id AND e.id = j.webhook_id AND e.is_active
+  WHERE `+where+`
+  ORDER BY j.next_attempt_at
+  LIMIT $3
+  FOR UPDATE OF j SKIP LOCKED
+)
+UPDATE webhook_jobs j SET next_attempt_at = $2
+FROM due WHERE j.merchant_id = due.merchant_id AND j.webhook_id = due.webhook_id AND j.event_id = due.event_id
+RETURNING j.merchant_id, j.webhook_id, j.event_id, j.event_type, j.payload, j.attempts, j.next_attempt_at, j.created_at`,
+		append([]any{now, now.Add(lease), limit}, args...)...)
+	if err != nil {
+		return nil, err
+	}
+	jobs, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (webhook.Job, error) {
+		var j webhook.Job
+		err := row.Scan(&j.MerchantID, &j.WebhookID, &j.EventID, &j.EventType, &j.Payload, &j.Attempts, &j.NextAttemptAt, &j.CreatedAt)
+		return j, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	// RETURNING has no order; oldest first keeps delivery close to the
+	// events' order.
+	slices.SortFunc(jobs, func(a, b webhook.Job) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	return jobs, nil
+}
+
+// FinishJobs applies the outcomes of claimed jobs in one round trip and one
+// transaction: it logs the attempts, deletes or reschedules the jobs (a
+// rescheduled job counts one more attempt) and keeps each endpoint's
+// failing_since: set at the first failure of a run, cleared by a success.
+// The attempts are logged as RecordAttempts does (zero attempt IDs are
+// filled in, in done), so repeating the call after an error is safe for
+// the log; a rescheduled job would count the attempt twice.
+func (s *WebhookStore) FinishJobs(ctx context.Context, done []JobOutcome) error {
+	if len(done) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	attempts := make([]webhook.Attempt, 0, len(done))
+	var delKeys, moveKeys []jobKey
+	var moveAt []time.Time
+	for i := range done {
+		o := &done[i]
+		if o.Attempt.Status != "" && o.Attempt.ID == uuid.Nil {
+			o.Attempt.ID = uuid.New()
+		}
+		attempts = append(attempts, o.Attempt)
+		if o.Delete {
+			delKeys = append(delKeys, keyOf(&o.Job))
+		} else {
+			moveKeys, moveAt = append(moveKeys, keyOf(&o.Job)), append(moveAt, o.NextAttemptAt)
+		}
+	}
+	queueAttempts(b, attempts)
+	if len(delKeys) > 0 {
+		m, w, e := splitKeys(delKeys)
+		b.Queue(`DELETE FROM webhook_jobs j USING unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS k(merchant_id, webhook_id, event_id)
+WHERE j.merchant_id = k.merchant_id AND j.webhook_id = k.webhook_id AND j.event_id = k.event_id`, m, w, e)
+	}
+	if len(moveKeys) > 0 {
+		m, w, e := splitKeys(moveKeys)
+		b.Queue(`UPDATE webhook_jobs j SET attempts = j.attempts + 1, next_attempt_at = k.next_attempt_at
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::timestamptz[]) AS k(merchant_id, webhook_id, event_id, next_attempt_at)
+WHERE j.merchant_id = k.merchant_id AND j.webhook_id = k.webhook_id AND j.event_id = k.event_id`, m, w, e, moveAt)
+	}
+	queueFailingSince(b, done)
+	// A batch outside a transaction runs as one implicit transaction.
+	return s.pool.SendBatch(ctx, b).Close()
+}
+
+func splitKeys(keys []jobKey) (merchants, webhooks, events []uuid.UUID) {
+	merchants, webhooks, events = make([]uuid.UUID, len(keys)), make([]uuid.UUID, len(keys)), make([]uuid.UUID, len(keys))
+	for i, k := range keys {
+		merchants[i], webhooks[i], events[i] = k.merchantID, k.webhookID, k.eventID
+	}
+	return merchants, webhooks, events
+}
+
+// queueFailingSince queues the update of failing_since of the endpoints
+// that outcomes made attempts to. Per endpoint, the attempts in time order
+// decide: ending on a success clears it; failures after the last success
+// set it to the first of them; failures alone set it unless a run is
+// already going. Endpoints whose value does not change are not written, so
+// a steady stream of successes costs no row lock.
+func queueFailingSince(b *pgx.Batch, outcomes []JobOutcome) {
+	type endpointKey struct{ merchantID, id uuid.UUID }
+	type state struct {
+		reset bool       // a success was seen: since replaces the stored value
+		since *time.Time // the first failure after the last success
+	}
+	made := make([]*webhook.Attempt, 0, len(outcomes))
+	for i := range outcomes {
+		if outcomes[i].Attempt.Status != "" {
+			made = append(made, &outcomes[i].Attempt)
+		}
+	}
+	slices.SortStableFunc(made, func(a, b *webhook.Attempt) int { return a.CreatedAt.Compare(b.CreatedAt) })
+	states := map[endpointKey]*state{}
+	now := time.Now()
+	for _, a := range made {
+		k := endpointKey{a.MerchantID, a.WebhookID}
+		st := states[k]
+		if st == nil {
+			st = &state{}
+			states[k] = st
+		}
+		if a.Status == webhook.StatusSuccess {
+			st.reset, st.since = true, nil
+			continue
+		}
+		if st.since == nil {
+			at := a.CreatedAt
+			if at.IsZero() {
+				at = now
+			}
+			st.since = &at
+		}
+	}
+	if len(states) == 0 {
+		return
+	}
+	keys := make([]endpointKey, 0, len(states))
+	for k := range states {
+		keys = append(keys, k)
+	}
+	// One order of row locks for every caller.
+	slices.SortFunc(keys, func(a, b endpointKey) int {
+		return cmp.Or(slices.Compare(a.merchantID[:], b.merchantID[:]), slices.Compare(a.id[:], b.id[:]))
+	})
+	merchants, ids := make([]uuid.UUID, len(keys)), make([]uuid.UUID, len(keys))
+	resets := make([]bool, len(keys))
+	since := make([]*time.Time, len(keys))
+	for i, k := range keys {
+		merchants[i], ids[i], resets[i], since[i] = k.merchantID, k.id, states[k].reset, states[k].since
+	}
+	// The new value is computed from the row being updated, not from a
+	// snapshot of it, so a concurrent writer's failing_since is respected.
+	b.Queue(`UPDATE webhook_endpoints e
+SET failing_since = CASE WHEN u.reset THEN u.since ELSE COALESCE(e.failing_since, u.since) END
+FROM unnest($1::uuid[], $2::uuid[], $3::bool[], $4::timestamptz[]) AS u(merchant_id, id, reset, since)
+WHERE e.merchant_id = u.merchant_id AND e.id = u.id
+  AND e.failing_since IS DISTINCT FROM (CASE WHEN u.reset THEN u.since ELSE COALESCE(e.failing_since, u.since) END)`,
+		merchants, ids, resets, since)
+}
+
+// DeferJobs pushes the jobs back to until without counting an attempt (the
+// dispatcher had no capacity for their endpoint, or is shutting down).
+func (s *WebhookStore) DeferJobs(ctx context.Context, jobs []webhook.Job, until time.Time) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	keys := make([]jobKey, len(jobs))
+	for i := range jobs {
+		keys[i] = keyOf(&jobs[i])
+	}
+	m, w, e := splitKeys(keys)
+	_, err := s.pool.Exec(ctx, `UPDATE webhook_jobs j SET next_attempt_at = $4
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS k(merchant_id, webhook_id, event_id)
+WHERE j.merchant_id = k.merchant_id AND j.webhook_id = k.webhook_id AND j.event_id = k.event_id`, m, w, e, until)
+	return err
+}
