@@ -400,3 +400,76 @@ func TestPermanent(t *testing.T) {
 		t.Error("a Permanent error no longer matches its cause with errors.Is")
 	}
 }
+
+// TestRunGroupMarksRepeats: a consumer that starts a partition marks the
+// first MaxBatch messages as possible repeats (the previous owner's last
+// batch may have been handled, not committed), a retried batch as repeats,
+// and trusts the rest to be new.
+func TestRunGroupMarksRepeats(t *testing.T) {
+	t.Parallel()
+	const topic, maxBatch = "repeats", 10
+	brokers := mustTopic(t, topic, 1)
+	w := newWriter(t, brokers, topic)
+	publishN(t, w, 0, 25, 1)
+
+	type seen struct {
+		offset int64
+		repeat bool
+	}
+	var mu sync.Mutex
+	var got []seen
+	failed := false
+	cfg := fastGroup(t, brokers, "g", topic)
+	cfg.MaxBatch = maxBatch
+	handle := func(_ context.Context, msgs []kafkabus.Message) error {
+		mu.Lock()
+		defer mu.Unlock()
+		// The batch holding offset 15 fails once; the whole retry repeats.
+		if !failed && msgs[0].Offset <= 15 && 15 <= msgs[len(msgs)-1].Offset {
+			failed = true
+			return errBoom
+		}
+		for _, m := range msgs {
+			got = append(got, seen{m.Offset, m.Repeat})
+		}
+		return nil
+	}
+	stop := startGroup(t, cfg, handle)
+	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
+	waitFor(t, 15*time.Second, "25 messages", func() bool { return count() >= 25 })
+	stop()
+
+	mu.Lock()
+	var retried []int64
+	for _, s := range got {
+		if s.offset >= maxBatch && s.repeat {
+			retried = append(retried, s.offset)
+		}
+		if s.offset < maxBatch && !s.repeat {
+			t.Errorf("offset %d not marked as a repeat: the consumer started at 0 with MaxBatch %d", s.offset, maxBatch)
+		}
+	}
+	mu.Unlock()
+	if !slices.Contains(retried, 15) {
+		t.Errorf("retried batch not marked as repeats (repeats past the first batch: %v)", retried)
+	}
+	if len(retried) > maxBatch {
+		t.Errorf("%d messages past the first batch marked as repeats (%v), want only the retried batch", len(retried), retried)
+	}
+
+	// A new consumer (the group's committed offset is 25) marks the first
+	// MaxBatch of what follows, and no more.
+	publishN(t, w, 25, 25, 1)
+	mu.Lock()
+	got, failed = nil, true
+	mu.Unlock()
+	startGroup(t, cfg, handle)
+	waitFor(t, 15*time.Second, "25 more messages", func() bool { return count() >= 25 })
+	mu.Lock()
+	defer mu.Unlock()
+	for _, s := range got {
+		if want := s.offset < 25+maxBatch; s.repeat != want {
+			t.Errorf("after a restart, offset %d Repeat = %v, want %v", s.offset, s.repeat, want)
+		}
+	}
+}

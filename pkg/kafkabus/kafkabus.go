@@ -36,6 +36,15 @@ type Message struct {
 	// the last value wins.
 	Headers map[string]string
 	Time    time.Time
+	// Repeat says the message may have been handed to a handler before:
+	// its batch is being retried, or it lies within MaxBatch of where this
+	// consumer began reading the partition, where the previous owner's
+	// last batch may have been handled but not committed (offsets are
+	// committed after every batch, so no earlier message can be). A handler
+	// whose effects are not idempotent by themselves checks these messages
+	// and trusts the others to be new. Every member of a group must use the
+	// same MaxBatch.
+	Repeat bool
 }
 
 func fromKafka(m kafka.Message) Message {

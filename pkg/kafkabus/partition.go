@@ -36,8 +36,11 @@ type partition struct {
 	commits *committer
 	id      int
 	next    int64 // offset of the first message not yet committed (or FirstOffset)
-	genCtx  context.Context
-	log     *zap.Logger
+	// repeatBelow is the first offset past the previous owner's possible
+	// last batch (see Message.Repeat); 0 until the first fetch.
+	repeatBelow int64
+	genCtx      context.Context
+	log         *zap.Logger
 }
 
 // run processes the partition until ctx or the generation ends. It returns
@@ -75,6 +78,12 @@ func (p *partition) loop(ctx context.Context) {
 			continue
 		}
 		retry.reset()
+		if p.repeatBelow == 0 {
+			p.repeatBelow = batch[0].Offset + int64(p.cfg.MaxBatch)
+		}
+		for i := range batch {
+			batch[i].Repeat = batch[i].Offset < p.repeatBelow
+		}
 		p.cfg.Metrics.batch(p.cfg.GroupID, p.cfg.Topic, len(batch))
 		if !p.process(ctx, batch) {
 			return
@@ -172,6 +181,10 @@ func (p *partition) process(ctx context.Context, batch []Message) bool {
 		}
 		permanent := IsPermanent(err)
 		p.cfg.Metrics.handlerError(p.cfg.GroupID, p.cfg.Topic, permanent)
+		// Whatever the handler did before failing may be done again.
+		for i := range batch {
+			batch[i].Repeat = true
+		}
 		switch {
 		case permanent && len(batch) > 1:
 			p.log.Info("permanent error in batch; retrying one message at a time",
