@@ -6,9 +6,16 @@
 // Postgres and comes back through the scheduler when due, so a slow or
 // dead endpoint never holds up the consumer or another endpoint.
 //
-// Delivery is at least once: a job is deleted only after its successful
-// attempt is logged, and a job whose holder died comes back when its lease
-// ends. A redelivered event whose jobs already exist creates none.
+// A job that finds room in its lane is held in memory rather than written:
+// the consumer's batch waits a moment (Config.Hold) for its deliveries, so
+// a healthy endpoint's delivery costs one row, its log record. What is not
+// delivered by then is written as a job row before the offset is committed.
+//
+// Delivery is at least once: the offset of an event is committed only once
+// each of its jobs is delivered and logged or stored; a stored job is
+// deleted only after its successful attempt is logged, and one whose holder
+// died comes back when its lease ends. A redelivered event whose jobs
+// exist or were attempted creates none.
 package dispatch
 
 import (
@@ -30,6 +37,7 @@ import (
 // Store is the Postgres side of the engine (postgres.WebhookStore).
 type Store interface {
 	ActiveEndpoints(ctx context.Context, merchantIDs []uuid.UUID) (map[uuid.UUID][]webhook.Endpoint, error)
+	FilterNewJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error)
 	InsertJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error)
 	FinishJobs(ctx context.Context, done []webhook.JobOutcome) error
 	DeferJobs(ctx context.Context, jobs []webhook.Job, until time.Time) error
@@ -73,6 +81,13 @@ type Config struct {
 	// EndpointTTL bounds how stale the cached endpoints of a merchant may
 	// be [2 s]: a new subscription receives events within it.
 	EndpointTTL time.Duration
+	// HandleEvents waits for room in the lanes and for the deliveries of
+	// its batch while the lanes make attempts: it writes the jobs still
+	// owed as rows once their lanes made none for Hold [100 ms], or after
+	// MaxHold in all [500 ms]. Longer saves rows for slower endpoints, and
+	// delays the events behind the batch in its partition by as much when
+	// an endpoint is slow or dead.
+	Hold, MaxHold time.Duration
 }
 
 // Dispatcher delivers webhook jobs.
@@ -80,7 +95,7 @@ type Dispatcher struct {
 	cfg      Config
 	log      *zap.Logger
 	endpoint *endpointCache
-	finish   *batch.Group[webhook.JobOutcome, struct{}]
+	finish   *batch.Group[outcome, struct{}]
 
 	ctx   context.Context // the lanes' requests run under it
 	mu    sync.Mutex
@@ -108,6 +123,12 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 	if cfg.EndpointTTL <= 0 {
 		cfg.EndpointTTL = 2 * time.Second
 	}
+	if cfg.Hold <= 0 {
+		cfg.Hold = 100 * time.Millisecond
+	}
+	if cfg.MaxHold <= 0 {
+		cfg.MaxHold = 500 * time.Millisecond
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -121,7 +142,13 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 	// written (a full queue holds the lanes back). An outcome not written
 	// leaves its job to come back when its lease ends: the attempt is made
 	// again, like one in flight at a crash.
-	d.finish = batch.New(2, 1000, func(ctx context.Context, done []webhook.JobOutcome) ([]struct{}, error) {
+	// A held job's outcome tells its batch (which waits for it) whether it
+	// was recorded; if not, the batch is not committed and comes again.
+	d.finish = batch.New(2, 1000, func(ctx context.Context, items []outcome) ([]struct{}, error) {
+		done := make([]webhook.JobOutcome, len(items))
+		for i := range items {
+			done[i] = items[i].JobOutcome
+		}
 		var err error
 		// A disabling running beside it can deadlock with it (PostgreSQL
 		// aborts one of the two): the outcomes are worth a second try.
@@ -131,17 +158,23 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 			}
 		}
 		if err != nil {
-			d.log.Warn("webhook outcomes not recorded; their jobs come back when their leases end",
+			d.log.Warn("webhook outcomes not recorded; their jobs come back when their leases end or their batch is redelivered",
 				zap.Int("outcomes", len(done)), zap.Error(err))
 		}
-		return make([]struct{}, len(done)), err
+		for _, it := range items {
+			if it.held != nil {
+				it.held.finish(err)
+			}
+		}
+		return make([]struct{}, len(items)), err
 	})
 	return d
 }
 
 // HandleEvents is the batch handler of the events consumer. It returns
-// once every job of the batch is stored (so the offset may be committed);
-// the deliveries happen after, in the lanes.
+// once every job of the batch is delivered and logged, or stored (so the
+// offset may be committed); the stored ones are delivered after, in the
+// lanes.
 func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) error {
 	now := d.cfg.Now()
 	var events []event
@@ -171,6 +204,7 @@ type event struct {
 	merchantID, eventID uuid.UUID
 	typ                 string
 	payload             []byte
+	repeat              bool // the broker may have handed it to us before
 }
 
 func parseEvent(m kafkabus.Message) (event, bool) {
@@ -179,11 +213,14 @@ func parseEvent(m kafkabus.Message) (event, bool) {
 	if err1 != nil || err2 != nil {
 		return event{}, false
 	}
-	return event{merchantID: merchantID, eventID: eventID, typ: m.Headers[HeaderEventType], payload: m.Value}, true
+	return event{merchantID: merchantID, eventID: eventID, typ: m.Headers[HeaderEventType], payload: m.Value,
+		repeat: m.Repeat}, true
 }
 
-// fanOut stores one job per (event, subscribed endpoint) and hands those
-// that fit to their lanes.
+// fanOut makes one job per (event, subscribed endpoint), hands those that
+// fit to their lanes as held jobs and stores the rest, then waits for the
+// held ones. Jobs of events that may repeat are first checked against what
+// is stored and logged.
 func (d *Dispatcher) fanOut(ctx context.Context, events []event, now time.Time) error {
 	if len(events) == 0 {
 		return nil
@@ -192,57 +229,64 @@ func (d *Dispatcher) fanOut(ctx context.Context, events []event, now time.Time) 
 	if err != nil {
 		return err
 	}
-	var jobs []webhook.Job
-	var held []*lane // held[i] reserved a slot for jobs[i], or nil
+	var jobs, repeats []webhook.Job
 	for _, ev := range events {
 		for i := range endpoints[ev.merchantID] {
-			ep := &endpoints[ev.merchantID][i]
-			if !ep.Subscribed(ev.typ) {
-				continue
+			if ep := &endpoints[ev.merchantID][i]; ep.Subscribed(ev.typ) {
+				j := webhook.Job{MerchantID: ev.merchantID, WebhookID: ep.ID, EventID: ev.eventID,
+					EventType: ev.typ, Payload: ev.payload, NextAttemptAt: now.Add(d.cfg.Lease)}
+				if ev.repeat {
+					repeats = append(repeats, j)
+				} else {
+					jobs = append(jobs, j)
+				}
 			}
-			l := d.lane(ep)
-			j := webhook.Job{MerchantID: ev.merchantID, WebhookID: ep.ID, EventID: ev.eventID, EventType: ev.typ,
-				Payload: ev.payload, NextAttemptAt: now.Add(d.cfg.Spill)}
-			if l.reserve() {
-				j.NextAttemptAt = now.Add(d.cfg.Lease)
-			} else {
-				l = nil
-			}
-			jobs, held = append(jobs, j), append(held, l)
 		}
+	}
+	if len(repeats) > 0 {
+		fresh, err := d.cfg.Store.FilterNewJobs(ctx, repeats)
+		if err != nil {
+			return fmt.Errorf("check webhook jobs: %w", err)
+		}
+		jobs = append(fresh, jobs...)
 	}
 	if len(jobs) == 0 {
 		return nil
 	}
-	inserted, err := d.cfg.Store.InsertJobs(ctx, jobs)
-	if err != nil {
-		for _, l := range held {
-			if l != nil {
-				l.release()
-			}
-		}
-		return fmt.Errorf("store webhook jobs: %w", err)
-	}
-	fresh := make(map[jobKey]bool, len(inserted))
-	for i := range inserted {
-		fresh[keyOf(&inserted[i])] = true
-	}
-	for i := range jobs {
-		switch l := held[i]; {
-		case l == nil:
-			// Stored without a lane: the endpoint's lane takes it back from
-			// Postgres as soon as it has room.
-			if fresh[keyOf(&jobs[i])] {
-				d.laneOf(jobs[i].WebhookID).markSpilled(ctx)
-			}
-		case fresh[keyOf(&jobs[i])]:
-			delete(fresh, keyOf(&jobs[i])) // an event twice in the batch goes once
-			l.push(jobs[i])
-		default:
-			l.release() // a redelivered event: its job exists and is someone's
+	w := d.newWait()
+	progress := make(chan struct{}, len(jobs)) // a token per held job recorded
+	var held []heldJob
+	var full []heldJob // jobs whose lane had no room
+	for _, j := range jobs {
+		l := d.lane(findEndpoint(endpoints[j.MerchantID], j.WebhookID))
+		if l.reserve() {
+			held = append(held, l.hold(j, progress))
+		} else {
+			full = append(full, heldJob{job: j, lane: l})
 		}
 	}
-	return nil
+	// A healthy lane frees slots quickly: a job waits for one while its
+	// lane moves. A dead endpoint's lane stays full: its jobs spill to
+	// Postgres, where the lane takes them back when it has room.
+	var spill []webhook.Job
+	for _, f := range full {
+		if w.reserve(ctx, f.lane) {
+			held = append(held, f.lane.hold(f.job, progress))
+			continue
+		}
+		f.job.NextAttemptAt = now.Add(d.cfg.Spill)
+		spill = append(spill, f.job)
+	}
+	if len(spill) > 0 {
+		stored, err := d.cfg.Store.InsertJobs(ctx, spill)
+		if err != nil {
+			return fmt.Errorf("store webhook jobs: %w", err)
+		}
+		for i := range stored {
+			d.laneOf(stored[i].WebhookID).markSpilled(ctx)
+		}
+	}
+	return w.await(ctx, held, progress)
 }
 
 // resume hands retry jobs (leased to us by the scheduler) to their lanes;
@@ -262,7 +306,7 @@ func (d *Dispatcher) resume(ctx context.Context, jobs []webhook.Job, now time.Ti
 			continue // disabled or deleted since: its jobs went with it
 		}
 		if l := d.lane(ep); l.reserve() {
-			l.push(j)
+			l.push(queued{job: j})
 		} else {
 			full = append(full, j)
 			l.markSpilled(ctx)
@@ -310,7 +354,7 @@ func (d *Dispatcher) lane(ep *webhook.Endpoint) *lane {
 	l, ok := d.lanes[ep.ID]
 	if !ok {
 		l = &lane{d: d, slots: make(chan struct{}, d.cfg.Concurrency+d.cfg.QueueSize),
-			jobs: make(chan webhook.Job, d.cfg.Concurrency+d.cfg.QueueSize)}
+			jobs: make(chan queued, d.cfg.Concurrency+d.cfg.QueueSize)}
 		d.lanes[ep.ID] = l
 		for range d.cfg.Concurrency {
 			go l.work(d.ctx)
@@ -331,13 +375,16 @@ func (d *Dispatcher) laneOf(webhookID uuid.UUID) *lane {
 type lane struct {
 	d     *Dispatcher
 	slots chan struct{} // a token per job queued or in flight
-	jobs  chan webhook.Job
+	jobs  chan queued
 
 	// spills counts the spills since the last refill that found nothing
 	// more to take: jobs of this endpoint wait in Postgres for room in the
 	// lane while it is above zero. refilling says a refill is running.
 	spills    atomic.Int64
 	refilling atomic.Bool
+	// worked counts the jobs the workers are done with: a batch waiting
+	// for its held jobs watches it move.
+	worked atomic.Int64
 
 	mu       sync.Mutex
 	ep       webhook.Endpoint
@@ -356,7 +403,15 @@ func (l *lane) reserve() bool {
 func (l *lane) release() { <-l.slots }
 
 // push queues a job for which reserve succeeded; it never blocks.
-func (l *lane) push(j webhook.Job) { l.jobs <- j }
+func (l *lane) push(q queued) { l.jobs <- q }
+
+// hold queues j, for which reserve succeeded, as a held job whose
+// recording sends a token on progress.
+func (l *lane) hold(j webhook.Job, progress chan<- struct{}) heldJob {
+	h := newHold(progress)
+	l.push(queued{job: j, held: h})
+	return heldJob{job: j, lane: l, hold: h}
+}
 
 func (l *lane) setEndpoint(ep webhook.Endpoint) {
 	l.mu.Lock()
@@ -381,14 +436,17 @@ func (l *lane) work(ctx context.Context) {
 		select {
 		case <-ctx.Done():
 			return
-		case j := <-l.jobs:
-			// A job that waited in the queue for more than half its lease
-			// is left to the scheduler, which offers it again when the
+		case q := <-l.jobs:
+			// A stored job that waited in the queue for more than half its
+			// lease is left to the scheduler, which offers it again when the
 			// lease ends: started now, the attempt might still be running
-			// then, and be made twice.
-			if l.d.cfg.Now().Before(j.NextAttemptAt.Add(-l.d.cfg.Lease / 2)) {
-				l.deliver(ctx, j)
+			// then, and be made twice. A held job without a row has no one
+			// else to deliver it.
+			stale := !l.d.cfg.Now().Before(q.job.NextAttemptAt.Add(-l.d.cfg.Lease / 2))
+			if !stale || (q.held != nil && !q.held.settle()) {
+				l.deliver(ctx, q)
 			}
+			l.worked.Add(1)
 			l.release()
 			l.maybeRefill(ctx)
 		}
@@ -396,21 +454,26 @@ func (l *lane) work(ctx context.Context) {
 }
 
 // deliver makes one attempt and records its outcome.
-func (l *lane) deliver(ctx context.Context, j webhook.Job) {
+func (l *lane) deliver(ctx context.Context, q queued) {
 	d := l.d
+	j := q.job
 	ep, disabled := l.endpoint()
 	if disabled {
-		return // DisableWebhook deleted the endpoint's jobs
+		// DisableWebhook deleted the endpoint's jobs; a held one is dropped.
+		if q.held != nil && !q.held.settle() {
+			q.held.finish(nil)
+		}
+		return
 	}
 	start := d.cfg.Now()
 	logID := uuid.New()
 	res := d.cfg.Sender.Send(ctx, webhook.Delivery{URL: ep.URL, Secrets: ep.Secrets(start), EventID: j.EventID,
 		EventType: j.EventType, LogID: logID, Payload: j.Payload})
 	if ctx.Err() != nil && !res.Success {
-		return // shutting down: the lease brings the job back
+		return // shutting down: the lease (or the uncommitted batch) brings the job back
 	}
 	now := d.cfg.Now()
-	out := webhook.JobOutcome{Job: j, Attempt: webhook.Attempt{
+	out := webhook.JobOutcome{Job: j, Unstored: q.held != nil && !q.held.settle(), Attempt: webhook.Attempt{
 		MerchantID: j.MerchantID, ID: logID, WebhookID: j.WebhookID, EventID: j.EventID, EventType: j.EventType,
 		Status: webhook.StatusFailed, Attempt: j.Attempts + 1, ResponseStatus: res.StatusCode, ResponseBody: res.Body,
 		Error: res.Error, DurationMS: res.Duration.Milliseconds(), CreatedAt: now,
@@ -433,13 +496,17 @@ func (l *lane) deliver(ctx context.Context, j webhook.Job) {
 			disable = webhook.DisabledFailing
 		}
 	}
+	item := outcome{JobOutcome: out}
+	if out.Unstored {
+		item.held = q.held
+	}
 	if disable == "" {
-		_ = d.finish.Submit(context.WithoutCancel(ctx), out) // never fails without a deadline
+		_ = d.finish.Submit(context.WithoutCancel(ctx), item) // never fails without a deadline
 		return
 	}
 	// The attempt that disables the endpoint is logged first, so the log
 	// shows why.
-	_, _ = d.finish.Do(context.WithoutCancel(ctx), out)
+	_, _ = d.finish.Do(context.WithoutCancel(ctx), item)
 	l.disable(ctx, ep, disable)
 }
 
@@ -484,7 +551,7 @@ func (l *lane) refill(ctx context.Context) {
 			return
 		}
 		for _, j := range jobs {
-			l.push(j)
+			l.push(queued{job: j})
 		}
 		l.releaseN(room - len(jobs))
 		// Everything spilled is taken unless a spill happened meanwhile

@@ -162,7 +162,10 @@ func TestRedeliveredEventIsNotSentAgain(t *testing.T) {
 	eventually(t, "the delivery", func() bool {
 		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 1
 	})
-	f.handle(t, ev, ev) // the broker delivers the batch again
+	// The broker delivers the batch again (a new owner of the partition,
+	// or a retry), which the consumer marks.
+	ev.Repeat = true
+	f.handle(t, ev, ev)
 	time.Sleep(200 * time.Millisecond)
 	if n := f.calls.Load(); n != 1 {
 		t.Errorf("receiver got %d requests, want 1", n)
@@ -196,6 +199,11 @@ func TestFullLaneSpillsToPostgres(t *testing.T) {
 	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 5 {
 		t.Errorf("%d jobs stored, want 5", n)
 	}
+	// The two the lane holds were written by their batch's deadline,
+	// leased to the lane so that no sweep offers them meanwhile.
+	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1 AND next_attempt_at > now() + interval '4 minutes'`); n != 2 {
+		t.Errorf("%d jobs stored under the lane's lease, want 2", n)
+	}
 	// The endpoint answers again: its lane takes the spilled jobs back by
 	// itself (no scheduler runs here) and every event arrives once.
 	close(release)
@@ -205,5 +213,67 @@ func TestFullLaneSpillsToPostgres(t *testing.T) {
 	})
 	if n := f.calls.Load(); n != 5 {
 		t.Errorf("receiver got %d requests, want 5", n)
+	}
+}
+
+// TestBatchReturnsOnceDelivered: a healthy endpoint's events are delivered
+// and logged before HandleEvents returns (the offset is committed after),
+// and no job row is left.
+func TestBatchReturnsOnceDelivered(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, func(int64) int { return http.StatusOK }, dispatch.Config{})
+	var batch []kafkabus.Message
+	for range 50 {
+		batch = append(batch, f.event(t))
+	}
+	f.handle(t, batch...)
+	if n := f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`); n != 50 {
+		t.Errorf("%d successes logged when HandleEvents returned, want 50", n)
+	}
+	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 0 {
+		t.Errorf("%d job rows left, want 0", n)
+	}
+	if n := f.calls.Load(); n != 50 {
+		t.Errorf("receiver got %d requests, want 50", n)
+	}
+}
+
+// TestHeldJobRacingItsDeadline: answers that arrive around the moment the
+// batch stops waiting and writes the job's row. Whichever comes first, a
+// failure leaves exactly one row, counting the attempt and due at the
+// retry, and a success leaves none.
+func TestHeldJobRacingItsDeadline(t *testing.T) {
+	t.Parallel()
+	for _, status := range []int{http.StatusServiceUnavailable, http.StatusOK} {
+		t.Run(http.StatusText(status), func(t *testing.T) {
+			t.Parallel()
+			const events = 12
+			f := newFixture(t, func(n int64) int {
+				// 0 to 110 ms: before, around and after Hold (40 ms).
+				time.Sleep(time.Duration(n%12) * 10 * time.Millisecond)
+				return status
+			}, dispatch.Config{Hold: 40 * time.Millisecond, MaxHold: 60 * time.Millisecond})
+			for range events {
+				f.handle(t, f.event(t))
+			}
+			eventually(t, "every attempt logged", func() bool {
+				return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1`) == events
+			})
+			time.Sleep(100 * time.Millisecond) // let any straggling write land
+			wantRows := 0
+			if status != http.StatusOK {
+				wantRows = events
+			}
+			if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != wantRows {
+				t.Errorf("%d job rows, want %d", n, wantRows)
+			}
+			if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1 AND attempts = 1
+  AND next_attempt_at > now() + interval '50 minutes'`); n != wantRows {
+				t.Errorf("%d job rows count one attempt and wait for the retry an hour ahead, want %d", n, wantRows)
+			}
+			if n := f.calls.Load(); n != events {
+				t.Errorf("receiver got %d requests, want %d", n, events)
+			}
+		})
 	}
 }

@@ -409,6 +409,47 @@ type jobKey struct{ merchantID, webhookID, eventID uuid.UUID }
 
 func keyOf(j *webhook.Job) jobKey { return jobKey{j.MerchantID, j.WebhookID, j.EventID} }
 
+// FilterNewJobs returns the jobs that are new, in their order: their
+// endpoint is active and no row and no logged attempt exists for their
+// (endpoint, event). It is InsertJobs' test without the write, for the
+// dispatcher's jobs that are delivered before (and mostly instead of)
+// being stored; a job repeated in jobs is returned once.
+func (s *WebhookStore) FilterNewJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	keys := make([]jobKey, len(jobs))
+	for i := range jobs {
+		keys[i] = keyOf(&jobs[i])
+	}
+	m, w, e := splitKeys(keys)
+	rows, err := s.pool.Query(ctx, `SELECT u.i FROM unnest($1::uuid[], $2::uuid[], $3::uuid[]) WITH ORDINALITY
+  AS u(merchant_id, webhook_id, event_id, i)
+WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.merchant_id = u.merchant_id AND e.id = u.webhook_id AND e.is_active)
+  AND NOT EXISTS (SELECT 1 FROM webhook_jobs j
+    WHERE j.merchant_id = u.merchant_id AND j.webhook_id = u.webhook_id AND j.event_id = u.event_id)
+  AND NOT EXISTS (SELECT 1 FROM webhook_attempts a
+    WHERE a.merchant_id = u.merchant_id AND a.webhook_id = u.webhook_id AND a.event_id = u.event_id)`, m, w, e)
+	if err != nil {
+		return nil, err
+	}
+	ordinals, err := pgx.CollectRows(rows, pgx.RowTo[int64])
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(ordinals)
+	out := make([]webhook.Job, 0, len(ordinals))
+	seen := make(map[jobKey]bool, len(ordinals))
+	for _, i := range ordinals {
+		j := jobs[i-1] // ordinals count from 1
+		if k := keyOf(&j); !seen[k] {
+			seen[k] = true
+			out = append(out, j)
+		}
+	}
+	return out, nil
+}
+
 // InsertJobs stores the jobs in one statement and returns those really
 // inserted, with CreatedAt set (a zero CreatedAt becomes now()). A job
 // already stored or already attempted (the event redelivered by the broker
@@ -426,32 +467,9 @@ func (s *WebhookStore) InsertJobs(ctx context.Context, jobs []webhook.Job) ([]we
 	if len(jobs) == 0 {
 		return nil, nil
 	}
-	n := len(jobs)
-	merchants, webhooks, events := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
-	types := make([]string, n)
-	payloads := make([][]byte, n)
-	attempts := make([]int32, n)
-	due := make([]time.Time, n)
-	created := make([]*time.Time, n)
-	for i := range jobs {
-		j := &jobs[i]
-		merchants[i], webhooks[i], events[i], types[i], payloads[i] = j.MerchantID, j.WebhookID, j.EventID, j.EventType, j.Payload
-		attempts[i], due[i], created[i] = int32(j.Attempts), j.NextAttemptAt, timePtr(j.CreatedAt)
-	}
-	// ORDER BY the key: concurrent inserters take the index locks in one
-	// order and so cannot deadlock.
-	rows, err := s.pool.Query(ctx, `INSERT INTO webhook_jobs (merchant_id, webhook_id, event_id, event_type, payload,
-  attempts, next_attempt_at, created_at)
-SELECT u.merchant_id, u.webhook_id, u.event_id, u.event_type, u.payload, u.attempts, u.next_attempt_at,
-  COALESCE(u.created_at, now())
-FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[], $6::int[], $7::timestamptz[], $8::timestamptz[])
-  AS u(merchant_id, webhook_id, event_id, event_type, payload, attempts, next_attempt_at, created_at)
-WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.merchant_id = u.merchant_id AND e.id = u.webhook_id AND e.is_active)
-  AND NOT EXISTS (SELECT 1 FROM webhook_attempts a
-    WHERE a.merchant_id = u.merchant_id AND a.webhook_id = u.webhook_id AND a.event_id = u.event_id)
-ORDER BY 1, 2, 3
-ON CONFLICT DO NOTHING
-RETURNING merchant_id, webhook_id, event_id, created_at`, merchants, webhooks, events, types, payloads, attempts, due, created)
+	sql, args := insertJobs(jobs, true)
+	rows, err := s.pool.Query(ctx, sql+`
+RETURNING merchant_id, webhook_id, event_id, created_at`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -476,6 +494,44 @@ RETURNING merchant_id, webhook_id, event_id, created_at`, merchants, webhooks, e
 		out = append(out, j)
 	}
 	return out, nil
+}
+
+// insertJobs is the statement that stores jobs (on active endpoints, and
+// not over an existing row). unattempted adds InsertJobs' test that no
+// attempt of the job is logged; FinishJobs, which logs the first attempt in
+// the same transaction, leaves it out.
+func insertJobs(jobs []webhook.Job, unattempted bool) (string, []any) {
+	n := len(jobs)
+	merchants, webhooks, events := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
+	types := make([]string, n)
+	payloads := make([][]byte, n)
+	attempts := make([]int32, n)
+	due := make([]time.Time, n)
+	created := make([]*time.Time, n)
+	for i := range jobs {
+		j := &jobs[i]
+		merchants[i], webhooks[i], events[i], types[i], payloads[i] = j.MerchantID, j.WebhookID, j.EventID, j.EventType, j.Payload
+		attempts[i], due[i], created[i] = int32(j.Attempts), j.NextAttemptAt, timePtr(j.CreatedAt)
+	}
+	unattemptedTest := ""
+	if unattempted {
+		unattemptedTest = `
+  AND NOT EXISTS (SELECT 1 FROM webhook_attempts a
+    WHERE a.merchant_id = u.merchant_id AND a.webhook_id = u.webhook_id AND a.event_id = u.event_id)`
+	}
+	// ORDER BY the key: concurrent inserters take the index locks in one
+	// order and so cannot deadlock.
+	return `INSERT INTO webhook_jobs (merchant_id, webhook_id, event_id, event_type, payload,
+  attempts, next_attempt_at, created_at)
+SELECT u.merchant_id, u.webhook_id, u.event_id, u.event_type, u.payload, u.attempts, u.next_attempt_at,
+  COALESCE(u.created_at, now())
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bytea[], $6::int[], $7::timestamptz[], $8::timestamptz[])
+  AS u(merchant_id, webhook_id, event_id, event_type, payload, attempts, next_attempt_at, created_at)
+WHERE EXISTS (SELECT 1 FROM webhook_endpoints e WHERE e.merchant_id = u.merchant_id AND e.id = u.webhook_id AND e.is_active)` +
+			unattemptedTest + `
+ORDER BY 1, 2, 3
+ON CONFLICT DO NOTHING`,
+		[]any{merchants, webhooks, events, types, payloads, attempts, due, created}
 }
 
 // ClaimDueJobs takes up to limit jobs due at now (next_attempt_at ≤ now)
@@ -536,7 +592,8 @@ RETURNING j.merchant_id, j.webhook_id, j.event_id, j.event_type, j.payload, j.at
 
 // FinishJobs applies the outcomes of claimed jobs in one round trip and one
 // transaction: it logs the attempts, deletes or reschedules the jobs (a
-// rescheduled job counts one more attempt) and keeps each endpoint's
+// rescheduled job counts one more attempt; an Unstored one gets its row
+// with that one attempt) and keeps each endpoint's
 // failing_since: set at the first failure of a run, cleared by a success.
 // The attempts are logged as RecordAttempts does (zero attempt IDs are
 // filled in, in done), so repeating the call after an error is safe for
@@ -549,19 +606,30 @@ func (s *WebhookStore) FinishJobs(ctx context.Context, done []JobOutcome) error 
 	attempts := make([]webhook.Attempt, 0, len(done))
 	var delKeys, moveKeys []jobKey
 	var moveAt []time.Time
+	var firstRows []webhook.Job
 	for i := range done {
 		o := &done[i]
 		if o.Attempt.Status != "" && o.Attempt.ID == uuid.Nil {
 			o.Attempt.ID = uuid.New()
 		}
 		attempts = append(attempts, o.Attempt)
-		if o.Delete {
+		switch {
+		case o.Unstored && o.Delete: // no row to delete
+		case o.Unstored:
+			j := o.Job
+			j.Attempts, j.NextAttemptAt = j.Attempts+1, o.NextAttemptAt
+			firstRows = append(firstRows, j)
+		case o.Delete:
 			delKeys = append(delKeys, keyOf(&o.Job))
-		} else {
+		default:
 			moveKeys, moveAt = append(moveKeys, keyOf(&o.Job)), append(moveAt, o.NextAttemptAt)
 		}
 	}
 	queueAttempts(b, attempts)
+	if len(firstRows) > 0 {
+		sql, args := insertJobs(firstRows, false)
+		b.Queue(sql, args...)
+	}
 	if len(delKeys) > 0 {
 		m, w, e := splitKeys(delKeys)
 		b.Queue(`DELETE FROM webhook_jobs j USING unnest($1::uuid[], $2::uuid[], $3::uuid[]) AS k(merchant_id, webhook_id, event_id)

@@ -446,6 +446,17 @@ func mustJobs(t *testing.T, env *webhookEnv, ep *webhook.Endpoint, n int, due ti
 	return got
 }
 
+// mustInactiveEndpoint is an endpoint of m switched off by its merchant.
+func (e *webhookEnv) mustInactiveEndpoint(t *testing.T, m uuid.UUID) *webhook.Endpoint {
+	t.Helper()
+	ep := e.mustEndpoint(t, m)
+	no := false
+	if _, err := e.store.UpdateWebhook(context.Background(), m, ep.ID, webhook.Patch{IsActive: &no}); err != nil {
+		t.Fatal(err)
+	}
+	return ep
+}
+
 func countJobs(t *testing.T, env *webhookEnv, webhookID uuid.UUID) int {
 	t.Helper()
 	var n int
@@ -459,11 +470,7 @@ func TestWebhookInsertJobs(t *testing.T) {
 	t.Parallel()
 	env := mustWebhookEnv(t)
 	ctx := context.Background()
-	ep, off := env.mustEndpoint(t, env.a), env.mustEndpoint(t, env.a)
-	no := false
-	if _, err := env.store.UpdateWebhook(ctx, env.a, off.ID, webhook.Patch{IsActive: &no}); err != nil {
-		t.Fatal(err)
-	}
+	ep, off := env.mustEndpoint(t, env.a), env.mustInactiveEndpoint(t, env.a)
 	due := time.Now()
 	first := mustJobs(t, env, ep, 2, due)
 	if first[0].CreatedAt.IsZero() {
@@ -710,5 +717,51 @@ func TestWebhookDeferJobs(t *testing.T) {
 	got, _ := env.store.ClaimDueJobs(ctx, until, time.Minute, 10)
 	if len(got) != 2 || got[0].Attempts != 0 {
 		t.Errorf("after the deferral: %d jobs, attempts %v; want 2 with no attempt counted", len(got), got)
+	}
+}
+
+// TestWebhookHeldJobs: the dispatcher's jobs without a row. FilterNewJobs
+// keeps only what was neither stored nor attempted, on active endpoints;
+// FinishJobs of an Unstored job logs the attempt and writes the row only
+// for a retry.
+func TestWebhookHeldJobs(t *testing.T) {
+	t.Parallel()
+	env := mustWebhookEnv(t)
+	ctx := context.Background()
+	ep, off := env.mustEndpoint(t, env.a), env.mustInactiveEndpoint(t, env.a)
+	now := time.Now().UTC().Truncate(time.Microsecond)
+	stored := mustJobs(t, env, ep, 1, now)[0]
+	job := func(e *webhook.Endpoint) webhook.Job {
+		id := uuid.New()
+		return webhook.Job{MerchantID: e.MerchantID, WebhookID: e.ID, EventID: id, EventType: "member.created",
+			Payload: []byte(`{"id":"evt_` + id.String() + `"}`), NextAttemptAt: now.Add(time.Minute)}
+	}
+	delivered, failed, fresh, inactive := job(ep), job(ep), job(ep), job(off)
+	retryAt := now.Add(time.Hour)
+	err := env.store.FinishJobs(ctx, []postgres.JobOutcome{
+		{Job: delivered, Attempt: attemptOf(ep, delivered.EventID, webhook.StatusSuccess, 1, now), Delete: true, Unstored: true},
+		{Job: failed, Attempt: attemptOf(ep, failed.EventID, webhook.StatusFailed, 1, now), NextAttemptAt: retryAt, Unstored: true},
+	})
+	if err != nil {
+		t.Fatalf("FinishJobs: %v", err)
+	}
+	if n := countJobs(t, env, ep.ID); n != 2 {
+		t.Errorf("%d job rows, want 2: the stored one and the failed one's retry", n)
+	}
+	var attempts int
+	var next time.Time
+	if err := env.pool.QueryRow(ctx, `SELECT attempts, next_attempt_at FROM webhook_jobs WHERE event_id = $1`, failed.EventID).Scan(&attempts, &next); err != nil {
+		t.Fatalf("the failed held job has no row: %v", err)
+	}
+	if attempts != 1 || !next.Equal(retryAt) {
+		t.Errorf("failed held job: attempts %d, due %v; want 1 and %v", attempts, next, retryAt)
+	}
+
+	got, err := env.store.FilterNewJobs(ctx, []webhook.Job{stored, delivered, fresh, failed, inactive, fresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].EventID != fresh.EventID {
+		t.Errorf("FilterNewJobs kept %d jobs %v, want only the fresh one, once", len(got), got)
 	}
 }

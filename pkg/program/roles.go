@@ -138,7 +138,11 @@ func runEvents(ctx context.Context, d *Deps) error {
 	})
 	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
 		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: TopicEvents,
-		Logger: log, Metrics: d.Bus,
+		// A batch waits for its deliveries (dispatch.Config.MaxHold): all
+		// partitions' batches together must fit what an endpoint's lane
+		// delivers in that time, or the rest is written to Postgres.
+		MaxBatch: 128,
+		Logger:   log, Metrics: d.Bus,
 		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
 	}, disp.HandleEvents)
 }

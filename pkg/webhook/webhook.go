@@ -228,6 +228,10 @@ type JobOutcome struct {
 	Delete bool
 	// NextAttemptAt is when a job that is not deleted is due again.
 	NextAttemptAt time.Time
+	// Unstored says the job has no row: the dispatcher delivered it straight
+	// from the consumer's batch. Deleting it is then a no-op, and
+	// rescheduling it writes its row.
+	Unstored bool
 }
 
 // Patch is a change to an endpoint; a nil field is left unchanged.
