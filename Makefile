@@ -42,7 +42,7 @@ fuzz:
 ORDERS ?= 50000
 MEMBERS ?= 5000
 REDEMPTIONS ?= 2000
-DELIVERIES ?= 20000
+DELIVERIES ?= 100000
 bench: services
 	$(GO) run ./cmd/bench -mode all -orders $(ORDERS) -members $(MEMBERS) -redemptions $(REDEMPTIONS) -deliveries $(DELIVERIES)
 

@@ -86,7 +86,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.ReadDuration, "read-duration", 5*time.Second, "reads: how long each level runs")
 	fs.IntVar(&o.Redemptions, "redemptions", 2000, "redeems: redemptions of 500 cents to make (redemption j is member j % members's)")
 	fs.IntVar(&o.RedeemConcurrency, "redeem-concurrency", 32, "redeems: concurrent API clients")
-	fs.IntVar(&o.Deliveries, "deliveries", 20000, "dispatch: webhook deliveries to make, and requests of the bare HTTP loop beside them")
+	fs.IntVar(&o.Deliveries, "deliveries", 100000, "dispatch: webhook deliveries to make, and requests of the bare HTTP loop beside them")
 	fs.DurationVar(&o.PlatformDelay, "platform-delay", 0, "redeems: how long the fake Yampi takes to answer each call")
 	if err := fs.Parse(args); err != nil {
 		return o, err
