@@ -470,6 +470,9 @@ func TestWebhookDispatcherKilledMidStream(t *testing.T) {
 	if err := child.Start(); err != nil {
 		t.Fatal(err)
 	}
+	// A failing test must not leave the child running: go test would wait
+	// for it, since it writes to the test's stderr.
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
 	eventually(t, 60*time.Second, "the child mid-stream", func() bool { return len(rc.received()) >= 500 })
 	_ = child.Process.Kill()
 	_ = child.Wait()
