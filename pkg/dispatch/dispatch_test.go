@@ -221,7 +221,10 @@ func TestFullLaneSpillsToPostgres(t *testing.T) {
 // and no job row is left.
 func TestBatchReturnsOnceDelivered(t *testing.T) {
 	t.Parallel()
-	f := newFixture(t, func(int64) int { return http.StatusOK }, dispatch.Config{})
+	// Holds long enough for a loaded machine's first TLS handshakes: what
+	// is checked is that the batch waits for its deliveries, not how soon
+	// it gives up.
+	f := newFixture(t, func(int64) int { return http.StatusOK }, dispatch.Config{Hold: 10 * time.Second, MaxHold: 20 * time.Second})
 	var batch []kafkabus.Message
 	for range 50 {
 		batch = append(batch, f.event(t))
