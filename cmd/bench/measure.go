@@ -171,6 +171,8 @@ WHERE m.merchant_id = $1`, t.MerchantID)
 type busMetrics struct {
 	LedgerBatches     uint64
 	LedgerMeanBatch   float64
+	LedgerTxns        uint64 // committed transactions, which partition batches share
+	LedgerMeanTxn     float64
 	CommandPublishes  uint64
 	CommandPublishAvg time.Duration
 	EventPublishes    uint64
@@ -198,6 +200,9 @@ func readBusMetrics(s *stack) (busMetrics, error) {
 			case f.GetName() == "kafkabus_batch_size" && label(metric, "group") == "bench-ledger":
 				m.LedgerBatches = h.GetSampleCount()
 				m.LedgerMeanBatch = h.GetSampleSum() / float64(max(h.GetSampleCount(), 1))
+			case f.GetName() == "convida_ledger_transaction_commands":
+				m.LedgerTxns = h.GetSampleCount()
+				m.LedgerMeanTxn = h.GetSampleSum() / float64(max(h.GetSampleCount(), 1))
 			case f.GetName() == "kafkabus_publish_seconds" && label(metric, "topic") == "ledger.commands":
 				m.CommandPublishes = h.GetSampleCount()
 				m.CommandPublishAvg = meanSeconds(h)

@@ -308,6 +308,7 @@ func (r *report) print(w io.Writer) {
 	if r.InProcess {
 		b := r.Bus
 		p("  ledger batches        %d, %.1f commands per batch on average", b.LedgerBatches, b.LedgerMeanBatch)
+		p("  ledger transactions   %d, %.1f commands per transaction on average (the batches ready at once share one)", b.LedgerTxns, b.LedgerMeanTxn)
 		p("  broker publishes      ledger.commands %d (mean %v), events %d (mean %v)",
 			b.CommandPublishes, ms(b.CommandPublishAvg), b.EventPublishes, ms(b.EventPublishAvg))
 	}

@@ -34,7 +34,7 @@ type batchTiming struct {
 func (t *ledgerTrace) run(ctx context.Context, d *program.Deps) error {
 	store := timedStore{next: postgres.NewLedgerStore(d.Pool, d.Now), trace: t}
 	relay := timedRelay{next: outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events), trace: t}
-	worker := ledger.NewWorker(store, relay, nil, d.Log.Named("ledger"))
+	worker := ledger.NewWorker(store, relay, nil, d.Ledger, d.Log.Named("ledger"))
 	return kafkabus.RunGroup(ctx, program.LedgerGroup(d), func(ctx context.Context, msgs []kafkabus.Message) error {
 		cmds := make([]ledger.Command, len(msgs))
 		for i, m := range msgs {

@@ -3,6 +3,9 @@ package ledger
 import (
 	"context"
 
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/convida/convida/pkg/batch"
 	"github.com/convida/convida/pkg/outbox"
 	"go.uber.org/zap"
 )
@@ -23,28 +26,81 @@ type Notifier interface {
 	Notify(ctx context.Context, outcomes []Outcome)
 }
 
-// Worker applies batches of commands from one partition.
+// Worker applies the batches of the partitions a ledger process owns.
+//
+// Batches that partitions hand it at the same moment share one transaction
+// (group commit): with 16 partitions each partition's batch is small, and a
+// transaction costs a dozen statements and a commit whatever its size, so
+// one transaction per partition batch spends PostgreSQL on per-statement
+// work. Merging is safe because a partition has at most one batch in flight
+// and a member's commands all travel on one partition: the batches of one
+// transaction touch disjoint members, each in its partition's order.
 type Worker struct {
 	store    Store
 	relay    Relayer
 	notifier Notifier
+	metrics  *Metrics
 	log      *zap.Logger
+	group    *batch.Group[[]Command, error]
 }
 
-// NewWorker returns a Worker; notifier may be nil.
-func NewWorker(store Store, relay Relayer, notifier Notifier, log *zap.Logger) *Worker {
-	return &Worker{store: store, relay: relay, notifier: notifier, log: log}
+// Group commit: transactions in flight at once, and partition batches at
+// most in one.
+const (
+	groupTransactions = 3
+	groupBatches      = 16
+)
+
+// NewWorker returns a Worker; notifier and metrics may be nil.
+func NewWorker(store Store, relay Relayer, notifier Notifier, metrics *Metrics, log *zap.Logger) *Worker {
+	w := &Worker{store: store, relay: relay, notifier: notifier, metrics: metrics, log: log}
+	w.group = batch.New(groupTransactions, groupBatches, w.applyTogether)
+	return w
 }
 
-// Handle applies cmds in one transaction, then relays their events. It is
-// safe to call again with the same commands: applied ones are skipped. An
-// error means nothing was committed and the batch must be retried; a relay
-// failure after the commit is not an error (the outbox sweep relays later).
+// Handle applies cmds, the next batch of one partition, in one transaction,
+// maybe shared with other partitions' batches, then relays their events. It
+// is safe to call again with the same commands: applied ones are skipped.
+// An error means nothing of cmds was committed and the batch must be
+// retried; a relay failure after the commit is not an error (the outbox
+// sweep relays later).
 func (w *Worker) Handle(ctx context.Context, cmds []Command) error {
+	res, err := w.group.Do(ctx, cmds)
+	if err != nil {
+		return err
+	}
+	return res
+}
+
+// applyTogether applies the batches in one transaction. When that fails,
+// each batch is applied alone, so that an error (a command the database
+// refuses for good, say) is returned to the partition that sent it and the
+// others go on.
+func (w *Worker) applyTogether(ctx context.Context, batches [][]Command) ([]error, error) {
+	errs := make([]error, len(batches))
+	if len(batches) == 1 {
+		errs[0] = w.apply(ctx, batches[0])
+		return errs, nil
+	}
+	var all []Command
+	for _, b := range batches {
+		all = append(all, b...)
+	}
+	if err := w.apply(ctx, all); err == nil {
+		return errs, nil
+	}
+	for i, b := range batches {
+		errs[i] = w.apply(ctx, b)
+	}
+	return errs, nil
+}
+
+func (w *Worker) apply(ctx context.Context, cmds []Command) error {
 	book, err := w.store.ApplyBatch(ctx, cmds)
 	if err != nil {
 		return err
 	}
+	w.metrics.committed(len(cmds))
 	if err := w.relay.Relay(ctx, book.Records); err != nil {
 		w.log.Warn("relay after commit failed; the outbox sweep will publish", zap.Int("events", len(book.Records)), zap.Error(err))
 	}
@@ -52,4 +108,24 @@ func (w *Worker) Handle(ctx context.Context, cmds []Command) error {
 		w.notifier.Notify(ctx, book.Outcomes)
 	}
 	return nil
+}
+
+// Metrics describes the ledger's transactions.
+type Metrics struct{ commands prometheus.Histogram }
+
+// NewMetrics registers the ledger metrics on reg.
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{commands: prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "convida_ledger_transaction_commands",
+		Help:    "Commands per committed ledger transaction, all partition batches sharing it together.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 12),
+	})}
+	reg.MustRegister(m.commands)
+	return m
+}
+
+func (m *Metrics) committed(commands int) {
+	if m != nil {
+		m.commands.Observe(float64(commands))
+	}
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/secretbox"
@@ -33,6 +34,7 @@ type Deps struct {
 	Commands *CommandBus
 	Events   *EventBus
 	Bus      *kafkabus.Metrics
+	Ledger   *ledger.Metrics
 }
 
 // NewLogger returns a JSON logger at level.
@@ -98,7 +100,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d := &Deps{Config: cfg, Log: log, Pool: pool, Redis: rdb, Box: box, Registry: reg, Now: time.Now,
-		Bus: kafkabus.NewMetrics(reg, program)}
+		Bus: kafkabus.NewMetrics(reg, program), Ledger: ledger.NewMetrics(reg)}
 	d.Commands = &CommandBus{w: kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: TopicCommands, Logger: log, Metrics: d.Bus})}
 	d.Events = &EventBus{w: kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: TopicEvents, Logger: log, Metrics: d.Bus})}
 	return d, nil

@@ -24,7 +24,7 @@ import (
 func LedgerHandler(d *Deps) kafkabus.BatchHandler {
 	store := postgres.NewLedgerStore(d.Pool, d.Now)
 	relay := outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events)
-	worker := ledger.NewWorker(store, relay, redisx.NewResults(d.Redis, d.Log), d.Log.Named("ledger"))
+	worker := ledger.NewWorker(store, relay, redisx.NewResults(d.Redis, d.Log), d.Ledger, d.Log.Named("ledger"))
 	return func(ctx context.Context, msgs []kafkabus.Message) error {
 		cmds, err := decodeCommands(msgs)
 		if err != nil {
