@@ -123,6 +123,9 @@ func TestBadInboundInput(t *testing.T) {
 	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE position($1::bytea in body) > 0`, []byte(tn.guruToken)); got != 0 {
 		t.Errorf("%d stored bodies contain the Guru account token", got)
 	}
+	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE position($1::bytea in body) > 0`, []byte(strings.Repeat("x", 40))); got != 0 {
+		t.Errorf("%d stored bodies contain the wrong token sent (it may be another account's)", got)
+	}
 	time.Sleep(300 * time.Millisecond)
 	if got := s.count(`SELECT count(*) FROM referrals`); got != 0 {
 		t.Errorf("referrals = %d, want 0", got)

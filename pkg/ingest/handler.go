@@ -125,8 +125,9 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, d, apperr.Errorf(apperr.Invalid, "cannot read request body"))
 		return
 	}
-	d.Body = redact(d.Provider, body)
-	out, err := adapter.Handle(body, r.Header, settings.credentials())
+	creds := settings.credentials()
+	out, err := adapter.Handle(body, r.Header, creds)
+	d.Body = redact(d.Provider, body, creds, err == nil)
 	if err != nil {
 		s.fail(w, d, err)
 		return
@@ -287,18 +288,26 @@ func keptHeaders(h http.Header) map[string]string {
 }
 
 // redact hides Guru's account token, which travels in the body, before the
-// body is stored.
-func redact(provider string, body []byte) []byte {
+// body is stored. A delivery that authenticated carries the merchant's own
+// token, so only the others are parsed to find theirs.
+func redact(provider string, body []byte, creds inbound.Credentials, authenticated bool) []byte {
 	if provider != inbound.ProviderGuru {
 		return body
 	}
-	var probe struct {
-		APIToken string `json:"api_token"`
+	token := creds.GuruAccountToken
+	if !authenticated {
+		var probe struct {
+			APIToken string `json:"api_token"`
+		}
+		if json.Unmarshal(body, &probe) != nil {
+			return body
+		}
+		token = probe.APIToken
 	}
-	if json.Unmarshal(body, &probe) != nil || len(probe.APIToken) < 4 {
+	if len(token) < 4 {
 		return body
 	}
-	return bytes.ReplaceAll(body, []byte(probe.APIToken), []byte("[REDACTED]"))
+	return bytes.ReplaceAll(body, []byte(token), []byte("[REDACTED]"))
 }
 
 func quote(s string) string {
