@@ -15,6 +15,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -462,7 +463,7 @@ func TestWebhookDispatcherKilledMidStream(t *testing.T) {
 	child.Env = append(os.Environ(), "E2E_CHILD=dispatcher", "DATABASE_URL="+s.deps.Config.DatabaseURL,
 		"KAFKA_BROKERS="+strings.Join(brokers, ","), "REDIS_URL="+testenv.RedisURL(),
 		"SECRETS_KEY="+s.deps.Config.SecretsKey, "DISPATCHER_GROUP="+s.deps.Config.DispatcherGroup,
-		"KAFKA_SESSION_TIMEOUT=2s", "METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn")
+		"KAFKA_SESSION_TIMEOUT=2s", "METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=info")
 	for k, v := range env {
 		child.Env = append(child.Env, k+"="+v)
 	}
@@ -473,7 +474,15 @@ func TestWebhookDispatcherKilledMidStream(t *testing.T) {
 	// A failing test must not leave the child running: go test would wait
 	// for it, since it writes to the test's stderr.
 	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
-	eventually(t, 60*time.Second, "the child mid-stream", func() bool { return len(rc.received()) >= 500 })
+	for deadline := time.Now().Add(60 * time.Second); len(rc.received()) < 500; time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			// A stalled child shows where it stands: SIGQUIT makes the Go
+			// runtime print every goroutine to the test's output.
+			_ = child.Process.Signal(syscall.SIGQUIT)
+			_ = child.Wait()
+			t.Fatalf("the child delivered %d events in 60s, want 500 (its goroutines are above)", len(rc.received()))
+		}
+	}
 	_ = child.Process.Kill()
 	_ = child.Wait()
 	time.Sleep(100 * time.Millisecond) // the receiver finishes the requests it was answering
