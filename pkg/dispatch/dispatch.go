@@ -41,6 +41,7 @@ type Store interface {
 	InsertJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error)
 	FinishJobs(ctx context.Context, done []webhook.JobOutcome) error
 	DeferJobs(ctx context.Context, jobs []webhook.Job, until time.Time) error
+	RenewJobLease(ctx context.Context, j webhook.Job, now time.Time, lease time.Duration) (bool, error)
 	DisableWebhook(ctx context.Context, merchantID, id uuid.UUID, reason string) error
 	ClaimSpilledJobs(ctx context.Context, merchantID, webhookID uuid.UUID, before, now time.Time,
 		lease time.Duration, limit int) ([]webhook.Job, error)
@@ -437,13 +438,7 @@ func (l *lane) work(ctx context.Context) {
 		case <-ctx.Done():
 			return
 		case q := <-l.jobs:
-			// A stored job that waited in the queue for more than half its
-			// lease is left to the scheduler, which offers it again when the
-			// lease ends: started now, the attempt might still be running
-			// then, and be made twice. A held job without a row has no one
-			// else to deliver it.
-			stale := !l.d.cfg.Now().Before(q.job.NextAttemptAt.Add(-l.d.cfg.Lease / 2))
-			if !stale || (q.held != nil && !q.held.settle()) {
+			if l.take(ctx, &q) {
 				l.deliver(ctx, q)
 			}
 			l.worked.Add(1)
@@ -451,6 +446,38 @@ func (l *lane) work(ctx context.Context) {
 			l.maybeRefill(ctx)
 		}
 	}
+}
+
+// take decides whether the worker makes q's attempt. A job whose lease
+// has more than half to run is the worker's: the attempt ends before the
+// scheduler may offer the job again. A held job without a row has no one
+// else to deliver it. A stored job that waited longer is attempted only if
+// its row can be leased again (RenewJobLease): started on the old lease,
+// the attempt might still run when the scheduler offers the job again, and
+// be made twice. Skipping such jobs instead would stall a slow dispatcher:
+// the scheduler offers each unfinished job again at every lease's end, the
+// copies queue behind each other, and none reaches a worker in time. Now
+// the first copy to reach one takes the job and the others drop out.
+func (l *lane) take(ctx context.Context, q *queued) bool {
+	d := l.d
+	now := d.cfg.Now()
+	if now.Before(q.job.NextAttemptAt.Add(-d.cfg.Lease / 2)) {
+		return true
+	}
+	if q.held != nil && !q.held.settle() {
+		return true
+	}
+	ok, err := d.cfg.Store.RenewJobLease(ctx, q.job, now, d.cfg.Lease)
+	if err != nil {
+		if ctx.Err() == nil { // the lease ends and the scheduler offers the job again
+			d.log.Warn("renewing a webhook job's lease failed", zap.Error(err))
+		}
+		return false
+	}
+	if ok {
+		q.job.NextAttemptAt = now.Add(d.cfg.Lease)
+	}
+	return ok
 }
 
 // deliver makes one attempt and records its outcome.

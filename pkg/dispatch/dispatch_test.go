@@ -3,6 +3,7 @@ package dispatch_test
 import (
 	"context"
 	"crypto/x509"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
@@ -276,6 +277,61 @@ func TestHeldJobRacingItsDeadline(t *testing.T) {
 			}
 			if n := f.calls.Load(); n != events {
 				t.Errorf("receiver got %d requests, want %d", n, events)
+			}
+		})
+	}
+}
+
+// TestCopiesOfAStoredJobDeliverOnce hands the dispatcher copies of one
+// stored job that arrive late, as the scheduler's retry messages do when it
+// offered the job again at each lease's end while dispatchers were slow:
+// the first copy to reach a worker takes the job, the others drop out, and
+// copies of a job leased anew to someone else are left to that one.
+func TestCopiesOfAStoredJobDeliverOnce(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		leasedFor time.Duration // the row's lease from now: negative, it ran out
+		want      int64
+	}{
+		{"lease ran out", -time.Minute, 1},
+		{"leased anew elsewhere", time.Minute, 0},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, func(int64) int { return http.StatusOK }, dispatch.Config{Lease: 2 * time.Second})
+			ev := f.event(t)
+			eventID := uuid.MustParse(ev.Headers[dispatch.HeaderEventID])
+			stored, err := f.store.InsertJobs(context.Background(), []webhook.Job{{MerchantID: f.merchant,
+				WebhookID: f.endpoint.ID, EventID: eventID, EventType: "referral.created", Payload: ev.Value,
+				NextAttemptAt: time.Now().Add(tt.leasedFor)}})
+			if err != nil || len(stored) != 1 {
+				t.Fatalf("InsertJobs = %v, %v", stored, err)
+			}
+			// Each copy carries an older lease, all of them past.
+			var copies []kafkabus.Message
+			for i := range 5 {
+				j := stored[0]
+				j.NextAttemptAt = time.Now().Add(-time.Duration(5-i) * 2 * time.Second)
+				if i == 4 && tt.leasedFor < 0 {
+					j.NextAttemptAt = stored[0].NextAttemptAt // the copy of the last lease
+				}
+				raw, _ := json.Marshal(j)
+				copies = append(copies, kafkabus.Message{Value: raw, Headers: map[string]string{
+					dispatch.HeaderKind: dispatch.KindRetry, dispatch.HeaderMerchantID: f.merchant.String()}})
+			}
+			f.handle(t, copies...)
+			if tt.want > 0 {
+				eventually(t, "the delivery logged", func() bool {
+					return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 1
+				})
+			}
+			time.Sleep(300 * time.Millisecond) // a second delivery would show now
+			if n := f.calls.Load(); n != tt.want {
+				t.Errorf("receiver got %d requests, want %d", n, tt.want)
+			}
+			if n := f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1`); n != int(tt.want) {
+				t.Errorf("%d attempts logged, want %d", n, tt.want)
 			}
 		})
 	}

@@ -544,6 +544,22 @@ func (s *WebhookStore) ClaimDueJobs(ctx context.Context, now time.Time, lease ti
 	return s.claimJobs(ctx, `j.next_attempt_at <= $1`, now, lease, limit)
 }
 
+// RenewJobLease leases the row of j again, until now + lease, on condition
+// that no one else holds it: the row still carries the lease and attempt
+// count this copy of the job was handed with, or its lease ran out by now.
+// It reports false when the row is gone (delivered, or the endpoint
+// deleted) or leased anew to another copy; that copy makes the attempt.
+func (s *WebhookStore) RenewJobLease(ctx context.Context, j webhook.Job, now time.Time, lease time.Duration) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE webhook_jobs SET next_attempt_at = $6
+WHERE merchant_id = $1 AND webhook_id = $2 AND event_id = $3 AND attempts = $4
+  AND (next_attempt_at = $5 OR next_attempt_at <= $7)`,
+		j.MerchantID, j.WebhookID, j.EventID, j.Attempts, j.NextAttemptAt, now.Add(lease), now)
+	if err != nil {
+		return false, err
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
 // ClaimSpilledJobs leases, like ClaimDueJobs, up to limit jobs of one
 // endpoint that were never attempted and are due by before: the events its
 // lane had no room for, which the lane takes back itself as soon as it has
