@@ -83,8 +83,11 @@ func (s *stack) richMember(t *testing.T, available int64, minRedemption int64, g
 	var refID string
 	_ = s.deps.Pool.QueryRow(context.Background(), `SELECT id::text FROM referrals WHERE merchant_id = $1`, tn.merchant.ID).Scan(&refID)
 	ref, _ := ids.Parse(ids.Referral, refID)
+	// 202: the ledger did not answer within ACTION_TIMEOUT (1 s in some
+	// tests, which a loaded machine exceeds); the approval is accepted and
+	// the wait below sees it land.
 	status, body := s.api(tn, http.MethodPost, "/referrals/"+ids.Format(ids.Referral, ref)+"/approve", []byte(`{"notes":"checked"}`))
-	if status != 200 || body["data"].(map[string]any)["status"] != "approved" {
+	if status != 202 && (status != 200 || body["data"].(map[string]any)["status"] != "approved") {
 		t.Fatalf("approve = %d %v", status, body)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: available, available: available})

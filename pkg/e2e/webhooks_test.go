@@ -11,6 +11,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -449,7 +450,15 @@ func childDispatcher() int {
 func TestWebhookDispatcherKilledMidStream(t *testing.T) {
 	t.Parallel()
 	brokers := testenv.MustBroker(t)
-	env := webhookEnv(t, map[string]string{"WEBHOOK_LEASE": "2s", "WEBHOOK_ENDPOINT_CONCURRENCY": "8"})
+	// The jobs the killed child leaves leased come back when the lease
+	// ends. Until a dispatcher finishes them the scheduler offers each
+	// again at every lease's end: with a 2 s lease and the ~1,500 jobs the
+	// child leaves, ~750 retry messages a second into one partition of
+	// the embedded broker. In a run on a loaded machine that broker then
+	// left the replacement's 31 new connections without an answer for
+	// 90 s, most likely from that load. 10 s keeps the test short and the
+	// retry traffic a fifth of that.
+	env := webhookEnv(t, map[string]string{"WEBHOOK_LEASE": "10s", "WEBHOOK_ENDPOINT_CONCURRENCY": "8"})
 	s := startStack(t, stackOptions{brokers: brokers, scheduler: true, noLedger: true, env: env})
 	rc := newReceiver(t, func(int64, *http.Request) int {
 		time.Sleep(5 * time.Millisecond)
@@ -516,13 +525,19 @@ WHERE merchant_id = $1 AND status = 'success'`, tn.merchant.ID)
 	s.deps.Config.KafkaSessionTimeout = 6 * time.Second
 	s.run(ctx, "dispatcher", program.RunDispatcher)
 	seen := map[string]int{}
-	eventually(t, 90*time.Second, "every event delivered", func() bool {
+	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
 		clear(seen)
 		for _, g := range rc.received() {
 			seen[g.id]++
 		}
-		return len(seen) == len(recs)
-	})
+		if len(seen) == len(recs) {
+			break
+		}
+		if time.Now().After(deadline) {
+			dumpDispatchState(t, s, tn.merchant.ID)
+			t.Fatalf("%d of %d events delivered 90s after the replacement started", len(seen), len(recs))
+		}
+	}
 	dups := 0
 	for id, n := range seen {
 		if n == 1 {
@@ -541,4 +556,33 @@ WHERE merchant_id = $1 AND status = 'success'`, tn.merchant.ID)
 			t.Fatalf("delivery %s: %s", g.id, g.sigProblem)
 		}
 	}
+}
+
+// dumpDispatchState logs what a stalled delivery test needs to be
+// understood: the jobs owed and the attempts logged, and the goroutines of
+// the test process (the replacement dispatcher's lanes and consumer).
+func dumpDispatchState(t *testing.T, s *stack, merchantID uuid.UUID) {
+	t.Helper()
+	ctx := context.Background()
+	var jobs, due, attempted int
+	var oldest, newest *time.Time
+	err := s.deps.Pool.QueryRow(ctx, `SELECT count(*), count(*) FILTER (WHERE next_attempt_at <= now()),
+  count(*) FILTER (WHERE attempts > 0), min(next_attempt_at), max(next_attempt_at)
+FROM webhook_jobs WHERE merchant_id = $1`, merchantID).Scan(&jobs, &due, &attempted, &oldest, &newest)
+	t.Logf("job rows: %d (%d due, %d attempted before), next attempts from %v to %v, now %v (err %v)",
+		jobs, due, attempted, oldest, newest, time.Now().UTC(), err)
+	rows, err := s.deps.Pool.Query(ctx, `SELECT status, count(*), count(DISTINCT event_id) FROM webhook_attempts
+WHERE merchant_id = $1 GROUP BY status`, merchantID)
+	if err == nil {
+		for rows.Next() {
+			var status string
+			var n, events int
+			_ = rows.Scan(&status, &n, &events)
+			t.Logf("attempts logged: %s %d (%d events)", status, n, events)
+		}
+		rows.Close()
+	}
+	var dump strings.Builder
+	_ = pprof.Lookup("goroutine").WriteTo(&dump, 1)
+	t.Logf("goroutines of the test process:\n%s", dump.String())
 }
