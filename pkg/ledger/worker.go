@@ -3,10 +3,9 @@ package ledger
 import (
 	"context"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/convida/convida/pkg/batch"
 	"github.com/convida/convida/pkg/outbox"
+	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 )
 
