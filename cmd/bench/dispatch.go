@@ -16,10 +16,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
 )
 
 // receiverCAFile writes the certificate of httptest's TLS servers (one for

@@ -11,10 +11,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/convida/convida/pkg/postgres"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 	dto "github.com/prometheus/client_model/go"
+
+	"github.com/convida/convida/pkg/postgres"
 )
 
 // pollEvery is how often the referral count is read while waiting.

@@ -11,8 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convida/convida/pkg/redemption"
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // Credentials and store of the fake Yampi; the integration the redeem

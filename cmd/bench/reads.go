@@ -12,9 +12,10 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/convida/convida/pkg/httpapi"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/httpapi"
 )
 
 // The read warm-up: unmeasured requests before the first level, so that

@@ -4,11 +4,12 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/convida/convida/pkg/money"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redemption"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // walletFigure is what a redemption moves in a wallet.

@@ -12,10 +12,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/redemption"
-	"github.com/google/uuid"
 )
 
 // approveClients is how many concurrent API calls approve the funding

@@ -6,13 +6,14 @@ import (
 	"fmt"
 	"sync/atomic"
 
+	"github.com/google/uuid"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
-	"github.com/google/uuid"
-	"golang.org/x/sync/errgroup"
 )
 
 // rewardCents is the campaign's fixed reward, so that every expected

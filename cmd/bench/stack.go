@@ -13,13 +13,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/redis/go-redis/v9"
+
 	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/secretbox"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"github.com/redis/go-redis/v9"
 )
 
 // stack is the pipeline under test: in process (broker, ingest, ledger,

@@ -5,8 +5,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convida/convida/pkg/webhook"
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // endpointCache keeps each merchant's active endpoints for a short while:

@@ -27,11 +27,14 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/convida/convida/pkg/event"
+
+	"github.com/google/uuid"
+	"go.uber.org/zap"
+
 	"github.com/convida/convida/pkg/batch"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
-	"go.uber.org/zap"
 )
 
 // Store is the Postgres side of the engine (postgres.WebhookStore).
@@ -178,7 +181,7 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 // lanes.
 func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) error {
 	now := d.cfg.Now()
-	var events []event
+	var events []eventMessage
 	var retries []webhook.Job
 	for _, m := range msgs {
 		if m.Headers[HeaderKind] == KindRetry {
@@ -190,7 +193,7 @@ func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) 
 			continue
 		}
 		ev, ok := parseEvent(m)
-		if !ok || !webhook.IsEventType(ev.typ) {
+		if !ok || !event.IsSubscribable(ev.typ) {
 			continue // not for merchants (or not an event at all): nothing to deliver
 		}
 		events = append(events, ev)
@@ -201,20 +204,20 @@ func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) 
 	return d.resume(ctx, retries, now)
 }
 
-type event struct {
+type eventMessage struct {
 	merchantID, eventID uuid.UUID
 	typ                 string
 	payload             []byte
 	repeat              bool // the broker may have handed it to us before
 }
 
-func parseEvent(m kafkabus.Message) (event, bool) {
+func parseEvent(m kafkabus.Message) (eventMessage, bool) {
 	merchantID, err1 := uuid.Parse(m.Headers[HeaderMerchantID])
 	eventID, err2 := uuid.Parse(m.Headers[HeaderEventID])
 	if err1 != nil || err2 != nil {
-		return event{}, false
+		return eventMessage{}, false
 	}
-	return event{merchantID: merchantID, eventID: eventID, typ: m.Headers[HeaderEventType], payload: m.Value,
+	return eventMessage{merchantID: merchantID, eventID: eventID, typ: m.Headers[HeaderEventType], payload: m.Value,
 		repeat: m.Repeat}, true
 }
 
@@ -222,11 +225,11 @@ func parseEvent(m kafkabus.Message) (event, bool) {
 // fit to their lanes as held jobs and stores the rest, then waits for the
 // held ones. Jobs of events that may repeat are first checked against what
 // is stored and logged.
-func (d *Dispatcher) fanOut(ctx context.Context, events []event, now time.Time) error {
+func (d *Dispatcher) fanOut(ctx context.Context, events []eventMessage, now time.Time) error {
 	if len(events) == 0 {
 		return nil
 	}
-	endpoints, err := endpointsOf(ctx, d, events, func(ev event) uuid.UUID { return ev.merchantID })
+	endpoints, err := endpointsOf(ctx, d, events, func(ev eventMessage) uuid.UUID { return ev.merchantID })
 	if err != nil {
 		return err
 	}

@@ -10,6 +10,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/convida/convida/pkg/dispatch"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/merchant"
@@ -18,8 +21,6 @@ import (
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // fixture is a merchant with one endpoint on a local HTTPS receiver whose

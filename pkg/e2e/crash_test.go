@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
@@ -19,7 +21,6 @@ import (
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
-	"go.uber.org/zap"
 )
 
 // TestMain lets the test binary play a ledger worker or a dispatcher in a

@@ -9,10 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
-	"go.uber.org/zap"
 )
 
 // watchedStore is the real ledger store with a record of the transactions

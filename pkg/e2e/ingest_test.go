@@ -9,8 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/campaign"
 )
 
 func (s *stack) count(query string, args ...any) int {

@@ -5,9 +5,10 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
-	"github.com/google/uuid"
 )
 
 // TestTenantIsolation runs every operation with merchant B's key on

@@ -20,6 +20,11 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
@@ -28,10 +33,6 @@ import (
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 )
 
 // stack is a running Convida: ingest (and API) over loopback TCP, ledger

@@ -20,13 +20,16 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/event"
+
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
 )
 
 // receiver is a merchant's HTTPS webhook endpoint played by the test. It
@@ -169,7 +172,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 	yampi := newPlatform(t)
 	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 3000,
 		WarrantyDays: 30, MinRedemption: 100, IsActive: true})
-	s.hook(tn, rc, webhook.EventTypes...)
+	s.hook(tn, rc, event.Subscribable...)
 	if status, res := s.api(tn, http.MethodPut, "/integrations/yampi",
 		[]byte(`{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "`+yampi.srv.URL+`"}`)); status != 200 {
 		t.Fatalf("PUT integration = %d %v", status, res)
@@ -212,9 +215,9 @@ func TestWebhookEveryEvent(t *testing.T) {
 		t.Fatalf("redeem = %d %v", status, res)
 	}
 
-	eventually(t, 20*time.Second, "all nine event types", func() bool { return len(rc.byType()) == len(webhook.EventTypes) })
+	eventually(t, 20*time.Second, "all nine event types", func() bool { return len(rc.byType()) == len(event.Subscribable) })
 	got := rc.byType()
-	for _, typ := range webhook.EventTypes {
+	for _, typ := range event.Subscribable {
 		g := got[typ]
 		if !g.validSigs {
 			t.Errorf("%s: %s", typ, g.sigProblem)

@@ -6,6 +6,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
@@ -14,8 +17,6 @@ import (
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
-	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 )
 
 // ActionsConfig wires the wallet actions, which are ledger commands: the

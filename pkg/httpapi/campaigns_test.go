@@ -5,8 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convida/convida/pkg/ledger"
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/ledger"
 )
 
 var campaignKeys = []string{"id", "name", "reward_type", "reward_value", "warranty_days", "min_redemption",

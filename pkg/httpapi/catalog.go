@@ -7,6 +7,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
@@ -14,8 +17,6 @@ import (
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
-	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 )
 
 // MemberCatalog lists and updates members.

@@ -9,8 +9,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/convida/convida/pkg/ledger"
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/ledger"
 )
 
 // TestListCampaigns covers GET /campaigns: order, stats batched for the

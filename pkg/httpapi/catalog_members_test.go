@@ -6,8 +6,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convida/convida/pkg/ledger"
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/ledger"
 )
 
 // TestListMembers covers every filter and bound of GET /members, the

@@ -7,9 +7,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/ledger"
-	"github.com/google/uuid"
 )
 
 var referralKeys = []string{"id", "member_id", "member", "referee_email", "referee_name", "referee_external_id",

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"go.uber.org/zap/zaptest"
+
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/ledger"
@@ -16,9 +20,6 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/google/uuid"
-	"github.com/gorilla/mux"
-	"go.uber.org/zap/zaptest"
 )
 
 // ex is shorthand for a documented response.

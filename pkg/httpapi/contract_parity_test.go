@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/inbound"
-	"github.com/convida/convida/pkg/openapi/openapitest"
-	"github.com/convida/convida/pkg/program"
-	"github.com/convida/convida/pkg/secretbox"
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/secretbox"
 )
 
 // TestContractParity fails when an operation the programs serve is missing

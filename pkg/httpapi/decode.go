@@ -13,10 +13,11 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/ids"
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ids"
 )
 
 // maxBody is the largest accepted request body (decision 9).

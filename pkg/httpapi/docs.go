@@ -8,10 +8,11 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/gorilla/mux"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/openapi"
 	"github.com/convida/convida/pkg/respond"
-	"github.com/gorilla/mux"
 )
 
 // registerDocs adds GET /api/v1/openapi.json: the OpenAPI document as JSON,

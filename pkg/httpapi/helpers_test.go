@@ -16,6 +16,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap/zaptest"
+
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/ledger"
@@ -23,9 +27,6 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
-	"go.uber.org/zap/zaptest"
 )
 
 // ingestURL is the INGEST_PUBLIC_URL the test API is wired with.

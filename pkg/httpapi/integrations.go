@@ -5,12 +5,13 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/gorilla/mux"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/secretbox"
-	"github.com/gorilla/mux"
 )
 
 // IntegrationRequest is the body of PUT /integrations/{provider}: guru uses

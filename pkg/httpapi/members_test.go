@@ -6,9 +6,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/ledger"
-	"github.com/google/uuid"
 )
 
 var memberKeys = []string{"id", "email", "name", "external_id", "coupon_code", "campaign_id", "status", "wallet",

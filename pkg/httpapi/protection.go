@@ -15,8 +15,9 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/convida/convida/pkg/apperr"
 	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // Limiter counts requests against a rate limit (decision 13). Allow counts

@@ -16,17 +16,18 @@ import (
 	"testing"
 	"time"
 
+	"github.com/gorilla/mux"
+	"github.com/redis/go-redis/v9"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/gorilla/mux"
-	"github.com/redis/go-redis/v9"
-	"go.uber.org/zap"
-	"go.uber.org/zap/zaptest"
-	"go.uber.org/zap/zaptest/observer"
 )
 
 var (

@@ -10,6 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
@@ -18,9 +22,6 @@ import (
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
-	"github.com/gorilla/mux"
-	"go.uber.org/zap"
 )
 
 // Merchants is what the API needs of merchants.

@@ -12,14 +12,17 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/convida/convida/pkg/event"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 )
 
 // Webhooks is what the webhook-management interface needs of its store
@@ -144,8 +147,8 @@ func parseEvents(raw json.RawMessage) ([]string, error) {
 	}
 	out := make([]string, 0, len(list))
 	for i, e := range list {
-		if !webhook.IsEventType(e) {
-			return nil, apperr.Errorf(apperr.Invalid, "events[%d]: unknown event; use one of %s", i, strings.Join(webhook.EventTypes, ", "))
+		if !event.IsSubscribable(e) {
+			return nil, apperr.Errorf(apperr.Invalid, "events[%d]: unknown event; use one of %s", i, strings.Join(event.Subscribable, ", "))
 		}
 		if !slices.Contains(out, e) {
 			out = append(out, e)
@@ -390,7 +393,7 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var a *webhook.Attempt
-	if rec.EventType == webhook.TestEventType {
+	if rec.EventType == event.Test {
 		a, err = s.sendTest(r, ep)
 	} else {
 		a, err = s.resend(r, ep, rec.EventID)
@@ -431,12 +434,12 @@ func (s *Server) sendTest(r *http.Request, ep *webhook.Endpoint) (*webhook.Attem
 	if err != nil {
 		return nil, err
 	}
-	payload, err := json.Marshal(outbox.Envelope{ID: ids.Format(ids.Event, eventID), Type: webhook.TestEventType,
+	payload, err := json.Marshal(outbox.Envelope{ID: ids.Format(ids.Event, eventID), Type: event.Test,
 		CreatedAt: jsontime.Format(s.cfg.Now()), MerchantID: ep.MerchantID.String(), Data: data})
 	if err != nil {
 		return nil, err
 	}
-	return s.deliverNow(r, ep, eventID, webhook.TestEventType, payload, 1)
+	return s.deliverNow(r, ep, eventID, event.Test, payload, 1)
 }
 
 // deliverNow makes one attempt through the Sender and logs it. A 410

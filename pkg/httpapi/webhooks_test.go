@@ -15,6 +15,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/openapi/openapitest"
@@ -22,7 +24,6 @@ import (
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
 )
 
 var _ httpapi.Webhooks = (*postgres.WebhookStore)(nil)

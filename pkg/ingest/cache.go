@@ -6,9 +6,10 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // settingsCache keeps merchant settings in memory for a short TTL: a sale

@@ -11,14 +11,15 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/respond"
-	"github.com/google/uuid"
-	"github.com/gorilla/mux"
-	"go.uber.org/zap"
 )
 
 // Service handles inbound deliveries.

@@ -9,10 +9,11 @@ import (
 	"errors"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/google/uuid"
 )
 
 // Merchants finds merchants and their provider settings.

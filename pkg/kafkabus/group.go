@@ -6,10 +6,11 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // BatchHandler processes a batch of messages of one partition, in offset

@@ -6,8 +6,9 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/segmentio/kafka-go"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // TopicSpec describes a topic for EnsureTopics.

@@ -5,10 +5,11 @@ import (
 	"errors"
 	"time"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // WriterConfig configures NewWriter.

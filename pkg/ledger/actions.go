@@ -1,11 +1,13 @@
 package ledger
 
 import (
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
-	"github.com/google/uuid"
 )
 
 // referralOf returns the command's referral when it belongs to the member,
@@ -38,7 +40,7 @@ func (b *Book) manualApprove(cmd Command, m *member.Member) {
 		r.Notes = cmd.Notes
 	}
 	b.approve(cmd, r, "Referral approved for order "+r.OrderID)
-	b.emit(cmd, EventReferralApproved, r.AdminView(m.Name, m.Email))
+	b.emit(cmd, event.ReferralApproved, r.AdminView(m.Name, m.Email))
 	b.record(cmd, OutcomeApplied, "", "approved", referralResult(r))
 }
 
@@ -67,7 +69,7 @@ func (b *Book) reject(cmd Command, m *member.Member) {
 		r.Notes = cmd.Notes
 	}
 	b.touchReferral(r)
-	b.emit(cmd, EventReferralRejected, r.AdminView(m.Name, m.Email))
+	b.emit(cmd, event.ReferralRejected, r.AdminView(m.Name, m.Email))
 	b.record(cmd, OutcomeApplied, "", "rejected", referralResult(r))
 }
 
@@ -121,7 +123,7 @@ func (b *Book) redeem(cmd Command, m *member.Member) {
 		walletDelta{available: -amount, redeemed: amount})
 	b.Redemptions[MemberKey{cmd.MerchantID, red.ID}] = red
 	b.NewRedemptions = append(b.NewRedemptions, red)
-	b.emit(cmd, EventRedemptionRequested, RedemptionRequested{RedemptionID: red.ID, MerchantID: cmd.MerchantID,
+	b.emit(cmd, event.RedemptionRequested, RedemptionRequested{RedemptionID: red.ID, MerchantID: cmd.MerchantID,
 		MemberID: m.ID, Type: red.Type, Amount: amount, SubscriptionID: red.SubscriptionID})
 	b.record(cmd, OutcomeApplied, "", "redemption pending", RedemptionResultData{RedemptionID: red.ID, Status: red.Status, Amount: amount})
 }
@@ -147,7 +149,7 @@ func (b *Book) redemptionResult(cmd Command, m *member.Member) {
 	if res.Success {
 		red.Status, red.Result = redemption.StatusCompleted, res.Result
 		b.setTxnStatus(red.DebitTxnID, TxnUsed)
-		b.emit(cmd, EventRedemptionCompleted, red.AdminView())
+		b.emit(cmd, event.RedemptionCompleted, red.AdminView())
 	} else {
 		red.Status, red.FailureReason = redemption.StatusFailed, res.FailureReason
 		b.move(cmd, Entry{Type: EntryCancel, Amount: red.Amount, Description: "Redemption failed: amount returned",

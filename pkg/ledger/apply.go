@@ -5,10 +5,13 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convida/convida/pkg/event"
+
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/referral"
-	"github.com/google/uuid"
 )
 
 // Apply applies one command to the book. A command whose id the book has
@@ -69,7 +72,7 @@ func (b *Book) creditSale(cmd Command, m *member.Member) {
 	r := b.newReferral(cmd, m, c.Reward(sale.Amount), c.WarrantyEnd(sale.PaidAt))
 	if sale.BuyerEmail != "" && strings.EqualFold(strings.TrimSpace(sale.BuyerEmail), strings.TrimSpace(m.Email)) {
 		r.Status, r.RejectionReason = referral.StatusRejected, "self_referral"
-		b.emit(cmd, EventReferralCreated, r.AdminView(m.Name, m.Email))
+		b.emit(cmd, event.ReferralCreated, r.AdminView(m.Name, m.Email))
 		b.record(cmd, OutcomeApplied, "", "self-referral: created rejected", referralResult(r))
 		return
 	}
@@ -84,7 +87,7 @@ func (b *Book) creditSale(cmd Command, m *member.Member) {
 		b.addTxn(t)
 		r.CreditTxnID = t.ID
 	}
-	b.emit(cmd, EventReferralCreated, r.AdminView(m.Name, m.Email))
+	b.emit(cmd, event.ReferralCreated, r.AdminView(m.Name, m.Email))
 	if r.RewardAmount > 0 {
 		b.move(cmd, Entry{Type: EntryCredit, Amount: r.RewardAmount, Description: rewardDescription(sale),
 			ReferenceType: "referral", ReferenceID: r.ID, TransactionID: r.CreditTxnID},
@@ -142,7 +145,7 @@ func (b *Book) refund(cmd Command, m *member.Member) {
 	}
 	r.Status = referral.StatusCancelled
 	b.touchReferral(r)
-	b.emit(cmd, EventReferralCancelled, r.AdminView(m.Name, m.Email))
+	b.emit(cmd, event.ReferralCancelled, r.AdminView(m.Name, m.Email))
 	b.record(cmd, OutcomeApplied, "", "cancelled", referralResult(r))
 }
 
@@ -163,7 +166,7 @@ func (b *Book) release(cmd Command, m *member.Member) {
 		return
 	}
 	b.approve(cmd, r, "Warranty released for order "+r.OrderID)
-	b.emit(cmd, EventReferralApproved, r.AdminView(m.Name, m.Email))
+	b.emit(cmd, event.ReferralApproved, r.AdminView(m.Name, m.Email))
 	b.record(cmd, OutcomeApplied, "", "approved", referralResult(r))
 }
 

@@ -4,12 +4,15 @@ import (
 	"encoding/json"
 	"time"
 
+	"github.com/convida/convida/pkg/event"
+
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
-	"github.com/google/uuid"
 )
 
 // Wallet is a member's balance snapshot.
@@ -228,9 +231,9 @@ func (b *Book) move(cmd Command, e Entry, d walletDelta) uuid.UUID {
 	typ := ""
 	switch {
 	case e.Type == EntryCredit || d.returnedMoney:
-		typ = EventWalletCredited
+		typ = event.WalletCredited
 	case e.Type == EntryDebit:
-		typ = EventWalletDebited
+		typ = event.WalletDebited
 	}
 	if typ != "" {
 		b.emit(cmd, typ, WalletEventData{

@@ -4,10 +4,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/referral"
-	"github.com/google/uuid"
 )
 
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)

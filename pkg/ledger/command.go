@@ -12,8 +12,9 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/convida/convida/pkg/redemption"
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // Command types.

@@ -1,25 +1,10 @@
 package ledger
 
 import (
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
-	"github.com/google/uuid"
-)
-
-// Outbound event types written by the ledger.
-const (
-	EventReferralCreated     = "referral.created"
-	EventReferralApproved    = "referral.approved"
-	EventReferralRejected    = "referral.rejected"
-	EventReferralCancelled   = "referral.cancelled"
-	EventWalletCredited      = "wallet.credited"
-	EventWalletDebited       = "wallet.debited"
-	EventRedemptionCompleted = "redemption.completed"
-
-	// EventRedemptionRequested is internal: it goes to the redemptions
-	// topic, where the dispatcher carries the redemption out, and is never
-	// delivered to merchants.
-	EventRedemptionRequested = "redemption.requested"
 )
 
 // RedemptionRequested is the data of redemption.requested.

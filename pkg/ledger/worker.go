@@ -3,10 +3,11 @@ package ledger
 import (
 	"context"
 
-	"github.com/convida/convida/pkg/batch"
-	"github.com/convida/convida/pkg/outbox"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/batch"
+	"github.com/convida/convida/pkg/outbox"
 )
 
 // Store applies a batch of commands in one transaction (pkg/postgres).

@@ -3,14 +3,16 @@ package member
 
 import (
 	"crypto/rand"
-	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/jsontime"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
+
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/merchant"
 )
 
 // Statuses of a member (spec 3.1).

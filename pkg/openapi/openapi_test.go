@@ -8,8 +8,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convida/convida/pkg/openapi"
 	"github.com/getkin/kin-openapi/openapi3"
+
+	"github.com/convida/convida/pkg/openapi"
 )
 
 func mustLoad(t *testing.T) *openapi3.T {

@@ -12,9 +12,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
-	"github.com/google/uuid"
 )
 
 // Record is one outbox row: an event envelope ready to publish.

@@ -3,10 +3,11 @@ package postgres
 import (
 	"context"
 
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/campaign"
 )
 
 // CampaignStore keeps campaigns.

@@ -3,10 +3,11 @@ package postgres
 import (
 	"context"
 
-	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/campaign"
 )
 
 // ListCampaigns returns a page of the merchant's campaigns, newest first

@@ -3,13 +3,16 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"github.com/convida/convida/pkg/outbox"
 	"strings"
+
+	"github.com/convida/convida/pkg/event"
+	"github.com/convida/convida/pkg/outbox"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 )
 
 // memberFilterWhere selects the members of merchant $1 matching the filter
@@ -94,7 +97,7 @@ RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.Campaig
 		if err != nil {
 			return err
 		}
-		rec, err = emitMemberEvent(ctx, tx, m, EventMemberUpdated)
+		rec, err = emitMemberEvent(ctx, tx, m, event.MemberUpdated)
 		return err
 	})
 	switch {

@@ -7,13 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/google/uuid"
 )
 
 // idsDesc returns ids sorted the way PostgreSQL orders uuid DESC.

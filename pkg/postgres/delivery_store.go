@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/convida/convida/pkg/batch"
 	"time"
 
-	"github.com/convida/convida/pkg/ingest"
+	"github.com/convida/convida/pkg/batch"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/ingest"
 )
 
 // DeliveryStore implements ingest.Deliveries. Its writes are group-committed

@@ -5,10 +5,11 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/testenv"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestEnsureDatabaseWithPoolSettings: a DATABASE_URL that sizes the pool

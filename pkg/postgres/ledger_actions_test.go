@@ -5,13 +5,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/google/uuid"
 )
 
 // actionsFixture is a member with one pending referral of reward 1000.

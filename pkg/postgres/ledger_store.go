@@ -7,14 +7,15 @@ import (
 	"sort"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // LedgerStore loads and writes the ledger's Book. It is used only by the

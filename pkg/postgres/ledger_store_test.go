@@ -5,11 +5,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/google/uuid"
 )
 
 func sale(order string, amount int64, buyer string, paid time.Time) *ledger.Sale {

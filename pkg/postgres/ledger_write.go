@@ -4,10 +4,11 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/referral"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/referral"
 )
 
 func queueReferrals(b *pgx.Batch, book *ledger.Book) {

@@ -7,12 +7,15 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/member"
-	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/event"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/outbox"
 )
 
 // MemberStore keeps members. It never writes wallets: a member's wallet
@@ -90,7 +93,7 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 				m.CampaignID, m.Status, meta, m.Document, m.Phone).Scan(&m.CreatedAt, &m.UpdatedAt); err != nil {
 				return err
 			}
-			rec, err = emitMemberEvent(ctx, tx, m, EventMemberCreated)
+			rec, err = emitMemberEvent(ctx, tx, m, event.MemberCreated)
 			return err
 		})
 		switch {
@@ -108,18 +111,11 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 	}
 }
 
-// The member events, written to the outbox in the transaction of their
-// cause like the ledger's events.
-const (
-	EventMemberCreated = "member.created"
-	EventMemberUpdated = "member.updated"
-)
-
 // emitMemberEvent writes a member.* event with the member in its admin shape,
 // wallet and referral count as they stand in tx.
 func emitMemberEvent(ctx context.Context, tx pgx.Tx, m *member.Member, typ string) (outbox.Record, error) {
 	var pending, available, earned, referrals int64
-	if typ != EventMemberCreated { // a new member has neither wallet nor referrals
+	if typ != event.MemberCreated { // a new member has neither wallet nor referrals
 		if err := tx.QueryRow(ctx, `SELECT
   COALESCE(w.pending, 0), COALESCE(w.available, 0), COALESCE(w.total_earned, 0),
   (SELECT count(*) FROM referrals WHERE merchant_id = $1 AND member_id = $2)

@@ -5,13 +5,14 @@ import (
 	"errors"
 	"time"
 
-	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/merchant"
-	"github.com/convida/convida/pkg/secretbox"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/crypto/bcrypt"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/secretbox"
 )
 
 // MerchantStore keeps merchants, their API keys and integration settings.

@@ -4,10 +4,11 @@ import (
 	"context"
 	"time"
 
-	"github.com/convida/convida/pkg/outbox"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/outbox"
 )
 
 // OutboxStore implements outbox.Store.

@@ -5,11 +5,12 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/redemption"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // OutcomeStore reads what the ledger recorded: command outcomes and

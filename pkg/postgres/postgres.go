@@ -9,8 +9,6 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/convida/convida/migrations"
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +16,9 @@ import (
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
+
+	"github.com/convida/convida/migrations"
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // Open connects a pool to url and checks the connection.

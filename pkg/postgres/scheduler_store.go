@@ -5,10 +5,11 @@ import (
 	"sync"
 	"time"
 
-	"github.com/convida/convida/pkg/scheduler"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/scheduler"
 )
 
 // SchedulerStore implements scheduler.Store.

@@ -4,12 +4,13 @@ import (
 	"context"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 type seeded struct {

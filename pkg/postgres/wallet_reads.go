@@ -4,11 +4,12 @@ import (
 	"context"
 	"errors"
 
-	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/referral"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/referral"
 )
 
 // WalletReads answers the read side of the wallet: snapshots, transaction

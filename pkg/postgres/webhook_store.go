@@ -8,12 +8,13 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/secretbox"
-	"github.com/convida/convida/pkg/webhook"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // WebhookStore keeps the outbound webhook endpoints, their delivery log and

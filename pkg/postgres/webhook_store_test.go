@@ -8,14 +8,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 )
 
 // webhookEnv is a fresh database with a WebhookStore and two merchants.

@@ -10,9 +10,10 @@ import (
 	"net/url"
 	"strings"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/google/uuid"
 )
 
 // ErrUsage marks a command line that does not parse (exit status 2).

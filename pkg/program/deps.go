@@ -7,11 +7,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/convida/convida/pkg/kafkabus"
-	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/respond"
-	"github.com/convida/convida/pkg/secretbox"
 	"github.com/gorilla/mux"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
@@ -20,6 +15,12 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/secretbox"
 )
 
 // Deps are the connections every role shares.

@@ -7,14 +7,17 @@ import (
 	"fmt"
 	"net/http"
 
+	"github.com/convida/convida/pkg/event"
+
+	"go.uber.org/zap"
+	"golang.org/x/sync/errgroup"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redemption"
-	"go.uber.org/zap"
-	"golang.org/x/sync/errgroup"
 )
 
 // TopicRedemptions carries redemption.requested events from the ledger to
@@ -138,7 +141,7 @@ func (c *redemptionConsumer) carryOut(ctx context.Context, msg kafkabus.Message)
 
 // topicOf routes an outbox record: internal events to their own topic.
 func topicOf(rec outbox.Record) string {
-	if rec.Type == ledger.EventRedemptionRequested {
+	if rec.Type == event.RedemptionRequested {
 		return TopicRedemptions
 	}
 	return TopicEvents

@@ -2,8 +2,12 @@ package program
 
 import (
 	"context"
-	"github.com/convida/convida/pkg/dispatch"
 	"time"
+
+	"github.com/convida/convida/pkg/dispatch"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ingest"
@@ -14,8 +18,6 @@ import (
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/scheduler"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/gorilla/mux"
-	"go.uber.org/zap"
 )
 
 // LedgerHandler returns the batch handler of the ledger: decode, apply in

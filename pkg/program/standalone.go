@@ -12,10 +12,11 @@ import (
 	"strings"
 	"syscall"
 
+	"go.uber.org/zap"
+
 	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
-	"go.uber.org/zap"
 )
 
 // Standalone runs the whole pipeline in one process for local use: an

@@ -10,9 +10,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/google/uuid"
 )
 
 // DefaultRequestTimeout bounds one request to a platform when

@@ -10,9 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/google/uuid"
 )
 
 // target is one platform request under test, the others succeeding.

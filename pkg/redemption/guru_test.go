@@ -9,9 +9,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/google/uuid"
 )
 
 const guruToken = "guru-user-token-S3CRET"

@@ -8,9 +8,10 @@ package redemption
 import (
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
-	"github.com/google/uuid"
 )
 
 // Types (admin vocabulary) and the member-facing destinations they map to.

@@ -11,11 +11,12 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/money"
-	"github.com/google/uuid"
 )
 
 // CouponValidity is how long a Yampi coupon of a redemption is valid

@@ -9,8 +9,9 @@ import (
 	"errors"
 	"time"
 
-	"github.com/convida/convida/pkg/batch"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/convida/convida/pkg/batch"
 )
 
 // Dedupe remembers keys for a while (ingest.Dedupe). Concurrent calls share

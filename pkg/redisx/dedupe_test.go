@@ -6,9 +6,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/google/uuid"
 )
 
 // TestDedupeConcurrent runs many callers at once, so their GETs and SETs

@@ -9,8 +9,9 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // Idempotency keeps idempotency records in Redis; it implements

@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/google/uuid"
 )
 
 func TestIdempotencyLifecycle(t *testing.T) {

@@ -5,10 +5,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/redisx"
-	"github.com/convida/convida/pkg/testenv"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
+
+	"github.com/convida/convida/pkg/redisx"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 func TestLimiterBurstThenRefuses(t *testing.T) {

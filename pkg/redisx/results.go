@@ -4,10 +4,11 @@ import (
 	"context"
 	"encoding/json"
 
-	"github.com/convida/convida/pkg/ledger"
 	"github.com/google/uuid"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/ledger"
 )
 
 // Results carries command outcomes from the ledger to the API instance

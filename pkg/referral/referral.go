@@ -5,9 +5,10 @@ package referral
 import (
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
-	"github.com/google/uuid"
 )
 
 // Statuses of a referral.

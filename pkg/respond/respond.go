@@ -8,8 +8,9 @@ import (
 	"net/http"
 	"strings"
 
-	"github.com/convida/convida/pkg/apperr"
 	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // Style selects the wire spelling of error codes.

@@ -7,9 +7,10 @@ import (
 	"context"
 	"time"
 
-	"github.com/convida/convida/pkg/ledger"
 	"github.com/google/uuid"
 	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/ledger"
 )
 
 // DueReferral is a pending referral whose warranty has expired.

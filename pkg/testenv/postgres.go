@@ -14,11 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/migrations"
-	"github.com/convida/convida/pkg/postgres"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/migrations"
+	"github.com/convida/convida/pkg/postgres"
 )
 
 // ServerURL is the PostgreSQL server the tests use (TEST_DATABASE_URL

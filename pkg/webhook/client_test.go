@@ -16,9 +16,10 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/webhook"
-	"github.com/google/uuid"
 )
 
 // receiver is a local HTTPS webhook receiver that counts the connections

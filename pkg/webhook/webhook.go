@@ -1,11 +1,12 @@
 // Package webhook is the outbound side of Convida (webhooks.md): the
-// endpoints merchants register, the nine event types they subscribe to,
+// endpoints merchants register,
 // the delivery log, the retry jobs the dispatcher works through, and the
 // mechanics of one attempt (signing, the dial-time address check, the
 // response classification, the retry schedule).
 //
 // Storage lives in pkg/postgres (webhook_store.go), the management API in
-// pkg/httpapi (webhooks.go) and the delivery engine in pkg/program.
+// pkg/httpapi (webhooks.go) and the delivery engine in pkg/dispatch; the event
+// types are named in pkg/event.
 package webhook
 
 import (
@@ -13,30 +14,11 @@ import (
 	"slices"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
-	"github.com/google/uuid"
 )
-
-// The event types of spec 6.1, in the spec's order.
-var EventTypes = []string{
-	"member.created",
-	"member.updated",
-	"referral.created",
-	"referral.approved",
-	"referral.rejected",
-	"referral.cancelled",
-	"redemption.completed",
-	"wallet.credited",
-	"wallet.debited",
-}
-
-// TestEventType is sent by POST /v1/webhooks/{id}/test to that endpoint
-// only, whatever it subscribes to.
-const TestEventType = "webhook.test"
-
-// IsEventType reports whether name is one of the nine subscribable types.
-func IsEventType(name string) bool { return slices.Contains(EventTypes, name) }
 
 // Disabled reasons shown on an endpoint that the dispatcher switched off.
 const (

@@ -28,11 +28,12 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/convida/convida/pkg/openapi"
 	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/gorillamux"
+
+	"github.com/convida/convida/pkg/openapi"
 )
 
 // Exercise is one documented response: an operation and a status.

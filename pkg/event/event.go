@@ -1,0 +1,46 @@
+// Package event names the domain events: the nine outbound types of spec
+// 6.1 that merchants subscribe to, the test event, and the internal event
+// that carries a redemption to the dispatcher. Every other package uses
+// these names; none spells them again.
+package event
+
+import "slices"
+
+// The subscribable event types of spec 6.1.
+const (
+	MemberCreated       = "member.created"
+	MemberUpdated       = "member.updated"
+	ReferralCreated     = "referral.created"
+	ReferralApproved    = "referral.approved"
+	ReferralRejected    = "referral.rejected"
+	ReferralCancelled   = "referral.cancelled"
+	RedemptionCompleted = "redemption.completed"
+	WalletCredited      = "wallet.credited"
+	WalletDebited       = "wallet.debited"
+)
+
+// Test is sent by POST /v1/webhooks/{id}/test to that endpoint only,
+// whatever it subscribes to.
+const Test = "webhook.test"
+
+// RedemptionRequested is internal: it goes to the redemptions topic, where
+// the dispatcher carries the redemption out, and is never delivered to
+// merchants.
+const RedemptionRequested = "redemption.requested"
+
+// Subscribable lists the types an endpoint may subscribe to, in the spec's
+// order.
+var Subscribable = []string{
+	MemberCreated,
+	MemberUpdated,
+	ReferralCreated,
+	ReferralApproved,
+	ReferralRejected,
+	ReferralCancelled,
+	RedemptionCompleted,
+	WalletCredited,
+	WalletDebited,
+}
+
+// IsSubscribable reports whether name is one of the subscribable types.
+func IsSubscribable(name string) bool { return slices.Contains(Subscribable, name) }
