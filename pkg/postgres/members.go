@@ -6,14 +6,14 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"github.com/convida/convida/pkg/event"
+	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
 )
@@ -174,4 +174,131 @@ func (s *MemberStore) MemberStats(ctx context.Context, merchantID, id uuid.UUID)
 	err := s.pool.QueryRow(ctx, `SELECT count(*) FROM referrals WHERE merchant_id = $1 AND member_id = $2`,
 		merchantID, id).Scan(&st.TotalReferrals)
 	return st, err
+}
+
+// memberFilterWhere selects the members of merchant $1 matching the filter
+// $2 (status, empty for any), $3 (campaign, NULL for any) and $4 (an escaped
+// ILIKE pattern, NULL for any).
+const memberFilterWhere = `m.merchant_id = $1 AND ($2 = '' OR m.status = $2)
+  AND ($3::uuid IS NULL OR m.campaign_id = $3)
+  AND ($4::text IS NULL OR m.name ILIKE $4 ESCAPE '\' OR m.email ILIKE $4 ESCAPE '\')`
+
+// ListMembers returns a page of the merchant's members matching f, newest
+// first with ties broken by id, each with its wallet snapshot and referral
+// stats, and the number of members matching f. One query reads the page.
+func (s *MemberStore) ListMembers(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, int, error) {
+	args := []any{merchantID, f.Status, nilIfZero(f.CampaignID), containsPattern(f.Search)}
+	rows, err := s.pool.Query(ctx, `SELECT `+memberColumns+`,
+  COALESCE(w.pending, 0), COALESCE(w.available, 0), COALESCE(w.total_earned, 0),
+  rs.total_referrals, p.total
+FROM (SELECT m.merchant_id, m.id, count(*) OVER () AS total FROM members m
+      WHERE `+memberFilterWhere+`
+      ORDER BY m.created_at DESC, m.id DESC OFFSET $5 LIMIT $6) p
+JOIN members m ON m.merchant_id = p.merchant_id AND m.id = p.id
+LEFT JOIN wallets w ON w.merchant_id = m.merchant_id AND w.member_id = m.id
+CROSS JOIN LATERAL (SELECT count(*) AS total_referrals
+  FROM referrals r WHERE r.merchant_id = m.merchant_id AND r.member_id = m.id) rs
+ORDER BY m.created_at DESC, m.id DESC`, append(args, f.Offset, f.Limit)...)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (member.Listed, error) {
+		var l member.Listed
+		var meta []byte
+		m := &l.Member
+		err := row.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
+			&m.Status, &meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt,
+			&l.Pending, &l.Available, &l.TotalEarned, &l.Stats.TotalReferrals, &total)
+		if err != nil {
+			return l, err
+		}
+		m.Metadata, err = decodeMetadata(m.ID, meta)
+		return l, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(list) == 0 && f.Offset > 0 {
+		// Past the last page: the window count had no row to ride on.
+		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM members m WHERE `+memberFilterWhere, args...).Scan(&total)
+	}
+	return list, total, err
+}
+
+// UpdateMember applies upd to the merchant's member and returns it as
+// stored. A nil field is left as it is; updated_at always moves forward,
+// by at least a millisecond (the precision the API shows). An unknown
+// member is apperr.NotFound; a campaign the merchant does not have is
+// apperr.Invalid. Repeating an update is safe.
+func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error) {
+	var meta []byte
+	if upd.Metadata != nil {
+		var err error
+		if meta, err = json.Marshal(upd.Metadata); err != nil {
+			return nil, apperr.Errorf(apperr.Invalid, "metadata: must be a JSON object")
+		}
+	}
+	if upd.Status != nil && !member.ValidStatus(*upd.Status) {
+		return nil, apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked")
+	}
+	var m *member.Member
+	var rec outbox.Record
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		m, err = scanMember(tx.QueryRow(ctx, `UPDATE members m SET
+  name = COALESCE($3, m.name),
+  external_id = COALESCE($4, m.external_id),
+  campaign_id = COALESCE($5, m.campaign_id),
+  status = COALESCE($6, m.status),
+  metadata = COALESCE($7::jsonb, m.metadata),
+  updated_at = greatest(now(), m.updated_at + interval '1 millisecond')
+WHERE m.merchant_id = $1 AND m.id = $2
+RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.CampaignID, upd.Status, meta))
+		if err != nil {
+			return err
+		}
+		rec, err = emitMemberEvent(ctx, tx, m, event.MemberUpdated)
+		return err
+	})
+	switch {
+	case err == nil:
+		s.relayed(ctx, rec)
+		return m, nil
+	case pgErrCode(err) == "23503":
+		return nil, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+	}
+	return nil, notFound(err, "member not found")
+}
+
+// decodeMetadata reads a jsonb object keeping integers exact, as scanMember
+// does.
+func decodeMetadata(id uuid.UUID, raw []byte) (map[string]any, error) {
+	meta := map[string]any{}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&meta); err != nil {
+		return nil, apperr.Wrap(apperr.Internal, err, "member "+id.String()+" metadata")
+	}
+	return meta, nil
+}
+
+// containsPattern returns the ILIKE pattern (escape character \) matching
+// s as a substring, its wildcards taken literally; nil when s is empty.
+func containsPattern(s string) *string {
+	if s == "" {
+		return nil
+	}
+	p := "%" + likeEscaper.Replace(s) + "%"
+	return &p
+}
+
+var likeEscaper = strings.NewReplacer(`\`, `\\`, `%`, `\%`, `_`, `\_`)
+
+// nilIfZero maps uuid.Nil to SQL NULL.
+func nilIfZero(id uuid.UUID) *uuid.UUID {
+	if id == uuid.Nil {
+		return nil
+	}
+	return &id
 }
