@@ -3,40 +3,9 @@ package postgres
 import (
 	"context"
 	"sync"
-	"time"
 
-	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/convida/convida/pkg/scheduler"
 )
-
-// SchedulerStore implements scheduler.Store.
-type SchedulerStore struct{ pool *pgxpool.Pool }
-
-var _ scheduler.Store = (*SchedulerStore)(nil)
-
-// NewSchedulerStore returns a SchedulerStore.
-func NewSchedulerStore(pool *pgxpool.Pool) *SchedulerStore { return &SchedulerStore{pool: pool} }
-
-// DueReferrals returns pending referrals whose warranty expired by now.
-func (s *SchedulerStore) DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]scheduler.DueReferral, error) {
-	if skip == nil {
-		skip = []uuid.UUID{}
-	}
-	rows, err := s.pool.Query(ctx, `SELECT merchant_id, member_id, id FROM referrals
-WHERE status = 'pending' AND warranty_expires_at <= $1 AND NOT (id = ANY($3::uuid[]))
-ORDER BY warranty_expires_at LIMIT $2`, now, limit, skip)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (scheduler.DueReferral, error) {
-		var d scheduler.DueReferral
-		err := row.Scan(&d.MerchantID, &d.MemberID, &d.ReferralID)
-		return d, err
-	})
-}
 
 // AdvisoryLeader is a scheduler.Leader on a Postgres session advisory lock
 // held by one dedicated connection: the lock ends with the connection, so

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/referral"
+	"github.com/convida/convida/pkg/scheduler"
 )
 
 // ReferralReads answers the admin reads of referrals: the merchant-wide
@@ -89,4 +90,53 @@ func nilIfZeroTime(t time.Time) *time.Time {
 		return nil
 	}
 	return &t
+}
+
+// ListMemberReferrals returns every referral of the member, newest first.
+func (s *WalletReads) ListMemberReferrals(ctx context.Context, merchantID, memberID uuid.UUID) ([]referral.Referral, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+referralColumns+` FROM referrals r
+  WHERE r.merchant_id = $1 AND r.member_id = $2 ORDER BY r.created_at DESC, r.id DESC`, merchantID, memberID)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, scanReferral)
+}
+
+func scanReferral(row pgx.CollectableRow) (referral.Referral, error) {
+	var r referral.Referral
+	var creditTxn *uuid.UUID
+	err := row.Scan(&r.MerchantID, &r.ID, &r.MemberID, &r.Source, &r.OrderID, &r.RefereeEmail,
+		&r.RefereeName, &r.RefereeExternalID, &r.CouponUsed, &r.OrderValue, &r.RewardAmount, &r.Status,
+		&r.RejectionReason, &r.Notes, &r.UnrecoveredAmount, &creditTxn, &r.WarrantyExpiresAt,
+		&r.CreatedAt, &r.UpdatedAt)
+	if creditTxn != nil {
+		r.CreditTxnID = *creditTxn
+	}
+	return r, err
+}
+
+// SchedulerStore implements scheduler.Store.
+type SchedulerStore struct{ pool *pgxpool.Pool }
+
+var _ scheduler.Store = (*SchedulerStore)(nil)
+
+// NewSchedulerStore returns a SchedulerStore.
+func NewSchedulerStore(pool *pgxpool.Pool) *SchedulerStore { return &SchedulerStore{pool: pool} }
+
+// DueReferrals returns pending referrals whose warranty expired by now.
+func (s *SchedulerStore) DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]scheduler.DueReferral, error) {
+	if skip == nil {
+		skip = []uuid.UUID{}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT merchant_id, member_id, id FROM referrals
+WHERE status = 'pending' AND warranty_expires_at <= $1 AND NOT (id = ANY($3::uuid[]))
+ORDER BY warranty_expires_at LIMIT $2`, now, limit, skip)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (scheduler.DueReferral, error) {
+		var d scheduler.DueReferral
+		err := row.Scan(&d.MerchantID, &d.MemberID, &d.ReferralID)
+		return d, err
+	})
 }

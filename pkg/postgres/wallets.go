@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/referral"
 )
 
 // WalletReads answers the read side of the wallet: snapshots, transaction
@@ -76,27 +75,4 @@ func (s *WalletReads) ListEntries(ctx context.Context, merchantID, memberID uuid
   AND ($3 = '' OR type = $3)`, merchantID, memberID, f.Type).Scan(&total)
 	}
 	return entries, total, err
-}
-
-// ListMemberReferrals returns every referral of the member, newest first.
-func (s *WalletReads) ListMemberReferrals(ctx context.Context, merchantID, memberID uuid.UUID) ([]referral.Referral, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+referralColumns+` FROM referrals r
-  WHERE r.merchant_id = $1 AND r.member_id = $2 ORDER BY r.created_at DESC, r.id DESC`, merchantID, memberID)
-	if err != nil {
-		return nil, err
-	}
-	return pgx.CollectRows(rows, scanReferral)
-}
-
-func scanReferral(row pgx.CollectableRow) (referral.Referral, error) {
-	var r referral.Referral
-	var creditTxn *uuid.UUID
-	err := row.Scan(&r.MerchantID, &r.ID, &r.MemberID, &r.Source, &r.OrderID, &r.RefereeEmail,
-		&r.RefereeName, &r.RefereeExternalID, &r.CouponUsed, &r.OrderValue, &r.RewardAmount, &r.Status,
-		&r.RejectionReason, &r.Notes, &r.UnrecoveredAmount, &creditTxn, &r.WarrantyExpiresAt,
-		&r.CreatedAt, &r.UpdatedAt)
-	if creditTxn != nil {
-		r.CreditTxnID = *creditTxn
-	}
-	return r, err
 }
