@@ -97,7 +97,7 @@ type answer struct {
 // or database cannot be reached (the platform retries).
 func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
-	d := &Delivery{ID: uuid.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
+	d := &inbound.Delivery{ID: uuid.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
 	adapter, ok := inbound.Lookup(d.Provider)
 	merchantID, okID := parseUUID(vars["merchant_id"])
 	if !ok || !okID {
@@ -119,7 +119,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		var tooLarge *http.MaxBytesError
 		d.Body = []byte{} // what was read is not kept: the record says why
 		if errors.As(err, &tooLarge) {
-			d.Outcome, d.HTTPStatus = OutcomeTooLarge, http.StatusRequestEntityTooLarge
+			d.Outcome, d.HTTPStatus = inbound.DeliveryTooLarge, http.StatusRequestEntityTooLarge
 			s.fail(w, d, apperr.Errorf(apperr.PayloadTooLarge, "request body over 1 MiB"))
 			return
 		}
@@ -134,24 +134,24 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if out.Ignored {
-		s.ok(ctx, w, d, OutcomeIgnored, out.Reason, false)
+		s.ok(ctx, w, d, inbound.DeliveryIgnored, out.Reason, false)
 		return
 	}
 	s.accept(ctx, w, d, out.Event)
 }
 
-func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *Delivery, ev *inbound.OrderEvent) {
+func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, ev *inbound.OrderEvent) {
 	d.DedupeKey = ev.DedupeKey
 	fastKey := "ingest:dedupe:" + d.MerchantID.String() + ":" + ev.DedupeKey
 	if s.dedupe != nil {
 		if seen, err := s.dedupe.Seen(ctx, fastKey); err == nil && seen {
-			s.ok(ctx, w, d, OutcomeDuplicate, "already received", false)
+			s.ok(ctx, w, d, inbound.DeliveryDuplicate, "already received", false)
 			return
 		}
 	}
 	memberID, err := s.coupons.resolve(ctx, d.MerchantID, ev.CouponCode)
 	if apperr.Is(err, apperr.NotFound) {
-		s.ok(ctx, w, d, OutcomeUnattributed, "no member has coupon "+quote(ev.CouponCode), false)
+		s.ok(ctx, w, d, inbound.DeliveryUnattributed, "no member has coupon "+quote(ev.CouponCode), false)
 		return
 	}
 	if err != nil {
@@ -165,7 +165,7 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *Delivery
 		return
 	}
 	if published {
-		s.ok(ctx, w, d, OutcomeDuplicate, "already received", false)
+		s.ok(ctx, w, d, inbound.DeliveryDuplicate, "already received", false)
 		s.remember(ctx, fastKey)
 		return
 	}
@@ -181,7 +181,7 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *Delivery
 		s.unavailable(w, d, err)
 		return
 	}
-	s.ok(ctx, w, d, OutcomeAccepted, "", true)
+	s.ok(ctx, w, d, inbound.DeliveryAccepted, "", true)
 	s.remember(ctx, fastKey)
 }
 
@@ -212,7 +212,7 @@ func (s *Service) remember(ctx context.Context, key string) {
 	}
 }
 
-func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *Delivery, outcome, reason string, markPublished bool) {
+func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, outcome, reason string, markPublished bool) {
 	d.Outcome, d.HTTPStatus, d.Error = outcome, http.StatusOK, reason
 	if err := s.deliveries.Record(ctx, *d, markPublished); err != nil {
 		if markPublished {
@@ -228,16 +228,16 @@ func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *Delivery, ou
 	respond.JSON(w, http.StatusOK, answer{Status: outcome, DeliveryID: d.ID.String(), Reason: reason})
 }
 
-func (s *Service) unavailable(w http.ResponseWriter, d *Delivery, err error) {
+func (s *Service) unavailable(w http.ResponseWriter, d *inbound.Delivery, err error) {
 	s.log.Warn("ingest dependency unavailable", zap.Error(err))
 	if d != nil {
-		d.Outcome, d.HTTPStatus = OutcomeUnavailable, http.StatusServiceUnavailable
+		d.Outcome, d.HTTPStatus = inbound.DeliveryUnavailable, http.StatusServiceUnavailable
 	}
 	s.fail(w, d, apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later"))
 }
 
 // fail answers err and records the delivery when d is not nil.
-func (s *Service) fail(w http.ResponseWriter, d *Delivery, err error) {
+func (s *Service) fail(w http.ResponseWriter, d *inbound.Delivery, err error) {
 	status := respond.Status(apperr.CodeOf(err))
 	if status == http.StatusInternalServerError {
 		err = apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later")
@@ -264,13 +264,13 @@ func (s *Service) fail(w http.ResponseWriter, d *Delivery, err error) {
 func outcomeOf(code apperr.Code) string {
 	switch code {
 	case apperr.Unauthorized:
-		return OutcomeUnauthorized
+		return inbound.DeliveryUnauthorized
 	case apperr.PayloadTooLarge:
-		return OutcomeTooLarge
+		return inbound.DeliveryTooLarge
 	case apperr.Unavailable, apperr.Internal:
-		return OutcomeUnavailable
+		return inbound.DeliveryUnavailable
 	}
-	return OutcomeUnprocessable
+	return inbound.DeliveryUnprocessable
 }
 
 func parseUUID(s string) (uuid.UUID, bool) {

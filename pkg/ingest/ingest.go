@@ -27,32 +27,6 @@ type Coupons interface {
 	FindMemberByCoupon(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error)
 }
 
-// Delivery is the record of one inbound request, whatever its outcome.
-type Delivery struct {
-	ID         uuid.UUID
-	MerchantID uuid.UUID
-	Provider   string
-	DedupeKey  string
-	Outcome    string // see the Outcome constants
-	HTTPStatus int
-	Error      string
-	Headers    map[string]string
-	Body       []byte
-	ReceivedAt time.Time
-}
-
-// Outcomes of a delivery.
-const (
-	OutcomeAccepted      = "accepted"
-	OutcomeDuplicate     = "duplicate"
-	OutcomeIgnored       = "ignored"
-	OutcomeUnattributed  = "unattributed"
-	OutcomeUnauthorized  = "unauthorized"
-	OutcomeUnprocessable = "unprocessable"
-	OutcomeTooLarge      = "too_large"
-	OutcomeUnavailable   = "unavailable"
-)
-
 // Deliveries keeps delivery records and the durable dedupe of order events.
 type Deliveries interface {
 	// Claim records that the event with dedupeKey is being published as
@@ -61,7 +35,7 @@ type Deliveries interface {
 	Claim(ctx context.Context, merchantID uuid.UUID, dedupeKey, commandID string) (published bool, err error)
 	// Record stores the delivery record and, when markPublished, marks its
 	// dedupe key published, in one round trip.
-	Record(ctx context.Context, d Delivery, markPublished bool) error
+	Record(ctx context.Context, d inbound.Delivery, markPublished bool) error
 }
 
 // Dedupe is the fast path of deduplication (Redis). It may fail; the

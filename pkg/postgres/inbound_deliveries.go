@@ -6,24 +6,22 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/convida/convida/pkg/batch"
-
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/convida/convida/pkg/ingest"
+	"github.com/convida/convida/pkg/batch"
+	"github.com/convida/convida/pkg/inbound"
 )
 
-// DeliveryStore implements ingest.Deliveries. Its writes are group-committed
-// (batcher): a sale burst costs a few transactions per millisecond rather
-// than two per delivery.
+// DeliveryStore keeps inbound delivery records and the durable dedupe of
+// order events (it implements ingest.Deliveries). Its writes are
+// group-committed (batcher): a sale burst costs a few transactions per
+// millisecond rather than two per delivery.
 type DeliveryStore struct {
 	pool    *pgxpool.Pool
 	claims  *batch.Group[claim, bool]
 	records *batch.Group[record, struct{}]
 }
-
-var _ ingest.Deliveries = (*DeliveryStore)(nil)
 
 type claim struct {
 	merchantID           uuid.UUID
@@ -31,7 +29,7 @@ type claim struct {
 }
 
 type record struct {
-	d             ingest.Delivery
+	d             inbound.Delivery
 	markPublished bool
 }
 
@@ -52,7 +50,7 @@ func (s *DeliveryStore) Claim(ctx context.Context, merchantID uuid.UUID, dedupeK
 
 // Record stores the delivery and, when markPublished, marks its event
 // published.
-func (s *DeliveryStore) Record(ctx context.Context, d ingest.Delivery, markPublished bool) error {
+func (s *DeliveryStore) Record(ctx context.Context, d inbound.Delivery, markPublished bool) error {
 	_, err := s.records.Do(ctx, record{d, markPublished})
 	return err
 }

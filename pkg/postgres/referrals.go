@@ -9,7 +9,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/referral"
-	"github.com/convida/convida/pkg/scheduler"
 )
 
 // ReferralReads answers the admin reads of referrals: the merchant-wide
@@ -115,16 +114,15 @@ func scanReferral(row pgx.CollectableRow) (referral.Referral, error) {
 	return r, err
 }
 
-// SchedulerStore implements scheduler.Store.
+// SchedulerStore finds the scheduler's due work (it implements
+// scheduler.Store).
 type SchedulerStore struct{ pool *pgxpool.Pool }
-
-var _ scheduler.Store = (*SchedulerStore)(nil)
 
 // NewSchedulerStore returns a SchedulerStore.
 func NewSchedulerStore(pool *pgxpool.Pool) *SchedulerStore { return &SchedulerStore{pool: pool} }
 
 // DueReferrals returns pending referrals whose warranty expired by now.
-func (s *SchedulerStore) DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]scheduler.DueReferral, error) {
+func (s *SchedulerStore) DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]referral.Due, error) {
 	if skip == nil {
 		skip = []uuid.UUID{}
 	}
@@ -134,8 +132,8 @@ ORDER BY warranty_expires_at LIMIT $2`, now, limit, skip)
 	if err != nil {
 		return nil, err
 	}
-	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (scheduler.DueReferral, error) {
-		var d scheduler.DueReferral
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (referral.Due, error) {
+		var d referral.Due
 		err := row.Scan(&d.MerchantID, &d.MemberID, &d.ReferralID)
 		return d, err
 	})

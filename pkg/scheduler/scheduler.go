@@ -11,18 +11,14 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/referral"
 )
-
-// DueReferral is a pending referral whose warranty has expired.
-type DueReferral struct {
-	MerchantID, MemberID, ReferralID uuid.UUID
-}
 
 // Store finds due work.
 type Store interface {
 	// DueReferrals returns up to limit pending referrals whose warranty
 	// expired at or before now, oldest first, skipping the ids in skip.
-	DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]DueReferral, error)
+	DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]referral.Due, error)
 }
 
 // Leader is a cluster-wide lock: TryLead reports whether this process is

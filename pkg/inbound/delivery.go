@@ -1,0 +1,36 @@
+package inbound
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// Delivery is the record of one inbound request, whatever its outcome: what
+// the ingest edge keeps of every platform webhook it answers, so an operator
+// can see what arrived and why it was answered as it was. Headers holds the
+// few request headers the edge keeps for diagnosis, not all of them.
+type Delivery struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	Provider   string
+	DedupeKey  string
+	Outcome    string // one of the Delivery… outcome constants
+	HTTPStatus int
+	Error      string
+	Headers    map[string]string
+	Body       []byte
+	ReceivedAt time.Time
+}
+
+// Outcomes of a delivery, as stored in Delivery.Outcome.
+const (
+	DeliveryAccepted      = "accepted"
+	DeliveryDuplicate     = "duplicate"
+	DeliveryIgnored       = "ignored"
+	DeliveryUnattributed  = "unattributed"
+	DeliveryUnauthorized  = "unauthorized"
+	DeliveryUnprocessable = "unprocessable"
+	DeliveryTooLarge      = "too_large"
+	DeliveryUnavailable   = "unavailable"
+)
