@@ -68,10 +68,13 @@ type Config struct {
 	// KeyCacheTTL bounds how long a revoked key may still work (≤ 5 s).
 	KeyCacheTTL time.Duration
 
-	// Webhooks and WebhookSender serve /v1/webhooks (webhooks.go): a nil
-	// Webhooks leaves those routes out, a nil WebhookSender the test and
-	// retry operations, which send.
-	Webhooks      Webhooks
+	// Webhooks (the endpoints), DeliveryLog, EventPayloads and
+	// WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks or
+	// DeliveryLog leaves those routes out, a nil WebhookSender or
+	// EventPayloads the test and retry operations, which send.
+	Webhooks      WebhookEndpoints
+	DeliveryLog   DeliveryLog
+	EventPayloads EventPayloads
 	WebhookSender webhook.Sender
 
 	Catalog    CatalogConfig    // lists and updates (catalog.go)

@@ -25,10 +25,11 @@ import (
 	"github.com/convida/convida/pkg/webhook"
 )
 
-// Webhooks is what the webhook-management interface needs of its store
-// (postgres.WebhookStore). Absent resources, including another merchant's,
-// are apperr.NotFound.
-type Webhooks interface {
+// WebhookEndpoints is what the webhook-management interface needs of the
+// endpoints' store (postgres.WebhookStore): the merchant's endpoints and
+// their secrets. An absent endpoint, including another merchant's, is
+// apperr.NotFound.
+type WebhookEndpoints interface {
 	CreateWebhook(ctx context.Context, e *webhook.Endpoint) error
 	ListWebhooks(ctx context.Context, merchantID uuid.UUID) ([]webhook.Endpoint, error)
 	FindWebhook(ctx context.Context, merchantID, id uuid.UUID) (*webhook.Endpoint, error)
@@ -36,10 +37,22 @@ type Webhooks interface {
 	DeleteWebhook(ctx context.Context, merchantID, id uuid.UUID) error
 	RotateWebhookSecret(ctx context.Context, merchantID, id uuid.UUID, newSecret string, overlap time.Duration, now time.Time) (*webhook.Endpoint, error)
 	DisableWebhook(ctx context.Context, merchantID, id uuid.UUID, reason string) error
+}
+
+// DeliveryLog is the endpoints' delivery log (postgres.WebhookStore): the
+// logs route reads it, a test or retry writes its attempt to it. An absent
+// record, including another merchant's, is apperr.NotFound.
+type DeliveryLog interface {
 	RecordAttempts(ctx context.Context, attempts []webhook.Attempt) error
 	ListAttempts(ctx context.Context, merchantID, webhookID uuid.UUID, f webhook.AttemptFilter) ([]webhook.Attempt, int, error)
 	FindAttempt(ctx context.Context, merchantID, webhookID, id uuid.UUID) (*webhook.Attempt, error)
 	LastAttemptNumber(ctx context.Context, merchantID, webhookID, eventID uuid.UUID) (int, error)
+}
+
+// EventPayloads returns a stored event byte for byte, for a retry to send
+// it again (postgres.WebhookStore); an event no longer kept is
+// apperr.NotFound.
+type EventPayloads interface {
 	EventPayload(ctx context.Context, merchantID, eventID uuid.UUID) (typ string, payload []byte, err error)
 }
 
@@ -61,10 +74,10 @@ const (
 
 // registerWebhooks adds /v1/webhooks to the admin router, so that its routes
 // share the admin chain: API key, lowercase errors, rate limit and
-// idempotency. A nil Webhooks leaves them all out; a nil WebhookSender the
-// two that send.
+// idempotency. A nil Webhooks or DeliveryLog leaves them all out; a nil
+// WebhookSender or EventPayloads the two that send.
 func (s *Server) registerWebhooks(admin *mux.Router) {
-	if s.cfg.Webhooks == nil {
+	if s.cfg.Webhooks == nil || s.cfg.DeliveryLog == nil {
 		return
 	}
 	admin.HandleFunc(webhooksPath, s.listWebhooks).Methods(http.MethodGet)
@@ -74,7 +87,7 @@ func (s *Server) registerWebhooks(admin *mux.Router) {
 	admin.HandleFunc(webhooksPath+"/{id}", s.deleteWebhook).Methods(http.MethodDelete)
 	admin.HandleFunc(webhooksPath+"/{id}/logs", s.listWebhookLogs).Methods(http.MethodGet)
 	admin.HandleFunc(webhooksPath+"/{id}/rotate-secret", s.rotateWebhookSecret).Methods(http.MethodPost)
-	if s.cfg.WebhookSender != nil {
+	if s.cfg.WebhookSender != nil && s.cfg.EventPayloads != nil {
 		admin.HandleFunc(webhooksPath+"/{id}/test", s.testWebhook).Methods(http.MethodPost)
 		admin.HandleFunc(webhooksPath+"/{id}/logs/{log_id}/retry", s.retryWebhookLog).Methods(http.MethodPost)
 	}
@@ -310,7 +323,7 @@ func (s *Server) listWebhookLogs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	list, total, err := s.cfg.Webhooks.ListAttempts(r.Context(), m, id, f)
+	list, total, err := s.cfg.DeliveryLog.ListAttempts(r.Context(), m, id, f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -383,7 +396,7 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := merchantOf(r).ID
-	rec, err := s.cfg.Webhooks.FindAttempt(r.Context(), m, ep.ID, logID)
+	rec, err := s.cfg.DeliveryLog.FindAttempt(r.Context(), m, ep.ID, logID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -407,14 +420,14 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 
 // resend sends the stored event again as its next attempt.
 func (s *Server) resend(r *http.Request, ep *webhook.Endpoint, eventID uuid.UUID) (*webhook.Attempt, error) {
-	typ, payload, err := s.cfg.Webhooks.EventPayload(r.Context(), ep.MerchantID, eventID)
+	typ, payload, err := s.cfg.EventPayloads.EventPayload(r.Context(), ep.MerchantID, eventID)
 	if apperr.Is(err, apperr.NotFound) {
 		return nil, apperr.Errorf(apperr.InvalidState, "the event of this record is no longer kept; it cannot be sent again")
 	}
 	if err != nil {
 		return nil, err
 	}
-	last, err := s.cfg.Webhooks.LastAttemptNumber(r.Context(), ep.MerchantID, ep.ID, eventID)
+	last, err := s.cfg.DeliveryLog.LastAttemptNumber(r.Context(), ep.MerchantID, ep.ID, eventID)
 	if err != nil {
 		return nil, err
 	}
@@ -458,7 +471,7 @@ func (s *Server) deliverNow(r *http.Request, ep *webhook.Endpoint, eventID uuid.
 		a.Status = webhook.StatusSuccess
 	}
 	a.ResponseStatus, a.ResponseBody, a.Error, a.DurationMS = res.StatusCode, res.Body, res.Error, res.Duration.Milliseconds()
-	if err := s.cfg.Webhooks.RecordAttempts(ctx, []webhook.Attempt{a}); err != nil {
+	if err := s.cfg.DeliveryLog.RecordAttempts(ctx, []webhook.Attempt{a}); err != nil {
 		return nil, fmt.Errorf("record the attempt: %w", err)
 	}
 	if res.Gone {

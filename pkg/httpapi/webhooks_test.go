@@ -26,7 +26,11 @@ import (
 	"github.com/convida/convida/pkg/webhook"
 )
 
-var _ httpapi.Webhooks = (*postgres.WebhookStore)(nil)
+var (
+	_ httpapi.WebhookEndpoints = (*postgres.WebhookStore)(nil)
+	_ httpapi.DeliveryLog      = (*postgres.WebhookStore)(nil)
+	_ httpapi.EventPayloads    = (*postgres.WebhookStore)(nil)
+)
 
 var (
 	reWebhookID   = regexp.MustCompile(`^wh_[0-9a-f]{32}$`)
@@ -122,6 +126,8 @@ func mustHookEnv(t *testing.T) *hookEnv {
 	rdb := testenv.MustRedis(t)
 	_, router := httpapi.New(withBase(t, pool, ms, clk, httpapi.Config{
 		Webhooks:      store,
+		DeliveryLog:   store,
+		EventPayloads: store,
 		WebhookSender: webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: true, RootCAs: roots}),
 		Protection: httpapi.ProtectionConfig{
 			Limiter: redisx.NewLimiter(rdb), Idempotency: redisx.NewIdempotency(rdb),

@@ -167,6 +167,7 @@ func RunOps(ctx context.Context, d *Deps, name string) error {
 func APIRouter(d *Deps) *mux.Router {
 	outcomes := postgres.NewOutcomeStore(d.Pool)
 	members := postgres.NewMemberStore(d.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events))
+	webhooks := postgres.NewWebhookStore(d.Pool, d.Box)
 	_, r := httpapi.New(httpapi.Config{
 		Merchants:       postgres.NewMerchantStore(d.Pool, d.Box),
 		Campaigns:       postgres.NewCampaignStore(d.Pool),
@@ -175,7 +176,9 @@ func APIRouter(d *Deps) *mux.Router {
 		Log:             d.Log.Named("api"),
 		Now:             d.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
-		Webhooks:        postgres.NewWebhookStore(d.Pool, d.Box),
+		Webhooks:        webhooks,
+		DeliveryLog:     webhooks,
+		EventPayloads:   webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
 		Catalog: httpapi.CatalogConfig{
 			Members:   members,
