@@ -342,7 +342,3 @@ func findEndpoint(list []webhook.Endpoint, id uuid.UUID) *webhook.Endpoint {
 	}
 	return nil
 }
-
-type jobKey struct{ merchantID, webhookID, eventID uuid.UUID }
-
-func keyOf(j *webhook.Job) jobKey { return jobKey{j.MerchantID, j.WebhookID, j.EventID} }

@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -189,6 +190,9 @@ func (l *lane) deliver(ctx context.Context, q queued) {
 			disable = webhook.DisabledFailing
 		}
 	}
+	if !res.Success {
+		logFailure(d.log, out.Attempt, disable)
+	}
 	item := outcome{JobOutcome: out}
 	if out.Unstored {
 		item.held = q.held
@@ -265,10 +269,38 @@ func (l *lane) disable(ctx context.Context, ep webhook.Endpoint, reason string) 
 	l.mu.Lock()
 	l.disabled = true
 	l.mu.Unlock()
+	webhookID := zap.String("webhook_id", ids.Format(ids.Webhook, ep.ID))
 	if err := l.d.cfg.Store.DisableWebhook(context.WithoutCancel(ctx), ep.MerchantID, ep.ID, reason); err != nil {
-		l.d.log.Warn("disabling webhook endpoint failed", zap.String("webhook_id", ep.ID.String()), zap.Error(err))
+		l.d.log.Warn("disabling webhook endpoint failed", webhookID, zap.Error(err))
 		return
 	}
 	l.d.endpoint.forget(ep.MerchantID)
-	l.d.log.Info("webhook endpoint disabled", zap.String("webhook_id", ep.ID.String()), zap.String("reason", reason))
+	l.d.log.Info("webhook endpoint disabled", webhookID, zap.String("reason", reason))
+}
+
+// logFailure writes the operator's line for a failed attempt a: which
+// endpoint and event, the answer (status) or why none came (error), and
+// when the next attempt is due, or why none is. Ids are written as the API
+// shows them; the URL, the secrets, the signature, the payload and the
+// receiver's body are never logged.
+func logFailure(log *zap.Logger, a webhook.Attempt, disable string) {
+	fields := []zap.Field{
+		zap.String("webhook_id", ids.Format(ids.Webhook, a.WebhookID)),
+		zap.String("event_id", ids.Format(ids.Event, a.EventID)),
+		zap.String("event_type", a.EventType),
+		zap.Int("attempt", a.Attempt),
+	}
+	if a.ResponseStatus != 0 {
+		fields = append(fields, zap.Int("response_status", a.ResponseStatus))
+	}
+	fields = append(fields, zap.String("error", a.Error))
+	switch {
+	case !a.NextRetryAt.IsZero():
+		fields = append(fields, zap.Time("next_retry_at", a.NextRetryAt))
+	case disable != "":
+		fields = append(fields, zap.String("next_retry", "none: the endpoint is disabled ("+disable+")"))
+	default:
+		fields = append(fields, zap.String("next_retry", "none: out of attempts"))
+	}
+	log.Info("webhook delivery failed", fields...)
 }
