@@ -19,8 +19,8 @@ func newTestBook(active bool, status string) (*Book, *member.Member) {
 	merchant := uuid.New()
 	c := &campaign.Campaign{ID: uuid.New(), MerchantID: merchant, RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: active}
 	m := &member.Member{ID: uuid.New(), MerchantID: merchant, Email: "Ana@Example.com", Name: "Ana", CampaignID: c.ID, Status: status}
-	b.Members[MemberKey{merchant, m.ID}] = m
-	b.Campaigns[MemberKey{merchant, c.ID}] = c
+	b.Members[ScopedID{merchant, m.ID}] = m
+	b.Campaigns[ScopedID{merchant, c.ID}] = c
 	return b, m
 }
 
@@ -58,7 +58,7 @@ func TestCreditSaleRules(t *testing.T) {
 		if gotRef != tt.wantRef {
 			t.Errorf("%s: referral = %q, want %q", tt.name, gotRef, tt.wantRef)
 		}
-		w := b.Wallets[MemberKey{m.MerchantID, m.ID}]
+		w := b.Wallets[ScopedID{m.MerchantID, m.ID}]
 		if got := int64(0); w != nil {
 			got = w.Pending
 			if got != tt.wantPending {
@@ -94,7 +94,7 @@ func TestReversalNeverGoesNegative(t *testing.T) {
 	r := b.NewReferrals[0]
 	b.Apply(Command{ID: "rel", Type: CmdRelease, MerchantID: m.MerchantID, MemberID: m.ID, ReferralID: r.ID, IssuedAt: t0.Add(8 * 24 * time.Hour)})
 	// Pretend 600 of the 1000 were redeemed: only 400 remain available.
-	w := b.Wallets[MemberKey{m.MerchantID, m.ID}]
+	w := b.Wallets[ScopedID{m.MerchantID, m.ID}]
 	w.Available, w.TotalRedeemed = 400, 600
 	b.Apply(saleCmd(m, "r1", CmdRefund, "o1", "bruno@example.com"))
 	if w.Available != 0 || w.Cancelled != 400 || r.UnrecoveredAmount != 600 || r.Status != referral.StatusCancelled {

@@ -13,7 +13,7 @@ import (
 // referralOf returns the command's referral when it belongs to the member,
 // recording a not-found refusal otherwise.
 func (b *Book) referralOf(cmd Command, m *member.Member) *referral.Referral {
-	r := b.ReferralsByID[MemberKey{cmd.MerchantID, cmd.ReferralID}]
+	r := b.ReferralsByID[ScopedID{cmd.MerchantID, cmd.ReferralID}]
 	if r == nil || r.MemberID != m.ID {
 		b.record(cmd, OutcomeRejected, string(apperr.NotFound), "referral not found", nil)
 		return nil
@@ -99,7 +99,7 @@ func (b *Book) redeem(cmd Command, m *member.Member) {
 	if amount == 0 {
 		amount = w.Available
 	}
-	c := b.Campaigns[MemberKey{cmd.MerchantID, m.CampaignID}]
+	c := b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}]
 	switch {
 	case amount <= 0 || amount > w.Available:
 		b.record(cmd, OutcomeRejected, string(apperr.InsufficientBalance), "the amount exceeds the available balance", nil)
@@ -121,7 +121,7 @@ func (b *Book) redeem(cmd Command, m *member.Member) {
 	red.TransactionID = b.move(cmd, Entry{Type: EntryDebit, Amount: amount, Description: t.Description,
 		ReferenceType: "redemption", ReferenceID: red.ID, TransactionID: t.ID},
 		walletDelta{available: -amount, redeemed: amount})
-	b.Redemptions[MemberKey{cmd.MerchantID, red.ID}] = red
+	b.Redemptions[ScopedID{cmd.MerchantID, red.ID}] = red
 	b.NewRedemptions = append(b.NewRedemptions, red)
 	b.emit(cmd, event.RedemptionRequested, RedemptionRequested{RedemptionID: red.ID, MerchantID: cmd.MerchantID,
 		MemberID: m.ID, Type: red.Type, Amount: amount, SubscriptionID: red.SubscriptionID})
@@ -134,7 +134,7 @@ func (b *Book) redemptionResult(cmd Command, m *member.Member) {
 	res := cmd.Result
 	var red *redemption.Redemption
 	if res != nil {
-		red = b.Redemptions[MemberKey{cmd.MerchantID, res.RedemptionID}]
+		red = b.Redemptions[ScopedID{cmd.MerchantID, res.RedemptionID}]
 	}
 	if red == nil || red.MemberID != m.ID {
 		b.record(cmd, OutcomeRejected, string(apperr.NotFound), "redemption not found", nil)

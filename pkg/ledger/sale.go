@@ -22,7 +22,7 @@ func (b *Book) Apply(cmd Command) {
 	if b.Processed[ProcessedKey{cmd.MerchantID, cmd.ID}] {
 		return
 	}
-	m := b.Members[MemberKey{cmd.MerchantID, cmd.MemberID}]
+	m := b.Members[ScopedID{cmd.MerchantID, cmd.MemberID}]
 	if m == nil {
 		b.record(cmd, OutcomeRejected, string(apperr.MemberNotFound), "member not found", nil)
 		return
@@ -60,7 +60,7 @@ func (b *Book) creditSale(cmd Command, m *member.Member) {
 		b.record(cmd, OutcomeNoop, "", "order already attributed ("+existing.Status+")", referralResult(existing))
 		return
 	}
-	c := b.Campaigns[MemberKey{cmd.MerchantID, m.CampaignID}]
+	c := b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}]
 	if c == nil || !c.IsActive {
 		b.record(cmd, OutcomeNoop, "", "campaign inactive: nothing attributed", nil)
 		return
@@ -127,7 +127,7 @@ func (b *Book) refund(cmd Command, m *member.Member) {
 	if r == nil {
 		r = b.newReferral(cmd, m, 0, sale.PaidAt)
 		r.Status = referral.StatusCancelled
-		if c := b.Campaigns[MemberKey{cmd.MerchantID, m.CampaignID}]; c != nil {
+		if c := b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}]; c != nil {
 			r.RewardAmount = c.Reward(sale.Amount)
 			r.WarrantyExpiresAt = c.WarrantyEnd(sale.PaidAt)
 		}
@@ -152,7 +152,7 @@ func (b *Book) refund(cmd Command, m *member.Member) {
 // release moves a pending reward whose warranty has expired (as of the
 // command's issue time) to available and approves the referral.
 func (b *Book) release(cmd Command, m *member.Member) {
-	r := b.ReferralsByID[MemberKey{cmd.MerchantID, cmd.ReferralID}]
+	r := b.ReferralsByID[ScopedID{cmd.MerchantID, cmd.ReferralID}]
 	if r == nil || r.MemberID != m.ID {
 		b.record(cmd, OutcomeRejected, string(apperr.NotFound), "referral not found", nil)
 		return
