@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/convida/convida/pkg/event"
-
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/redemption"
@@ -199,6 +199,44 @@ func (b *Book) EncodeEvents() error {
 // Empty reports whether applying the batch changed nothing to write.
 func (b *Book) Empty() bool {
 	return len(b.Outcomes) == 0
+}
+
+// Apply applies one command to the book. A command whose id the book has
+// already processed is skipped without a new outcome. Business refusals are
+// outcomes (OutcomeRejected with an apperr code), not errors: they are
+// recorded so a redelivery finds them. Apply never fails.
+//
+// The rules are decided by pure functions (referral.Attribute,
+// referral.Next, RedeemAmount); Apply carries out their decisions as
+// money moves, public transactions, events and outcomes. It is the hot
+// path of the ledger: it allocates only what it records.
+func (b *Book) Apply(cmd Command) {
+	if b.Processed[ProcessedKey{cmd.MerchantID, cmd.ID}] {
+		return
+	}
+	m := b.Members[ScopedID{cmd.MerchantID, cmd.MemberID}]
+	if m == nil {
+		b.record(cmd, OutcomeRejected, string(apperr.MemberNotFound), "member not found", nil)
+		return
+	}
+	switch cmd.Type {
+	case CmdCreditSale:
+		b.creditSale(cmd, m)
+	case CmdRefund:
+		b.refund(cmd, m)
+	case CmdRelease:
+		b.referralAction(cmd, m, referral.Release)
+	case CmdApprove:
+		b.referralAction(cmd, m, referral.Approve)
+	case CmdReject:
+		b.referralAction(cmd, m, referral.Reject)
+	case CmdRedeem:
+		b.redeem(cmd, m)
+	case CmdRedemptionResult:
+		b.redemptionResult(cmd, m)
+	default:
+		b.record(cmd, OutcomeRejected, string(apperr.Invalid), "unknown command type "+cmd.Type, nil)
+	}
 }
 
 func (b *Book) wallet(merchantID, memberID uuid.UUID) *Wallet {
