@@ -40,33 +40,34 @@ func TestCreditSaleRules(t *testing.T) {
 		wantRef     string // referral status, "" = none
 		wantPending int64
 	}{
-		{"credited", true, member.StatusActive, "bruno@example.com", OutcomeApplied, referral.StatusPending, 1000},
-		{"self-referral, any case", true, member.StatusActive, " ana@EXAMPLE.com ", OutcomeApplied, referral.StatusRejected, 0},
-		{"inactive campaign", false, member.StatusActive, "bruno@example.com", OutcomeNoop, "", 0},
-		{"blocked member", true, member.StatusBlocked, "bruno@example.com", OutcomeNoop, "", 0},
+		{"14: a sale of an active member is credited pending", true, member.StatusActive, "bruno@example.com", OutcomeApplied, referral.StatusPending, 1000},
+		{"14: a self-referral, in any case, is created rejected and credits nothing", true, member.StatusActive, " ana@EXAMPLE.com ", OutcomeApplied, referral.StatusRejected, 0},
+		{"14: an inactive campaign attributes nothing", false, member.StatusActive, "bruno@example.com", OutcomeNoop, "", 0},
+		{"14: a blocked member is attributed nothing", true, member.StatusBlocked, "bruno@example.com", OutcomeNoop, "", 0},
 	}
 	for _, tt := range tests {
-		b, m := newTestBook(tt.active, tt.status)
-		b.Apply(saleCmd(m, "c1", CmdCreditSale, "o1", tt.buyer))
-		if got := b.Outcomes[0].Status; got != tt.wantOutcome {
-			t.Errorf("%s: outcome = %s, want %s", tt.name, got, tt.wantOutcome)
-		}
-		gotRef := ""
-		if len(b.NewReferrals) == 1 {
-			gotRef = b.NewReferrals[0].Status
-		}
-		if gotRef != tt.wantRef {
-			t.Errorf("%s: referral = %q, want %q", tt.name, gotRef, tt.wantRef)
-		}
-		w := b.Wallets[ScopedID{m.MerchantID, m.ID}]
-		if got := int64(0); w != nil {
-			got = w.Pending
-			if got != tt.wantPending {
-				t.Errorf("%s: pending = %d, want %d", tt.name, got, tt.wantPending)
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, m := newTestBook(tt.active, tt.status)
+			b.Apply(saleCmd(m, "c1", CmdCreditSale, "o1", tt.buyer))
+			if got := b.Outcomes[0].Status; got != tt.wantOutcome {
+				t.Errorf("outcome = %s, want %s", got, tt.wantOutcome)
 			}
-		} else if tt.wantPending != 0 {
-			t.Errorf("%s: no wallet change, want pending %d", tt.name, tt.wantPending)
-		}
+			gotRef := ""
+			if len(b.NewReferrals) == 1 {
+				gotRef = b.NewReferrals[0].Status
+			}
+			if gotRef != tt.wantRef {
+				t.Errorf("referral = %q, want %q", gotRef, tt.wantRef)
+			}
+			var pending int64
+			if w := b.Wallets[ScopedID{m.MerchantID, m.ID}]; w != nil {
+				pending = w.Pending
+			}
+			if pending != tt.wantPending {
+				t.Errorf("pending = %d, want %d", pending, tt.wantPending)
+			}
+		})
 	}
 }
 
