@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"strings"
 	"sync"
 	"time"
 
@@ -10,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/referral"
 )
 
 // settingsCache keeps merchant settings in memory for a short TTL: a sale
@@ -101,7 +101,7 @@ func newCouponCache(src Coupons, ttl time.Duration, now func() time.Time) *coupo
 // resolve returns the member whose referral code is code, apperr.NotFound
 // when none (or when code is empty).
 func (c *couponCache) resolve(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error) {
-	code = strings.ToUpper(strings.TrimSpace(code))
+	code = referral.CouponKey(code)
 	if code == "" {
 		return uuid.Nil, apperr.Errorf(apperr.NotFound, "no coupon")
 	}

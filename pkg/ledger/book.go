@@ -4,11 +4,11 @@ import (
 	"encoding/json"
 	"time"
 
-	"github.com/convida/convida/pkg/event"
-
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/redemption"
@@ -107,10 +107,13 @@ type OrderKey struct {
 	OrderID    string
 }
 
-// MemberKey identifies a member across merchants.
-type MemberKey struct {
+// ScopedID is the key of a row that belongs to one merchant: a member, a
+// campaign, a referral, a redemption or a wallet (whose ID is its member's).
+// Ids are unique on their own, but every lookup carries the merchant so that
+// a command of one merchant can never reach another merchant's row.
+type ScopedID struct {
 	MerchantID uuid.UUID
-	MemberID   uuid.UUID
+	ID         uuid.UUID
 }
 
 // Book is the in-memory state of the rows a batch of commands touches, and
@@ -118,18 +121,18 @@ type MemberKey struct {
 // (with the wallet rows locked), calls Apply per command in order, and
 // writes the change lists.
 type Book struct {
-	Members   map[MemberKey]*member.Member
-	Campaigns map[MemberKey]*campaign.Campaign // keyed by merchant and campaign id
-	Wallets   map[MemberKey]*Wallet
+	Members   map[ScopedID]*member.Member     // by (merchant, member id)
+	Campaigns map[ScopedID]*campaign.Campaign // by (merchant, campaign id)
+	Wallets   map[ScopedID]*Wallet            // by (merchant, member id)
 	Referrals map[OrderKey]*referral.Referral
 	// ReferralsByID indexes Referrals by (merchant, referral id).
-	ReferralsByID map[MemberKey]*referral.Referral
+	ReferralsByID map[ScopedID]*referral.Referral
 	// Transactions holds loaded and new public transactions by id.
 	Transactions map[uuid.UUID]*Transaction
 	// Processed holds command ids already applied (merchant + id).
 	Processed map[ProcessedKey]bool
 	// Redemptions holds loaded and new redemptions by (merchant, id).
-	Redemptions map[MemberKey]*redemption.Redemption
+	Redemptions map[ScopedID]*redemption.Redemption
 
 	NewReferrals        []*referral.Referral
 	ChangedReferrals    map[uuid.UUID]*referral.Referral
@@ -140,7 +143,7 @@ type Book struct {
 	// Records are Events rendered for the outbox by EncodeEvents.
 	Records            []outbox.Record
 	Outcomes           []Outcome
-	ChangedWallets     map[MemberKey]*Wallet
+	ChangedWallets     map[ScopedID]*Wallet
 	NewRedemptions     []*redemption.Redemption
 	ChangedRedemptions map[uuid.UUID]*redemption.Redemption
 
@@ -157,18 +160,18 @@ type ProcessedKey struct {
 // NewBook returns an empty Book whose timestamps come from now.
 func NewBook(now func() time.Time) *Book {
 	return &Book{
-		Members:             map[MemberKey]*member.Member{},
-		Campaigns:           map[MemberKey]*campaign.Campaign{},
-		Wallets:             map[MemberKey]*Wallet{},
+		Members:             map[ScopedID]*member.Member{},
+		Campaigns:           map[ScopedID]*campaign.Campaign{},
+		Wallets:             map[ScopedID]*Wallet{},
 		Referrals:           map[OrderKey]*referral.Referral{},
-		ReferralsByID:       map[MemberKey]*referral.Referral{},
+		ReferralsByID:       map[ScopedID]*referral.Referral{},
 		Transactions:        map[uuid.UUID]*Transaction{},
 		Processed:           map[ProcessedKey]bool{},
-		Redemptions:         map[MemberKey]*redemption.Redemption{},
+		Redemptions:         map[ScopedID]*redemption.Redemption{},
 		ChangedRedemptions:  map[uuid.UUID]*redemption.Redemption{},
 		ChangedReferrals:    map[uuid.UUID]*referral.Referral{},
 		ChangedTransactions: map[uuid.UUID]*Transaction{},
-		ChangedWallets:      map[MemberKey]*Wallet{},
+		ChangedWallets:      map[ScopedID]*Wallet{},
 		newTxnIDs:           map[uuid.UUID]bool{},
 		now:                 now,
 	}
@@ -177,7 +180,7 @@ func NewBook(now func() time.Time) *Book {
 // AddReferral puts a loaded referral into the book's indexes.
 func (b *Book) AddReferral(r *referral.Referral) {
 	b.Referrals[OrderKey{r.MerchantID, r.Source, r.OrderID}] = r
-	b.ReferralsByID[MemberKey{r.MerchantID, r.ID}] = r
+	b.ReferralsByID[ScopedID{r.MerchantID, r.ID}] = r
 }
 
 // EncodeEvents renders Events as outbox records.
@@ -198,8 +201,46 @@ func (b *Book) Empty() bool {
 	return len(b.Outcomes) == 0
 }
 
+// Apply applies one command to the book. A command whose id the book has
+// already processed is skipped without a new outcome. Business refusals are
+// outcomes (OutcomeRejected with an apperr code), not errors: they are
+// recorded so a redelivery finds them. Apply never fails.
+//
+// The rules are decided by pure functions (referral.Attribute,
+// referral.Next, RedeemAmount); Apply carries out their decisions as
+// money moves, public transactions, events and outcomes. It is the hot
+// path of the ledger: it allocates only what it records.
+func (b *Book) Apply(cmd Command) {
+	if b.Processed[ProcessedKey{cmd.MerchantID, cmd.ID}] {
+		return
+	}
+	m := b.Members[ScopedID{cmd.MerchantID, cmd.MemberID}]
+	if m == nil {
+		b.record(cmd, OutcomeRejected, string(apperr.MemberNotFound), "member not found", nil)
+		return
+	}
+	switch cmd.Type {
+	case CmdCreditSale:
+		b.creditSale(cmd, m)
+	case CmdRefund:
+		b.refund(cmd, m)
+	case CmdRelease:
+		b.referralAction(cmd, m, referral.Release)
+	case CmdApprove:
+		b.referralAction(cmd, m, referral.Approve)
+	case CmdReject:
+		b.referralAction(cmd, m, referral.Reject)
+	case CmdRedeem:
+		b.redeem(cmd, m)
+	case CmdRedemptionResult:
+		b.redemptionResult(cmd, m)
+	default:
+		b.record(cmd, OutcomeRejected, string(apperr.Invalid), "unknown command type "+cmd.Type, nil)
+	}
+}
+
 func (b *Book) wallet(merchantID, memberID uuid.UUID) *Wallet {
-	k := MemberKey{merchantID, memberID}
+	k := ScopedID{merchantID, memberID}
 	w := b.Wallets[k]
 	if w == nil {
 		w = &Wallet{MerchantID: merchantID, MemberID: memberID}
@@ -220,7 +261,7 @@ func (b *Book) move(cmd Command, e Entry, d walletDelta) uuid.UUID {
 	w.Cancelled += d.cancelled
 	w.Version++
 	w.UpdatedAt = b.now()
-	b.ChangedWallets[MemberKey{w.MerchantID, w.MemberID}] = w
+	b.ChangedWallets[ScopedID{w.MerchantID, w.MemberID}] = w
 
 	e.ID = uuid.New()
 	e.MerchantID, e.MemberID, e.CommandID = cmd.MerchantID, cmd.MemberID, cmd.ID

@@ -19,8 +19,8 @@ func newTestBook(active bool, status string) (*Book, *member.Member) {
 	merchant := uuid.New()
 	c := &campaign.Campaign{ID: uuid.New(), MerchantID: merchant, RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: active}
 	m := &member.Member{ID: uuid.New(), MerchantID: merchant, Email: "Ana@Example.com", Name: "Ana", CampaignID: c.ID, Status: status}
-	b.Members[MemberKey{merchant, m.ID}] = m
-	b.Campaigns[MemberKey{merchant, c.ID}] = c
+	b.Members[ScopedID{merchant, m.ID}] = m
+	b.Campaigns[ScopedID{merchant, c.ID}] = c
 	return b, m
 }
 
@@ -40,33 +40,34 @@ func TestCreditSaleRules(t *testing.T) {
 		wantRef     string // referral status, "" = none
 		wantPending int64
 	}{
-		{"credited", true, member.StatusActive, "bruno@example.com", OutcomeApplied, referral.StatusPending, 1000},
-		{"self-referral, any case", true, member.StatusActive, " ana@EXAMPLE.com ", OutcomeApplied, referral.StatusRejected, 0},
-		{"inactive campaign", false, member.StatusActive, "bruno@example.com", OutcomeNoop, "", 0},
-		{"blocked member", true, member.StatusBlocked, "bruno@example.com", OutcomeNoop, "", 0},
+		{"14: a sale of an active member is credited pending", true, member.StatusActive, "bruno@example.com", OutcomeApplied, referral.StatusPending, 1000},
+		{"14: a self-referral, in any case, is created rejected and credits nothing", true, member.StatusActive, " ana@EXAMPLE.com ", OutcomeApplied, referral.StatusRejected, 0},
+		{"14: an inactive campaign attributes nothing", false, member.StatusActive, "bruno@example.com", OutcomeNoop, "", 0},
+		{"14: a blocked member is attributed nothing", true, member.StatusBlocked, "bruno@example.com", OutcomeNoop, "", 0},
 	}
 	for _, tt := range tests {
-		b, m := newTestBook(tt.active, tt.status)
-		b.Apply(saleCmd(m, "c1", CmdCreditSale, "o1", tt.buyer))
-		if got := b.Outcomes[0].Status; got != tt.wantOutcome {
-			t.Errorf("%s: outcome = %s, want %s", tt.name, got, tt.wantOutcome)
-		}
-		gotRef := ""
-		if len(b.NewReferrals) == 1 {
-			gotRef = b.NewReferrals[0].Status
-		}
-		if gotRef != tt.wantRef {
-			t.Errorf("%s: referral = %q, want %q", tt.name, gotRef, tt.wantRef)
-		}
-		w := b.Wallets[MemberKey{m.MerchantID, m.ID}]
-		if got := int64(0); w != nil {
-			got = w.Pending
-			if got != tt.wantPending {
-				t.Errorf("%s: pending = %d, want %d", tt.name, got, tt.wantPending)
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			b, m := newTestBook(tt.active, tt.status)
+			b.Apply(saleCmd(m, "c1", CmdCreditSale, "o1", tt.buyer))
+			if got := b.Outcomes[0].Status; got != tt.wantOutcome {
+				t.Errorf("outcome = %s, want %s", got, tt.wantOutcome)
 			}
-		} else if tt.wantPending != 0 {
-			t.Errorf("%s: no wallet change, want pending %d", tt.name, tt.wantPending)
-		}
+			gotRef := ""
+			if len(b.NewReferrals) == 1 {
+				gotRef = b.NewReferrals[0].Status
+			}
+			if gotRef != tt.wantRef {
+				t.Errorf("referral = %q, want %q", gotRef, tt.wantRef)
+			}
+			var pending int64
+			if w := b.Wallets[ScopedID{m.MerchantID, m.ID}]; w != nil {
+				pending = w.Pending
+			}
+			if pending != tt.wantPending {
+				t.Errorf("pending = %d, want %d", pending, tt.wantPending)
+			}
+		})
 	}
 }
 
@@ -94,7 +95,7 @@ func TestReversalNeverGoesNegative(t *testing.T) {
 	r := b.NewReferrals[0]
 	b.Apply(Command{ID: "rel", Type: CmdRelease, MerchantID: m.MerchantID, MemberID: m.ID, ReferralID: r.ID, IssuedAt: t0.Add(8 * 24 * time.Hour)})
 	// Pretend 600 of the 1000 were redeemed: only 400 remain available.
-	w := b.Wallets[MemberKey{m.MerchantID, m.ID}]
+	w := b.Wallets[ScopedID{m.MerchantID, m.ID}]
 	w.Available, w.TotalRedeemed = 400, 600
 	b.Apply(saleCmd(m, "r1", CmdRefund, "o1", "bruno@example.com"))
 	if w.Available != 0 || w.Cancelled != 400 || r.UnrecoveredAmount != 600 || r.Status != referral.StatusCancelled {

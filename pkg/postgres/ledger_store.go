@@ -66,10 +66,10 @@ type keyLists struct {
 
 func collectKeys(cmds []ledger.Command) keyLists {
 	var k keyLists
-	seen := map[ledger.MemberKey]bool{}
-	var mk []ledger.MemberKey
+	seen := map[ledger.ScopedID]bool{}
+	var mk []ledger.ScopedID
 	for _, c := range cmds {
-		key := ledger.MemberKey{MerchantID: c.MerchantID, MemberID: c.MemberID}
+		key := ledger.ScopedID{MerchantID: c.MerchantID, ID: c.MemberID}
 		if !seen[key] {
 			seen[key] = true
 			mk = append(mk, key)
@@ -94,11 +94,11 @@ func collectKeys(cmds []ledger.Command) keyLists {
 		if mk[i].MerchantID != mk[j].MerchantID {
 			return lessUUID(mk[i].MerchantID, mk[j].MerchantID)
 		}
-		return lessUUID(mk[i].MemberID, mk[j].MemberID)
+		return lessUUID(mk[i].ID, mk[j].ID)
 	})
 	for _, m := range mk {
 		k.merchants = append(k.merchants, m.MerchantID)
-		k.members = append(k.members, m.MemberID)
+		k.members = append(k.members, m.ID)
 	}
 	return k
 }
@@ -206,7 +206,7 @@ func loadWallets(res pgx.BatchResults, book *ledger.Book) error {
 			&w.TotalRedeemed, &w.Cancelled, &w.Version, &w.UpdatedAt); err != nil {
 			return err
 		}
-		book.Wallets[ledger.MemberKey{MerchantID: w.MerchantID, MemberID: w.MemberID}] = w
+		book.Wallets[ledger.ScopedID{MerchantID: w.MerchantID, ID: w.MemberID}] = w
 	}
 	return rows.Err()
 }
@@ -225,8 +225,8 @@ func loadMembers(res pgx.BatchResults, book *ledger.Book) error {
 			return err
 		}
 		c.ID, c.MerchantID = m.CampaignID, m.MerchantID
-		book.Members[ledger.MemberKey{MerchantID: m.MerchantID, MemberID: m.ID}] = m
-		book.Campaigns[ledger.MemberKey{MerchantID: m.MerchantID, MemberID: c.ID}] = c
+		book.Members[ledger.ScopedID{MerchantID: m.MerchantID, ID: m.ID}] = m
+		book.Campaigns[ledger.ScopedID{MerchantID: m.MerchantID, ID: c.ID}] = c
 	}
 	return rows.Err()
 }
@@ -342,7 +342,7 @@ func loadRedemptions(res pgx.BatchResults, book *ledger.Book) error {
 			return err
 		}
 		_ = json.Unmarshal(result, &r.Result)
-		book.Redemptions[ledger.MemberKey{MerchantID: r.MerchantID, MemberID: r.ID}] = r
+		book.Redemptions[ledger.ScopedID{MerchantID: r.MerchantID, ID: r.ID}] = r
 		book.Transactions[r.DebitTxnID] = &ledger.Transaction{ID: r.DebitTxnID, MerchantID: r.MerchantID,
 			MemberID: r.MemberID, Type: ledger.TxnDebit, Status: txnStatus, Amount: r.Amount, CreatedAt: txnCreated}
 	}

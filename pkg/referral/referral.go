@@ -1,5 +1,8 @@
-// Package referral holds attribution results and the referral state machine
-// (decision 16). It is pure: the ledger applies its transitions.
+// Package referral holds referrals and their rules as pure functions:
+// attribution of a sale (decision 14, Attribute and AttributeRefund, with
+// the reward of decision 15) and the referral state machine (decision 16,
+// Next). They decide; ledger.Book carries out their decisions as money
+// moves, events and recorded outcomes.
 package referral
 
 import (
@@ -20,7 +23,7 @@ const (
 )
 
 // Rejection reasons accepted by reject, plus self_referral set by attribution.
-var RejectionReasons = []string{"fraud", "self_referral", "policy_violation", "duplicate", "test_order", "other"}
+var RejectionReasons = []string{"fraud", ReasonSelfReferral, "policy_violation", "duplicate", "test_order", "other"}
 
 // ValidReason reports whether r is a rejection reason.
 func ValidReason(r string) bool {

@@ -7,77 +7,33 @@ import (
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/redemption"
-	"github.com/convida/convida/pkg/referral"
 )
-
-// referralOf returns the command's referral when it belongs to the member,
-// recording a not-found refusal otherwise.
-func (b *Book) referralOf(cmd Command, m *member.Member) *referral.Referral {
-	r := b.ReferralsByID[MemberKey{cmd.MerchantID, cmd.ReferralID}]
-	if r == nil || r.MemberID != m.ID {
-		b.record(cmd, OutcomeRejected, string(apperr.NotFound), "referral not found", nil)
-		return nil
-	}
-	return r
-}
-
-func (b *Book) invalidState(cmd Command, r *referral.Referral, why string) {
-	b.record(cmd, OutcomeRejected, string(apperr.InvalidState), why, referralResult(r))
-}
-
-// manualApprove approves a pending referral (decision 16): its credit is
-// released to available. Any other state is invalid_state.
-func (b *Book) manualApprove(cmd Command, m *member.Member) {
-	r := b.referralOf(cmd, m)
-	if r == nil {
-		return
-	}
-	if r.Status != referral.StatusPending {
-		b.invalidState(cmd, r, "only a pending referral can be approved; this one is "+r.Status)
-		return
-	}
-	if cmd.Notes != "" {
-		r.Notes = cmd.Notes
-	}
-	b.approve(cmd, r, "Referral approved for order "+r.OrderID)
-	b.emit(cmd, event.ReferralApproved, r.AdminView(m.Name, m.Email))
-	b.record(cmd, OutcomeApplied, "", "approved", referralResult(r))
-}
-
-// reject rejects a pending referral (credit cancelled) or an approved one
-// while the available balance still covers its reward (credit reversed).
-func (b *Book) reject(cmd Command, m *member.Member) {
-	r := b.referralOf(cmd, m)
-	if r == nil {
-		return
-	}
-	switch r.Status {
-	case referral.StatusPending:
-		b.cancelPending(cmd, r, EntryCancel, "Referral rejected ("+cmd.Reason+") for order "+r.OrderID, TxnCancelled)
-	case referral.StatusApproved:
-		if w := b.wallet(cmd.MerchantID, cmd.MemberID); w.Available < r.RewardAmount {
-			b.invalidState(cmd, r, "the available balance no longer covers the reward: part of it was redeemed")
-			return
-		}
-		b.reverseApproved(cmd, r, "Referral rejected ("+cmd.Reason+") for order "+r.OrderID)
-	default:
-		b.invalidState(cmd, r, "only a pending or approved referral can be rejected; this one is "+r.Status)
-		return
-	}
-	r.Status, r.RejectionReason = referral.StatusRejected, cmd.Reason
-	if cmd.Notes != "" {
-		r.Notes = cmd.Notes
-	}
-	b.touchReferral(r)
-	b.emit(cmd, event.ReferralRejected, r.AdminView(m.Name, m.Email))
-	b.record(cmd, OutcomeApplied, "", "rejected", referralResult(r))
-}
 
 // RedemptionResultData is the result of redeem and redemption_result.
 type RedemptionResultData struct {
 	RedemptionID uuid.UUID `json:"redemption_id"`
 	Status       string    `json:"status"`
 	Amount       int64     `json:"amount"`
+}
+
+// RedeemAmount decides the amount a redemption debits (decision 19):
+// requested cents, 0 meaning all that is available. The amount must be
+// covered by available (so an empty wallet redeems nothing) and reach
+// minRedemption, the member's campaign minimum (0 for none). A refusal is
+// an *apperr.Error with code apperr.InsufficientBalance or
+// apperr.BelowMinRedemption.
+func RedeemAmount(requested, available, minRedemption int64) (int64, error) {
+	amount := requested
+	if amount == 0 {
+		amount = available
+	}
+	switch {
+	case amount <= 0 || amount > available:
+		return 0, apperr.Errorf(apperr.InsufficientBalance, "the amount exceeds the available balance")
+	case amount < minRedemption:
+		return 0, apperr.Errorf(apperr.BelowMinRedemption, "the amount is below the campaign's minimum redemption")
+	}
+	return amount, nil
 }
 
 // redeem debits available balance at once (the debit is processing) and
@@ -95,17 +51,13 @@ func (b *Book) redeem(cmd Command, m *member.Member) {
 		return
 	}
 	w := b.wallet(cmd.MerchantID, cmd.MemberID)
-	amount := req.Amount
-	if amount == 0 {
-		amount = w.Available
+	var minRedemption int64
+	if c := b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}]; c != nil {
+		minRedemption = c.MinRedemption
 	}
-	c := b.Campaigns[MemberKey{cmd.MerchantID, m.CampaignID}]
-	switch {
-	case amount <= 0 || amount > w.Available:
-		b.record(cmd, OutcomeRejected, string(apperr.InsufficientBalance), "the amount exceeds the available balance", nil)
-		return
-	case c != nil && amount < c.MinRedemption:
-		b.record(cmd, OutcomeRejected, string(apperr.BelowMinRedemption), "the amount is below the campaign's minimum redemption", nil)
+	amount, err := RedeemAmount(req.Amount, w.Available, minRedemption)
+	if err != nil {
+		b.record(cmd, OutcomeRejected, string(apperr.CodeOf(err)), apperr.MessageOf(err), nil)
 		return
 	}
 	now := b.now()
@@ -121,7 +73,7 @@ func (b *Book) redeem(cmd Command, m *member.Member) {
 	red.TransactionID = b.move(cmd, Entry{Type: EntryDebit, Amount: amount, Description: t.Description,
 		ReferenceType: "redemption", ReferenceID: red.ID, TransactionID: t.ID},
 		walletDelta{available: -amount, redeemed: amount})
-	b.Redemptions[MemberKey{cmd.MerchantID, red.ID}] = red
+	b.Redemptions[ScopedID{cmd.MerchantID, red.ID}] = red
 	b.NewRedemptions = append(b.NewRedemptions, red)
 	b.emit(cmd, event.RedemptionRequested, RedemptionRequested{RedemptionID: red.ID, MerchantID: cmd.MerchantID,
 		MemberID: m.ID, Type: red.Type, Amount: amount, SubscriptionID: red.SubscriptionID})
@@ -134,7 +86,7 @@ func (b *Book) redemptionResult(cmd Command, m *member.Member) {
 	res := cmd.Result
 	var red *redemption.Redemption
 	if res != nil {
-		red = b.Redemptions[MemberKey{cmd.MerchantID, res.RedemptionID}]
+		red = b.Redemptions[ScopedID{cmd.MerchantID, res.RedemptionID}]
 	}
 	if red == nil || red.MemberID != m.ID {
 		b.record(cmd, OutcomeRejected, string(apperr.NotFound), "redemption not found", nil)

@@ -1,0 +1,178 @@
+package referral
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/member"
+)
+
+var paidAt = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+
+// tenPercent is an active campaign of 10 % with a 7-day warranty.
+func tenPercent() *campaign.Campaign {
+	return &campaign.Campaign{ID: uuid.New(), RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true}
+}
+
+func ana(status string) *member.Member {
+	return &member.Member{ID: uuid.New(), Email: "Ana@Example.com", Status: status}
+}
+
+func TestAttribute(t *testing.T) {
+	t.Parallel()
+	inactive := tenPercent()
+	inactive.IsActive = false
+	pending := &Referral{Status: StatusPending}
+	cancelled := &Referral{Status: StatusCancelled}
+	tests := []struct {
+		name       string
+		buyer      string
+		existing   *Referral
+		member     *member.Member
+		campaign   *campaign.Campaign
+		want       Verdict
+		wantStatus string
+		wantReward int64
+		wantNote   string
+	}{
+		{"14: a sale of an active member on an active campaign is credited pending",
+			"bruno@example.com", nil, ana(member.StatusActive), tenPercent(), Credited, StatusPending, 1000, "credited"},
+		{"14: a buyer with the referrer's e-mail is created rejected as a self-referral",
+			"Ana@Example.com", nil, ana(member.StatusActive), tenPercent(), SelfReferred, StatusRejected, 1000, "self-referral: created rejected"},
+		{"14: the self-referral e-mail match ignores case and surrounding spaces",
+			"  ana@EXAMPLE.com ", nil, ana(member.StatusActive), tenPercent(), SelfReferred, StatusRejected, 1000, "self-referral: created rejected"},
+		{"14: a sale without a buyer e-mail is not a self-referral",
+			"", nil, &member.Member{Status: member.StatusActive}, tenPercent(), Credited, StatusPending, 1000, "credited"},
+		{"14: an inactive campaign attributes nothing",
+			"bruno@example.com", nil, ana(member.StatusActive), inactive, CampaignInactive, "", 0, "campaign inactive: nothing attributed"},
+		{"14: a campaign that no longer exists attributes nothing",
+			"bruno@example.com", nil, ana(member.StatusActive), nil, CampaignInactive, "", 0, "campaign inactive: nothing attributed"},
+		{"14: a blocked member is attributed nothing",
+			"bruno@example.com", nil, ana(member.StatusBlocked), tenPercent(), MemberNotActive, "", 0, "member blocked: nothing attributed"},
+		{"14: an inactive member is attributed nothing",
+			"bruno@example.com", nil, ana(member.StatusInactive), tenPercent(), MemberNotActive, "", 0, "member inactive: nothing attributed"},
+		{"14: an order already attributed changes nothing",
+			"bruno@example.com", pending, ana(member.StatusActive), tenPercent(), AlreadyAttributed, "", 0, "order already attributed (pending)"},
+		{"14: an order whose refund came first is already attributed: the sale credits nothing",
+			"bruno@example.com", cancelled, ana(member.StatusActive), tenPercent(), AlreadyAttributed, "", 0, "order already attributed (cancelled)"},
+		{"14: an order already attributed is checked before the campaign",
+			"bruno@example.com", pending, ana(member.StatusActive), inactive, AlreadyAttributed, "", 0, "order already attributed (pending)"},
+		{"14: an inactive campaign is checked before the member",
+			"bruno@example.com", nil, ana(member.StatusBlocked), inactive, CampaignInactive, "", 0, "campaign inactive: nothing attributed"},
+		{"14: a self-referral of a blocked member attributes nothing",
+			"ana@example.com", nil, ana(member.StatusBlocked), tenPercent(), MemberNotActive, "", 0, "member blocked: nothing attributed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := Attribute(Order{Amount: 10000, BuyerEmail: tt.buyer, PaidAt: paidAt}, tt.existing, tt.member, tt.campaign)
+			if got.Verdict != tt.want || got.Status() != tt.wantStatus || got.Reward != tt.wantReward || got.Note != tt.wantNote {
+				t.Errorf("got verdict %d status %q reward %d note %q; want %d %q %d %q",
+					got.Verdict, got.Status(), got.Reward, got.Note, tt.want, tt.wantStatus, tt.wantReward, tt.wantNote)
+			}
+			wantReason := ""
+			if tt.want == SelfReferred {
+				wantReason = ReasonSelfReferral
+			}
+			if got.RejectionReason() != wantReason {
+				t.Errorf("rejection reason %q, want %q", got.RejectionReason(), wantReason)
+			}
+			if got.Status() != "" && !got.WarrantyExpiresAt.Equal(paidAt.Add(7*24*time.Hour)) {
+				t.Errorf("warranty expires %v, want paid_at + 7 days", got.WarrantyExpiresAt)
+			}
+		})
+	}
+}
+
+func TestAttributeRefund(t *testing.T) {
+	t.Parallel()
+	inactive := tenPercent()
+	inactive.IsActive = false
+	tests := []struct {
+		name         string
+		campaign     *campaign.Campaign
+		wantReward   int64
+		wantWarranty time.Time
+	}{
+		{"16: a refund before its sale is recorded cancelled with the sale's reward and warranty",
+			tenPercent(), 1000, paidAt.Add(7 * 24 * time.Hour)},
+		{"16: a refund before its sale is recorded cancelled even on an inactive campaign",
+			inactive, 1000, paidAt.Add(7 * 24 * time.Hour)},
+		{"16: a refund before its sale without a campaign is recorded cancelled with no reward",
+			nil, 0, paidAt},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got := AttributeRefund(Order{Amount: 10000, BuyerEmail: "bruno@example.com", PaidAt: paidAt}, tt.campaign)
+			if got.Verdict != RefundedFirst || got.Status() != StatusCancelled || got.RejectionReason() != "" {
+				t.Errorf("verdict %d status %q reason %q; want RefundedFirst cancelled without reason", got.Verdict, got.Status(), got.RejectionReason())
+			}
+			if got.Reward != tt.wantReward || !got.WarrantyExpiresAt.Equal(tt.wantWarranty) {
+				t.Errorf("reward %d warranty %v; want %d %v", got.Reward, got.WarrantyExpiresAt, tt.wantReward, tt.wantWarranty)
+			}
+		})
+	}
+}
+
+func TestReward(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name       string
+		rewardType string
+		value      int64
+		order      int64
+		want       int64
+	}{
+		{"15: fixed is reward_value cents whatever the order", campaign.RewardFixed, 1500, 10000, 1500},
+		{"15: fixed is reward_value cents even on a zero order", campaign.RewardFixed, 1500, 0, 1500},
+		{"15: fixed can exceed the order value", campaign.RewardFixed, 1500, 999, 1500},
+		{"15: percentage is whole percent of the order value", campaign.RewardPercentage, 10, 10000, 1000},
+		{"15: percentage rounds down to the cent", campaign.RewardPercentage, 10, 999, 99},
+		{"15: percentage rounds down an odd amount", campaign.RewardPercentage, 33, 1001, 330},
+		{"15: percentage below one cent is zero", campaign.RewardPercentage, 1, 99, 0},
+		{"15: percentage of a zero order is zero", campaign.RewardPercentage, 10, 0, 0},
+		{"15: 100 percent is the whole order", campaign.RewardPercentage, 100, 12345, 12345},
+		{"15: 1 percent of one real is one cent", campaign.RewardPercentage, 1, 100, 1},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			c := &campaign.Campaign{RewardType: tt.rewardType, RewardValue: tt.value, WarrantyDays: 7, IsActive: true}
+			got := Attribute(Order{Amount: tt.order, PaidAt: paidAt}, nil, &member.Member{Status: member.StatusActive}, c)
+			if got.Verdict != Credited || got.Reward != tt.want {
+				t.Errorf("verdict %d reward %d, want credited %d", got.Verdict, got.Reward, tt.want)
+			}
+		})
+	}
+}
+
+func TestCouponKey(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, sale, code string
+		match            bool
+	}{
+		{"14: a coupon matches the referral code exactly", "LOJA-ANA-7K2P", "LOJA-ANA-7K2P", true},
+		{"14: a coupon matches the referral code case-insensitively", "loja-Ana-7k2p", "LOJA-ANA-7K2P", true},
+		{"14: a coupon matches ignoring surrounding spaces", " LOJA-ANA-7K2P\t", "LOJA-ANA-7K2P", true},
+		{"14: another member's code does not match", "LOJA-BIA-7K2P", "LOJA-ANA-7K2P", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := CouponKey(tt.sale) == CouponKey(tt.code); got != tt.match {
+				t.Errorf("CouponKey(%q) == CouponKey(%q) is %v, want %v", tt.sale, tt.code, got, tt.match)
+			}
+		})
+	}
+	t.Run("14: a blank coupon is no coupon: the sale is unattributed", func(t *testing.T) {
+		t.Parallel()
+		if got := CouponKey("  "); got != "" {
+			t.Errorf("CouponKey(blank) = %q, want \"\"", got)
+		}
+	})
+}
