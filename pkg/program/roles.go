@@ -175,6 +175,7 @@ func APIRouter(d *Deps) *mux.Router {
 		Log:             d.Log.Named("api"),
 		Now:             d.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
+		PublicURL:       d.Config.PublicURL,
 		Webhooks:        postgres.NewWebhookStore(d.Pool, d.Box),
 		WebhookSender:   NewWebhookSender(d.Config),
 		Catalog: httpapi.CatalogConfig{
