@@ -104,6 +104,7 @@ func checkLog(t *testing.T, sa *standalone, outputs string) {
 		"POST /api/v1/members 201":                        1,
 		"GET /api/v1/member/me 200":                       1,
 		"POST /api/webhooks/{provider}/{merchant_id} 200": 3,
+		"POST /api/webhooks/{provider}/{merchant_id} 401": 1,
 		"GET /api/v1/wallet/balance 200":                  4,
 		"GET /api/v1/referrals 200":                       1,
 		"POST /api/v1/referrals/{id}/approve 200":         1,
@@ -122,6 +123,7 @@ func checkLog(t *testing.T, sa *standalone, outputs string) {
 	for msg, check := range map[string]func(logLine) bool{
 		"sale accepted":      func(l logLine) bool { return member.MatchString(l.Member) },
 		"delivery duplicate": func(logLine) bool { return true },
+		"delivery rejected":  func(logLine) bool { return true },
 		"sale credited":      func(l logLine) bool { return member.MatchString(l.Member) && strings.HasPrefix(l.Referral, "ref_") },
 		"referral approved":  func(l logLine) bool { return strings.HasPrefix(l.Referral, "ref_") },
 		"redemption debited": func(l logLine) bool { return strings.HasPrefix(l.Redeem, "red_") },
