@@ -74,8 +74,8 @@ func New(cfg Config) *Service {
 	}
 }
 
-// Register adds the receiver route to r.
-// Every request, routed or not, gets an access-log line (httpapi.AccessLog).
+// Register adds the receiver route to r, and an access-log line
+// (httpapi.AccessLog) to every request it serves, routed or not.
 func (s *Service) Register(r *mux.Router) {
 	accessLog := httpapi.AccessLog(s.log)
 	r.Use(accessLog)
@@ -254,7 +254,7 @@ func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *Delivery, ou
 var outcomeMessages = map[string]string{
 	OutcomeDuplicate:    "delivery duplicate",
 	OutcomeIgnored:      "delivery ignored",
-	OutcomeUnattributed: "sale unattributed",
+	OutcomeUnattributed: "delivery unattributed",
 }
 
 // check returns the entry of an info line of an outcome, nil when info is
