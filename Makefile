@@ -4,7 +4,7 @@ PKGS ?= ./...
 EXERCISED ?= $(CURDIR)/.data/openapi-exercised
 TEST_TIMEOUT ?= 20m
 
-.PHONY: run test services build vet fuzz bench
+.PHONY: run test services build vet fuzz bench lint-openapi
 
 ## run: start the whole pipeline in one process (embedded Kafka broker)
 run: services
@@ -13,6 +13,7 @@ run: services
 ## test: every test, with the race detector, against real PostgreSQL, Redis and the embedded broker
 test: services
 	$(GO) vet ./...
+	@$(MAKE) --no-print-directory lint-openapi
 	@rm -rf $(EXERCISED) && mkdir -p $(EXERCISED)
 	OPENAPI_EXERCISED_DIR=$(EXERCISED) $(GO) test -race -count=1 -short -timeout $(TEST_TIMEOUT) $(PKGS)
 	@# The load tests (-short skips them) run alone: they measure latency,
@@ -20,6 +21,20 @@ test: services
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'Load' ./pkg/e2e
 	@# Every response the OpenAPI document lists was received and validated by some test.
 	OPENAPI_EXERCISED_DIR=$(EXERCISED) OPENAPI_COVERAGE_CHECK=1 $(GO) test -count=1 -run 'TestEveryDocumentedResponseExercised' ./pkg/openapi
+
+## lint-openapi: lint the OpenAPI document as the API serves it with an independent linter,
+## Redocly CLI's recommended rules with warnings as errors (pkg/openapi/redocly.yaml); installs
+## @redocly/cli into .tools on first use; skipped, with a line saying so, without npm
+REDOCLY_VERSION ?= 2.77.0
+REDOCLY := .tools/node_modules/.bin/redocly
+lint-openapi:
+	@if ! command -v npm >/dev/null 2>&1; then \
+		echo "lint-openapi: SKIPPED, npm is not installed: the OpenAPI document was not linted"; exit 0; fi; \
+	if [ ! -x $(REDOCLY) ] && ! npm install --prefix .tools --no-audit --no-fund --silent @redocly/cli@$(REDOCLY_VERSION); then \
+		echo "lint-openapi: SKIPPED, npm could not install @redocly/cli: the OpenAPI document was not linted"; exit 0; fi; \
+	OPENAPI_JSON_OUT=$(CURDIR)/.tools/openapi.json $(GO) test -count=1 -run '^TestWriteDocument$$' ./pkg/openapi >/dev/null && \
+	REDOCLY_SUPPRESS_UPDATE_NOTICE=true REDOCLY_TELEMETRY=off \
+		$(REDOCLY) lint --config pkg/openapi/redocly.yaml --format=stylish .tools/openapi.json
 
 ## services: make sure PostgreSQL and Redis are up (start or install them)
 services:

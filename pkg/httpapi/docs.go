@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
-	"sync"
 
 	"github.com/gorilla/mux"
 
@@ -34,18 +33,19 @@ type docsFile struct {
 	etag string
 }
 
-// servedDocument computes the docsFile once.
-var servedDocument = sync.OnceValues(func() (docsFile, error) {
-	body, err := openapi.Document()
+// newDocsFile returns the document whose servers are the configured public
+// URLs (Config.PublicURL, Config.IngestPublicURL).
+func (s *Server) newDocsFile() (docsFile, error) {
+	body, err := openapi.DocumentAt(s.cfg.PublicURL, s.cfg.IngestPublicURL)
 	if err != nil {
 		return docsFile{}, err
 	}
 	sum := sha256.Sum256(body)
 	return docsFile{body: body, etag: `"` + hex.EncodeToString(sum[:16]) + `"`}, nil
-})
+}
 
 func (s *Server) serveOpenAPI(w http.ResponseWriter, r *http.Request) {
-	doc, err := servedDocument()
+	doc, err := s.docs()
 	if err != nil {
 		respond.Error(w, s.log, respond.Admin, apperr.Wrap(apperr.Internal, err, "internal error"))
 		return

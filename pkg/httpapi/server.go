@@ -8,6 +8,7 @@ import (
 	"context"
 	"net/http"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -64,7 +65,8 @@ type Config struct {
 	Wallets         Wallets
 	Log             *zap.Logger
 	Now             func() time.Time
-	IngestPublicURL string // base of the webhook URLs shown for integrations
+	IngestPublicURL string // base of the webhook URLs shown for integrations, and the ingest's server in the OpenAPI document
+	PublicURL       string // the API's base as clients reach it: the OpenAPI document's server
 	// KeyCacheTTL bounds how long a revoked key may still work (≤ 5 s).
 	KeyCacheTTL time.Duration
 
@@ -87,6 +89,7 @@ type Server struct {
 	cfg  Config
 	log  *zap.Logger
 	auth *authenticator
+	docs func() (docsFile, error) // the served OpenAPI document, computed once (docs.go)
 }
 
 // New returns the API router. Ops routes (/healthz…) are added by the caller.
@@ -98,15 +101,17 @@ func New(cfg Config) (*Server, *mux.Router) {
 		cfg.KeyCacheTTL = 5 * time.Second
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now)}
+	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	accessLog := AccessLog(s.log)
+	r.NotFoundHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.NotFound, "no such route"))
-	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	}))
+	r.MethodNotAllowedHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		respond.JSON(w, http.StatusMethodNotAllowed, respond.ErrorBody{Error: respond.ErrorDetail{
 			Code: "method_not_allowed", Message: "method not allowed on this route"}})
-	})
-	r.Use(s.recoverPanics)
+	}))
+	r.Use(accessLog, s.recoverPanics)
 
 	s.registerDocs(r)
 
@@ -114,9 +119,9 @@ func New(cfg Config) (*Server, *mux.Router) {
 	// the copied prefix matcher of a later route clear a method mismatch, so
 	// a wrong method answered 404 instead of 405.
 	mf := r.NewRoute().Subrouter()
-	mf.Use(s.withStyle(respond.Member), s.authenticate, s.checkQuery, s.rateLimit, s.idempotency)
+	mf.Use(s.withStyle(respond.Member), s.authenticate, noteMerchant, s.checkQuery, s.rateLimit, s.idempotency)
 	admin := r.NewRoute().Subrouter()
-	admin.Use(s.withStyle(respond.Admin), s.authenticate, s.checkQuery, s.rateLimit, s.idempotency)
+	admin.Use(s.withStyle(respond.Admin), s.authenticate, noteMerchant, s.checkQuery, s.rateLimit, s.idempotency)
 
 	s.registerReads(mf, admin)
 	s.registerCatalog(admin)

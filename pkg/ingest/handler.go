@@ -14,8 +14,11 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
@@ -71,16 +74,19 @@ func New(cfg Config) *Service {
 	}
 }
 
-// Register adds the receiver route to r.
+// Register adds the receiver route to r, and an access-log line
+// (httpapi.AccessLog) to every request it serves, routed or not.
 func (s *Service) Register(r *mux.Router) {
+	accessLog := httpapi.AccessLog(s.log)
+	r.Use(accessLog)
 	r.HandleFunc("/api/webhooks/{provider}/{merchant_id}", s.ServeWebhook).Methods(http.MethodPost)
-	r.NotFoundHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	r.NotFoundHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		respond.Error(w, nil, respond.Admin, apperr.Errorf(apperr.NotFound, "no such route"))
-	})
-	r.MethodNotAllowedHandler = http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+	}))
+	r.MethodNotAllowedHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		respond.JSON(w, http.StatusMethodNotAllowed, respond.ErrorBody{Error: respond.ErrorDetail{
 			Code: "method_not_allowed", Message: "method not allowed on this route"}})
-	})
+	}))
 }
 
 // answer is the body of a 200: what became of the delivery.
@@ -133,6 +139,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, d, err)
 		return
 	}
+	httpapi.LogMerchant(r, merchantID.String())
 	if out.Ignored {
 		s.ok(ctx, w, d, inbound.DeliveryIgnored, out.Reason, false)
 		return
@@ -183,6 +190,15 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.
 	}
 	s.ok(ctx, w, d, inbound.DeliveryAccepted, "", true)
 	s.remember(ctx, fastKey)
+	msg := "sale accepted"
+	if ev.Kind == inbound.KindRefund {
+		msg = "refund accepted"
+	}
+	if ce := s.check(msg); ce != nil {
+		ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
+			zap.String("order", ev.OrderID), zap.String("member", ids.Format(ids.Member, memberID)),
+			zap.Int64("amount", ev.Amount), zap.String("delivery", d.ID.String()))
+	}
 }
 
 // overLimit applies the operator's per-merchant ceiling (INGEST_RATE_LIMIT,
@@ -226,6 +242,28 @@ func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *inbound.Deli
 	}
 	s.metrics.observe(d.Provider, outcome)
 	respond.JSON(w, http.StatusOK, answer{Status: outcome, DeliveryID: d.ID.String(), Reason: reason})
+	if outcome != inbound.DeliveryAccepted { // accept logs its own line, with the member
+		if ce := s.check(outcomeMessages[outcome]); ce != nil {
+			ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
+				zap.String("dedupe_key", d.DedupeKey), zap.String("reason", reason), zap.String("delivery", d.ID.String()))
+		}
+	}
+}
+
+// outcomeMessages are the log messages of the 200 outcomes but accepted.
+var outcomeMessages = map[string]string{
+	inbound.DeliveryDuplicate:    "delivery duplicate",
+	inbound.DeliveryIgnored:      "delivery ignored",
+	inbound.DeliveryUnattributed: "delivery unattributed",
+}
+
+// check returns the entry of an info line of an outcome, nil when info is
+// off: the fields are built only for a line that is written.
+func (s *Service) check(msg string) *zapcore.CheckedEntry {
+	if s.log == nil {
+		return nil
+	}
+	return s.log.Check(zapcore.InfoLevel, msg)
 }
 
 func (s *Service) unavailable(w http.ResponseWriter, d *inbound.Delivery, err error) {
@@ -257,6 +295,11 @@ func (s *Service) fail(w http.ResponseWriter, d *inbound.Delivery, err error) {
 		}
 		cancel()
 		s.metrics.observe(d.Provider, d.Outcome)
+		if ce := s.check("delivery rejected"); ce != nil {
+			ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
+				zap.Int("status", status), zap.String("outcome", d.Outcome), zap.String("reason", d.Error),
+				zap.String("delivery", d.ID.String()))
+		}
 	}
 	respond.Error(w, s.log, respond.Admin, err)
 }

@@ -2,12 +2,17 @@ package ledger
 
 import (
 	"context"
+	"encoding/json"
 
+	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/batch"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // Store applies a batch of commands in one transaction (pkg/postgres).
@@ -107,7 +112,71 @@ func (w *Worker) apply(ctx context.Context, cmds []Command) error {
 	if w.notifier != nil {
 		w.notifier.Notify(ctx, book.Outcomes)
 	}
+	w.logOutcomes(book.Outcomes)
 	return nil
+}
+
+// logOutcomes writes an info line per committed command that changed
+// something or was refused (a no-op is a debug line), with the API's
+// prefixed ids. With info off it costs a level check per batch.
+func (w *Worker) logOutcomes(outcomes []Outcome) {
+	if w.log == nil || !w.log.Core().Enabled(zapcore.InfoLevel) {
+		return
+	}
+	for _, o := range outcomes {
+		var res struct {
+			ReferralID   uuid.UUID `json:"referral_id"`
+			RedemptionID uuid.UUID `json:"redemption_id"`
+			Status       string    `json:"status"`
+		}
+		if len(o.Result) > 0 {
+			_ = json.Unmarshal(o.Result, &res) // best effort: the line goes out without the ids
+		}
+		level, msg := zapcore.InfoLevel, appliedMessages[o.Kind]
+		switch {
+		case o.Status == OutcomeRejected:
+			msg = "ledger command refused"
+		case o.Status != OutcomeApplied:
+			level, msg = zapcore.DebugLevel, "ledger command without effect"
+		case o.Kind == CmdRedemptionResult && res.Status == redemption.StatusCompleted:
+			msg = "redemption completed"
+		case o.Kind == CmdRedemptionResult && res.Status == redemption.StatusFailed:
+			msg = "redemption failed"
+		case msg == "":
+			msg = "ledger command applied"
+		}
+		ce := w.log.Check(level, msg)
+		if ce == nil {
+			continue
+		}
+		fields := []zap.Field{zap.String("merchant", o.MerchantID.String()),
+			zap.String("member", ids.Format(ids.Member, o.MemberID)), zap.String("command", o.CommandID),
+			zap.String("kind", o.Kind), zap.String("reason", o.Reason)}
+		if o.ErrorCode != "" {
+			fields = append(fields, zap.String("code", o.ErrorCode))
+		}
+		if res.ReferralID != uuid.Nil {
+			fields = append(fields, zap.String("referral", ids.Format(ids.Referral, res.ReferralID)))
+		}
+		if res.RedemptionID != uuid.Nil {
+			fields = append(fields, zap.String("redemption", ids.Format(ids.Redemption, res.RedemptionID)))
+		}
+		if res.Status != "" {
+			fields = append(fields, zap.String("state", res.Status)) // not "status": the access lines' is a number
+		}
+		ce.Write(fields...)
+	}
+}
+
+// appliedMessages name what an applied command did, for the log.
+var appliedMessages = map[string]string{
+	CmdCreditSale:       "sale credited",
+	CmdRefund:           "refund applied",
+	CmdRelease:          "referral released",
+	CmdApprove:          "referral approved",
+	CmdReject:           "referral rejected",
+	CmdRedeem:           "redemption debited",
+	CmdRedemptionResult: "redemption result applied", // completed or failed, by its status
 }
 
 // Metrics describes the ledger's transactions.

@@ -44,6 +44,55 @@ var document = sync.OnceValues(func() ([]byte, error) {
 	return b, nil
 })
 
+// DocumentAt returns Document with its servers rewritten for a deployment:
+// apiURL replaces the URL of the top-level server (the API program) and
+// ingestURL that of the ingest receivers' servers; an empty one keeps the
+// document's development default. The result is computed once per pair and
+// must not be modified.
+func DocumentAt(apiURL, ingestURL string) ([]byte, error) {
+	if apiURL == "" && ingestURL == "" {
+		return Document()
+	}
+	key := apiURL + "\x00" + ingestURL
+	if b, ok := served.Load(key); ok {
+		return b.([]byte), nil
+	}
+	raw, err := Document()
+	if err != nil {
+		return nil, err
+	}
+	var doc map[string]any
+	if err := json.Unmarshal(raw, &doc); err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	setServerURL(doc["servers"], apiURL)
+	paths, _ := doc["paths"].(map[string]any)
+	for _, item := range paths {
+		if item, ok := item.(map[string]any); ok {
+			setServerURL(item["servers"], ingestURL)
+		}
+	}
+	b, err := json.Marshal(doc)
+	if err != nil {
+		return nil, fmt.Errorf("openapi: %w", err)
+	}
+	served.Store(key, b)
+	return b, nil
+}
+
+// served caches DocumentAt by its arguments (a process serves one or two).
+var served sync.Map
+
+// setServerURL sets the url of every server object of a servers list.
+func setServerURL(servers any, url string) {
+	list, _ := servers.([]any)
+	for _, s := range list {
+		if s, ok := s.(map[string]any); ok && url != "" {
+			s["url"] = url
+		}
+	}
+}
+
 // Load parses the embedded document, resolves its references, registers the
 // string formats its schemas use (email, uuid, uri) on it and validates it,
 // examples included. Every call returns a new document, so the caller may

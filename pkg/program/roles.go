@@ -176,6 +176,7 @@ func APIRouter(d *Deps) *mux.Router {
 		Log:             d.Log.Named("api"),
 		Now:             d.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
+		PublicURL:       d.Config.PublicURL,
 		Webhooks:        webhooks,
 		DeliveryLog:     webhooks,
 		EventPayloads:   webhooks,

@@ -1,0 +1,142 @@
+package httpapi
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"net/http"
+	"time"
+
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
+)
+
+// RequestIDHeader carries a request's id: taken from the request when it is
+// sane (see validRequestID), generated otherwise, and returned on every
+// answer so that a client can quote it and an operator find the log line.
+const RequestIDHeader = "X-Request-Id"
+
+// AccessLog returns middleware that writes one info line per request to
+// log, "request", after the answer: method, route (the mux path template,
+// e.g. /api/v1/members/{id}; empty for a path no route matched), status,
+// duration, the authenticated merchant (see LogMerchant) and the request
+// id, which it also sets as X-Request-Id on the answer. It logs nothing of
+// the request's headers, query or body, so no key, token or secret reaches
+// the log. Probes and scrapes (/healthz, /readyz, /metrics) are logged at
+// debug level. Installed with Router.Use, it runs for matched routes only;
+// wrap the router's NotFoundHandler and MethodNotAllowedHandler in it too.
+func AccessLog(log *zap.Logger) mux.MiddlewareFunc {
+	if log == nil {
+		log = zap.NewNop()
+	}
+	return func(next http.Handler) http.Handler {
+		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			start := time.Now()
+			id := r.Header.Get(RequestIDHeader)
+			if !validRequestID(id) {
+				id = newRequestID()
+			}
+			w.Header().Set(RequestIDHeader, id)
+			if !log.Core().Enabled(zapcore.InfoLevel) && !log.Core().Enabled(zapcore.DebugLevel) {
+				next.ServeHTTP(w, r) // no line to write: nothing to measure
+				return
+			}
+			e := &accessEntry{}
+			sw := &statusWriter{ResponseWriter: w}
+			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), accessKey{}, e)))
+
+			var route string
+			if cr := mux.CurrentRoute(r); cr != nil {
+				route, _ = cr.GetPathTemplate()
+			}
+			level := zapcore.InfoLevel
+			if route == "/healthz" || route == "/readyz" || route == "/metrics" {
+				level = zapcore.DebugLevel
+			}
+			// Check first: with the level off, no field is built.
+			if ce := log.Check(level, "request"); ce != nil {
+				ce.Write(zap.String("method", r.Method), zap.String("route", route),
+					zap.Int("status", sw.statusOrOK()), zap.Duration("duration", time.Since(start)),
+					zap.String("merchant", e.merchant), zap.String("request_id", id))
+			}
+		})
+	}
+}
+
+// LogMerchant records, for r's access-log line, the merchant that r
+// authenticated as. It does nothing outside AccessLog.
+func LogMerchant(r *http.Request, merchantID string) {
+	if e, ok := r.Context().Value(accessKey{}).(*accessEntry); ok {
+		e.merchant = merchantID
+	}
+}
+
+// noteMerchant passes the merchant that authenticate put in the context to
+// the access log, whose context is the caller's.
+func noteMerchant(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := merchantOf(r); m != nil {
+			LogMerchant(r, m.ID.String())
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+type accessKey struct{}
+
+// accessEntry is what inner handlers add to a request's log line.
+type accessEntry struct{ merchant string }
+
+// validRequestID accepts 1 to 128 characters of letters, digits and
+// "-_.:" (a UUID, a trace id, a load balancer's id): anything else could
+// forge log content or carry a secret, and is replaced.
+func validRequestID(s string) bool {
+	if s == "" || len(s) > 128 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_' || c == '.' || c == ':') {
+			return false
+		}
+	}
+	return true
+}
+
+// newRequestID returns 32 random hex digits.
+func newRequestID() string {
+	var b [16]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// statusWriter remembers the status of an answer.
+type statusWriter struct {
+	http.ResponseWriter
+	status int
+}
+
+func (w *statusWriter) WriteHeader(status int) {
+	if w.status == 0 && status >= 200 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *statusWriter) Write(b []byte) (int, error) {
+	if w.status == 0 {
+		w.status = http.StatusOK
+	}
+	return w.ResponseWriter.Write(b)
+}
+
+// Unwrap lets http.ResponseController reach the connection's writer.
+func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (w *statusWriter) statusOrOK() int {
+	if w.status == 0 {
+		return http.StatusOK
+	}
+	return w.status
+}
