@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"strings"
 
-	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/outbox"
 
 	"github.com/google/uuid"
@@ -97,8 +96,14 @@ RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.Campaig
 		if err != nil {
 			return err
 		}
-		rec, err = emitMemberEvent(ctx, tx, m, event.MemberUpdated)
-		return err
+		f, err := memberFigures(ctx, tx, m)
+		if err != nil {
+			return err
+		}
+		if rec, err = member.Updated(m, f); err != nil {
+			return err
+		}
+		return insertOutbox(ctx, tx, rec)
 	})
 	switch {
 	case err == nil:
