@@ -3,9 +3,12 @@
 package campaign
 
 import (
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // Reward types (immutable after creation).
@@ -31,6 +34,41 @@ type Campaign struct {
 	AutoRegister  bool
 	CreatedAt     time.Time
 	UpdatedAt     time.Time
+}
+
+// Bounds of a campaign's figures (decision 15).
+const (
+	MaxWarrantyDays  = 3650
+	MaxFixedReward   = 1_000_000_000 // cents
+	MaxMinRedemption = 1_000_000_000 // cents
+)
+
+// Validate checks c as it would be stored, the first broken rule winning: a
+// name that is not blank; a reward type of RewardPercentage or RewardFixed;
+// warranty days from 0 to MaxWarrantyDays; a reward value of a whole
+// percent from 1 to 100, or from 1 to MaxFixedReward cents; a minimum
+// redemption from 0 to MaxMinRedemption cents. The error is apperr.Invalid
+// with a message that starts with the field's API name.
+func (c *Campaign) Validate() error {
+	switch {
+	case strings.TrimSpace(c.Name) == "":
+		return apperr.Errorf(apperr.Invalid, "name: is required")
+	case c.RewardType != RewardFixed && c.RewardType != RewardPercentage:
+		return apperr.Errorf(apperr.Invalid, "reward_type: must be percentage or fixed")
+	case c.WarrantyDays < 0 || c.WarrantyDays > MaxWarrantyDays:
+		return errWarrantyDays()
+	case c.RewardType == RewardPercentage && (c.RewardValue < 1 || c.RewardValue > 100):
+		return apperr.Errorf(apperr.Invalid, "reward_value: a percentage must be a whole percent from 1 to 100")
+	case c.RewardType == RewardFixed && (c.RewardValue < 1 || c.RewardValue > MaxFixedReward):
+		return apperr.Errorf(apperr.Invalid, "reward_value: a fixed reward must be from 1 to %d cents", MaxFixedReward)
+	case c.MinRedemption < 0 || c.MinRedemption > MaxMinRedemption:
+		return apperr.Errorf(apperr.Invalid, "min_redemption: must be from 0 to %d cents", MaxMinRedemption)
+	}
+	return nil
+}
+
+func errWarrantyDays() error {
+	return apperr.Errorf(apperr.Invalid, "warranty_days: must be from 0 to %d", MaxWarrantyDays)
 }
 
 // Stats are a campaign's figures.

@@ -1,5 +1,11 @@
 package campaign
 
+import (
+	"strings"
+
+	"github.com/convida/convida/pkg/apperr"
+)
+
 // Filter selects a page of a merchant's campaigns, newest first.
 type Filter struct {
 	Offset int
@@ -18,6 +24,21 @@ type Update struct {
 	// IsDefault true moves the merchant's default to the campaign; false is
 	// refused on the current default, since a merchant always has one.
 	IsDefault *bool
+}
+
+// Validate checks what can be checked of upd without the campaign: a name,
+// when set, that is not blank, and warranty days, when set, from 0 to
+// MaxWarrantyDays. The rules that depend on the reward type are checked on
+// the result, upd.Apply(current).Validate(). The error is apperr.Invalid
+// naming the field.
+func (upd Update) Validate() error {
+	if upd.Name != nil && strings.TrimSpace(*upd.Name) == "" {
+		return apperr.Errorf(apperr.Invalid, "name: must not be empty")
+	}
+	if upd.WarrantyDays != nil && (*upd.WarrantyDays < 0 || *upd.WarrantyDays > MaxWarrantyDays) {
+		return errWarrantyDays()
+	}
+	return nil
 }
 
 // Apply returns c with upd's fields set, for validating the result before

@@ -318,7 +318,7 @@ func (s *Server) redeemMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.Email = strings.TrimSpace(body.Email)
-	if body.Email == "" || !validEmail(body.Email) {
+	if body.Email == "" || !member.ValidEmail(body.Email) {
 		s.fail(w, r, apperr.Errorf(apperr.Invalid, "email: a valid email address is required"))
 		return
 	}

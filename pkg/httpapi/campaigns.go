@@ -29,34 +29,29 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := &campaign.Campaign{MerchantID: merchantOf(r).ID, Name: strings.TrimSpace(req.Name), RewardType: req.RewardType,
-		WarrantyDays: campaign.DefaultWarrantyDays, IsActive: true}
-	if err := required("name", c.Name); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if c.RewardType != campaign.RewardFixed && c.RewardType != campaign.RewardPercentage {
-		s.fail(w, r, apperr.Errorf(apperr.Invalid, "reward_type: must be percentage or fixed"))
-		return
-	}
+		RewardValue: req.RewardValue.Value, WarrantyDays: campaign.DefaultWarrantyDays,
+		IsActive: !req.IsActive.Set || req.IsActive.Value, IsDefault: req.IsDefault.Set && req.IsDefault.Value,
+		AutoRegister: req.AutoRegister.Set && req.AutoRegister.Value}
 	if !req.RewardValue.Set || req.RewardValue.Null {
+		// Absent is not a zero value, yet the fields Validate checks
+		// before it (name, reward_type) are still reported first: they are
+		// checked with the other figures set to valid values.
+		probe := *c
+		probe.RewardValue, probe.WarrantyDays, probe.MinRedemption = 1, 0, 0
+		if err := probe.Validate(); err != nil {
+			s.fail(w, r, err)
+			return
+		}
 		s.fail(w, r, apperr.Errorf(apperr.Invalid, "reward_value: is required"))
 		return
 	}
-	c.RewardValue = req.RewardValue.Value
-	if req.WarrantyDays.Set && !req.WarrantyDays.Null {
-		c.WarrantyDays = int(req.WarrantyDays.Value)
-		if req.WarrantyDays.Value < 0 || req.WarrantyDays.Value > 3650 {
-			s.fail(w, r, apperr.Errorf(apperr.Invalid, "warranty_days: must be from 0 to 3650"))
-			return
-		}
+	if v, ok := intField(req.WarrantyDays); ok {
+		c.WarrantyDays = int(v)
 	}
-	if req.MinRedemption.Set && !req.MinRedemption.Null {
-		c.MinRedemption = req.MinRedemption.Value
+	if v, ok := intField(req.MinRedemption); ok {
+		c.MinRedemption = v
 	}
-	c.IsActive = !req.IsActive.Set || req.IsActive.Value
-	c.IsDefault = req.IsDefault.Set && req.IsDefault.Value
-	c.AutoRegister = req.AutoRegister.Set && req.AutoRegister.Value
-	if err := validateRewards(c); err != nil {
+	if err := c.Validate(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -65,19 +60,6 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	respond.JSON(w, http.StatusCreated, Data[AdminCampaign]{Data: adminCampaign(c, campaign.Stats{})})
-}
-
-// validateRewards checks the money rules of a campaign (decision 15).
-func validateRewards(c *campaign.Campaign) error {
-	switch {
-	case c.RewardType == campaign.RewardPercentage && (c.RewardValue < 1 || c.RewardValue > 100):
-		return apperr.Errorf(apperr.Invalid, "reward_value: a percentage must be a whole percent from 1 to 100")
-	case c.RewardType == campaign.RewardFixed && (c.RewardValue < 1 || c.RewardValue > 1_000_000_000):
-		return apperr.Errorf(apperr.Invalid, "reward_value: a fixed reward must be from 1 to 1000000000 cents")
-	case c.MinRedemption < 0 || c.MinRedemption > 1_000_000_000:
-		return apperr.Errorf(apperr.Invalid, "min_redemption: must be from 0 to 1000000000 cents")
-	}
-	return nil
 }
 
 func (s *Server) getCampaign(w http.ResponseWriter, r *http.Request) {

@@ -170,23 +170,17 @@ func (s *Server) memberUpdate(r *http.Request, req PatchMemberRequest) (member.U
 	}
 	if req.Name.Set {
 		name := strings.TrimSpace(req.Name.Value)
-		if name == "" {
-			return upd, apperr.Errorf(apperr.Invalid, "name: must not be empty")
-		}
 		upd.Name = &name
 	}
 	if req.ExternalID.Set {
 		ext := strings.TrimSpace(req.ExternalID.Value)
-		if err := checkExternalID("external_id", ext); err != nil {
-			return upd, err
-		}
 		upd.ExternalID = &ext
 	}
 	if req.Status.Set {
-		if !member.ValidStatus(req.Status.Value) {
-			return upd, apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked")
-		}
 		upd.Status = &req.Status.Value
+	}
+	if err := upd.Validate(); err != nil {
+		return upd, err
 	}
 	if meta, ok, err := objectField("metadata", req.Metadata); err != nil {
 		return upd, err
@@ -282,7 +276,7 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	next := upd.Apply(*cur)
-	if err := validateRewards(&next); err != nil {
+	if err := next.Validate(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -294,8 +288,8 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request) {
 	s.writeCampaign(w, r, http.StatusOK, c)
 }
 
-// campaignUpdate checks what can be checked without the campaign and
-// returns the update.
+// campaignUpdate decodes req into an update and checks what can be checked
+// without the campaign.
 func campaignUpdate(req PatchCampaignRequest) (campaign.Update, error) {
 	var upd campaign.Update
 	if req.RewardType != nil {
@@ -303,18 +297,12 @@ func campaignUpdate(req PatchCampaignRequest) (campaign.Update, error) {
 	}
 	if req.Name.Set {
 		name := strings.TrimSpace(req.Name.Value)
-		if name == "" {
-			return upd, apperr.Errorf(apperr.Invalid, "name: must not be empty")
-		}
 		upd.Name = &name
 	}
 	if v, ok := intField(req.RewardValue); ok {
 		upd.RewardValue = &v
 	}
 	if v, ok := intField(req.WarrantyDays); ok {
-		if v < 0 || v > 3650 {
-			return upd, apperr.Errorf(apperr.Invalid, "warranty_days: must be from 0 to 3650")
-		}
 		days := int(v)
 		upd.WarrantyDays = &days
 	}
@@ -330,7 +318,7 @@ func campaignUpdate(req PatchCampaignRequest) (campaign.Update, error) {
 	if req.IsDefault.Set {
 		upd.IsDefault = &req.IsDefault.Value
 	}
-	return upd, nil
+	return upd, upd.Validate()
 }
 
 // intField returns the value of a present, non-null integer field.

@@ -7,7 +7,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"net/mail"
 	"reflect"
 	"strconv"
 	"strings"
@@ -211,15 +210,6 @@ func pathID(r *http.Request, prefix, what string) (uuid.UUID, error) {
 	return id, nil
 }
 
-// validEmail reports whether s is a bare email address.
-func validEmail(s string) bool {
-	if len(s) > 254 {
-		return false
-	}
-	a, err := mail.ParseAddress(s)
-	return err == nil && a.Address == s && a.Name == ""
-}
-
 // page reads page and per_page (decision 11): page ≥ 1 (default 1),
 // per_page 1–100 (default 20).
 func page(r *http.Request) (pageNum, perPage int, err error) {
@@ -275,22 +265,4 @@ func boolQuery(r *http.Request, name string) (bool, error) {
 		return true, nil
 	}
 	return false, apperr.Errorf(apperr.Invalid, "%s: must be true or false", name)
-}
-
-// maxExternalID bounds external ids: they are indexed, and a PostgreSQL
-// btree refuses entries over about 2.7 kB.
-const maxExternalID = 255
-
-func checkExternalID(field, value string) error {
-	if len(value) > maxExternalID {
-		return apperr.Errorf(apperr.Invalid, "%s: must be at most %d bytes", field, maxExternalID)
-	}
-	return nil
-}
-
-func required(field, value string) error {
-	if strings.TrimSpace(value) == "" {
-		return apperr.Errorf(apperr.Invalid, "%s: is required", field)
-	}
-	return nil
 }

@@ -29,7 +29,7 @@ func (s *Server) getMemberMe(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	if email != "" && !validEmail(email) {
+	if email != "" && !member.ValidEmail(email) {
 		s.fail(w, r, apperr.Errorf(apperr.Invalid, "email: is not a valid email address"))
 		return
 	}
@@ -75,7 +75,7 @@ func (s *Server) getMemberMe(w http.ResponseWriter, r *http.Request) {
 func (s *Server) autoCreate(r *http.Request, email, name, externalID string) (*member.Member, bool, error) {
 	q := r.URL.Query()
 	mer := merchantOf(r)
-	if err := checkExternalID("externalId", externalID); err != nil {
+	if err := member.CheckExternalID("externalId", externalID); err != nil {
 		return nil, false, err
 	}
 	c, err := s.campaignFor(r, q.Get("campaignId"))
@@ -121,7 +121,7 @@ func (s *Server) memberByEmail(r *http.Request) (*member.Member, error) {
 	if email == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "email: is required")
 	}
-	if !validEmail(email) {
+	if !member.ValidEmail(email) {
 		return nil, apperr.Errorf(apperr.Invalid, "email: is not a valid email address")
 	}
 	m, err := s.cfg.Members.FindMemberByEmailOrExternalID(r.Context(), merchantOf(r).ID, email, "")

@@ -27,20 +27,10 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	req.Email, req.Name = strings.TrimSpace(req.Email), strings.TrimSpace(req.Name)
-	if err := required("email", req.Email); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if !validEmail(req.Email) {
-		s.fail(w, r, apperr.Errorf(apperr.Invalid, "email: is not a valid email address"))
-		return
-	}
-	if err := required("name", req.Name); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if err := checkExternalID("external_id", strings.TrimSpace(req.ExternalID)); err != nil {
+	mer := merchantOf(r)
+	m := &member.Member{MerchantID: mer.ID, Email: strings.TrimSpace(req.Email), Name: strings.TrimSpace(req.Name),
+		ExternalID: strings.TrimSpace(req.ExternalID), Metadata: req.Metadata}
+	if err := m.Validate(); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -49,9 +39,7 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	mer := merchantOf(r)
-	m := &member.Member{MerchantID: mer.ID, Email: req.Email, Name: req.Name,
-		ExternalID: strings.TrimSpace(req.ExternalID), CampaignID: c.ID, Metadata: req.Metadata}
+	m.CampaignID = c.ID
 	if err := s.cfg.Members.CreateMember(r.Context(), m, mer.CodePrefix); err != nil {
 		s.fail(w, r, err)
 		return

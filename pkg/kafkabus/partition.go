@@ -60,7 +60,7 @@ func (p *partition) run(ctx, genCtx context.Context) {
 func (p *partition) loop(ctx context.Context) {
 	reader := p.newReader()
 	defer func() { reader.Close() }()
-	retry := backoff{base: p.cfg.RetryBackoff, max: p.cfg.MaxRetryBackoff}
+	waits := p.backoff()
 	for ctx.Err() == nil {
 		batch, err := p.fetch(ctx, reader)
 		if err != nil {
@@ -71,13 +71,13 @@ func (p *partition) loop(ctx context.Context) {
 			// is fatal for this reader, so start a fresh one.
 			p.log.Warn("reading partition failed; reopening", zap.Error(err))
 			reader.Close()
-			if !sleep(ctx, retry.next()) {
+			if !sleep(ctx, waits.Next()) {
 				return
 			}
 			reader = p.newReader()
 			continue
 		}
-		retry.reset()
+		waits.Reset()
 		if p.repeatBelow == 0 {
 			p.repeatBelow = batch[0].Offset + int64(p.cfg.MaxBatch)
 		}
@@ -169,7 +169,7 @@ func caughtUp(m kafka.Message) bool {
 // It reports false when ctx ended first; the batch is then abandoned, which
 // is safe because it was not committed and will be redelivered.
 func (p *partition) process(ctx context.Context, batch []Message) bool {
-	retry := backoff{base: p.cfg.RetryBackoff, max: p.cfg.MaxRetryBackoff}
+	waits := p.backoff()
 	last := batch[len(batch)-1].Offset
 	for attempt := 1; ; attempt++ {
 		err := p.call(ctx, batch)
@@ -198,7 +198,7 @@ func (p *partition) process(ctx context.Context, batch []Message) bool {
 		case permanent:
 			return p.deadLetter(ctx, batch[0], err) && p.commit(last+1, 0)
 		}
-		wait := retry.next()
+		wait := waits.Next()
 		p.log.Warn("handler failed; retrying batch",
 			zap.Int64("first_offset", batch[0].Offset), zap.Int("size", len(batch)),
 			zap.Int("attempt", attempt), zap.Duration("backoff", wait), zap.Error(err))
@@ -225,7 +225,7 @@ func (p *partition) call(ctx context.Context, batch []Message) (err error) {
 // is bounded by the generation, not the run: a batch the handler finished
 // while the run was stopping is still worth committing.
 func (p *partition) commit(next int64, handled int) bool {
-	retry := backoff{base: p.cfg.RetryBackoff, max: p.cfg.MaxRetryBackoff}
+	waits := p.backoff()
 	for {
 		err := p.commits.commit(p.cfg.Topic, p.id, next)
 		if err == nil {
@@ -239,7 +239,7 @@ func (p *partition) commit(next int64, handled int) bool {
 			return false
 		}
 		p.log.Warn("commit failed; retrying", zap.Int64("offset", next), zap.Error(err))
-		if !sleep(p.genCtx, retry.next()) {
+		if !sleep(p.genCtx, waits.Next()) {
 			return false
 		}
 	}
@@ -258,7 +258,7 @@ func (p *partition) deadLetter(ctx context.Context, m Message, cause error) bool
 	headers[HeaderDLQOffset] = strconv.FormatInt(m.Offset, 10)
 	headers[HeaderDLQGroup] = p.cfg.GroupID
 	dl := Message{Key: m.Key, Value: m.Value, Headers: headers}
-	retry := backoff{base: p.cfg.RetryBackoff, max: p.cfg.MaxRetryBackoff}
+	waits := p.backoff()
 	for {
 		err := p.dlq.Publish(ctx, dl)
 		if err == nil {
@@ -271,7 +271,7 @@ func (p *partition) deadLetter(ctx context.Context, m Message, cause error) bool
 			return false
 		}
 		p.log.Warn("dead-letter write failed; retrying", zap.Int64("offset", m.Offset), zap.Error(err))
-		if !sleep(ctx, retry.next()) {
+		if !sleep(ctx, waits.Next()) {
 			return false
 		}
 	}

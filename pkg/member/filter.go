@@ -1,6 +1,12 @@
 package member
 
-import "github.com/google/uuid"
+import (
+	"strings"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/apperr"
+)
 
 // Filter selects a page of a merchant's members, newest first. A zero field
 // matches every member.
@@ -20,6 +26,24 @@ type Update struct {
 	CampaignID *uuid.UUID
 	Status     *string
 	Metadata   map[string]any // replaces the metadata when non-nil
+}
+
+// Validate checks the fields upd sets, in the order name, external id,
+// status, by the rules of Member.Validate; a name set must not be blank.
+// The error is apperr.Invalid naming the field.
+func (upd Update) Validate() error {
+	if upd.Name != nil && strings.TrimSpace(*upd.Name) == "" {
+		return apperr.Errorf(apperr.Invalid, "name: must not be empty")
+	}
+	if upd.ExternalID != nil {
+		if err := CheckExternalID("external_id", *upd.ExternalID); err != nil {
+			return err
+		}
+	}
+	if upd.Status != nil && !ValidStatus(*upd.Status) {
+		return errStatus()
+	}
+	return nil
 }
 
 // Listed is a member as the admin list shows it, read with its wallet

@@ -3,15 +3,16 @@ package member
 
 import (
 	"crypto/rand"
+	"net/mail"
 	"net/url"
 	"strings"
 	"time"
 
-	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/jsontime"
-
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -42,6 +43,58 @@ type Member struct {
 	Phone      string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+}
+
+// Validate checks m as it would be stored, the first broken rule winning:
+// an email that is a bare address (ValidEmail), a name that is not blank,
+// an external id of at most MaxExternalID bytes, then a status that is one
+// of the statuses or empty (the store then makes it StatusActive). The
+// error is apperr.Invalid with a message that starts with the field's API
+// name.
+func (m *Member) Validate() error {
+	switch {
+	case strings.TrimSpace(m.Email) == "":
+		return apperr.Errorf(apperr.Invalid, "email: is required")
+	case !ValidEmail(m.Email):
+		return apperr.Errorf(apperr.Invalid, "email: is not a valid email address")
+	case strings.TrimSpace(m.Name) == "":
+		return apperr.Errorf(apperr.Invalid, "name: is required")
+	}
+	if err := CheckExternalID("external_id", m.ExternalID); err != nil {
+		return err
+	}
+	if m.Status != "" && !ValidStatus(m.Status) {
+		return errStatus()
+	}
+	return nil
+}
+
+func errStatus() error {
+	return apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked")
+}
+
+// ValidEmail reports whether s is a bare email address of at most 254
+// bytes: no display name, no angle brackets, nothing around it.
+func ValidEmail(s string) bool {
+	if len(s) > 254 {
+		return false
+	}
+	a, err := mail.ParseAddress(s)
+	return err == nil && a.Address == s && a.Name == ""
+}
+
+// MaxExternalID bounds external ids: they are indexed, and a PostgreSQL
+// btree refuses entries over about 2.7 kB.
+const MaxExternalID = 255
+
+// CheckExternalID refuses an external id over MaxExternalID bytes with an
+// apperr.Invalid naming field, the parameter's name in the interface at
+// hand (external_id in the admin API, externalId in the member-facing one).
+func CheckExternalID(field, value string) error {
+	if len(value) > MaxExternalID {
+		return apperr.Errorf(apperr.Invalid, "%s: must be at most %d bytes", field, MaxExternalID)
+	}
+	return nil
 }
 
 // Stats are a member's referral figures; its earnings are its wallet's

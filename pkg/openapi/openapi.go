@@ -116,7 +116,7 @@ func Load() (*openapi3.T, error) {
 // formats are the string formats of the document that kin-openapi does not
 // check by itself, checked the way the code produces them.
 var formats = map[string]openapi3.StringFormatValidator{
-	// email: a bare address, as httpapi's validEmail accepts it.
+	// email: a bare address, as member.ValidEmail accepts it.
 	"email": openapi3.NewCallbackValidator(func(s string) error {
 		a, err := mail.ParseAddress(s)
 		if err != nil || a.Address != s || a.Name != "" || len(s) > 254 {

@@ -13,7 +13,6 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
 )
@@ -93,8 +92,10 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 				m.CampaignID, m.Status, meta, m.Document, m.Phone).Scan(&m.CreatedAt, &m.UpdatedAt); err != nil {
 				return err
 			}
-			rec, err = emitMemberEvent(ctx, tx, m, event.MemberCreated)
-			return err
+			if rec, err = member.Created(m); err != nil {
+				return err
+			}
+			return insertOutbox(ctx, tx, rec)
 		})
 		switch {
 		case err == nil:
@@ -111,24 +112,16 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 	}
 }
 
-// emitMemberEvent writes a member.* event with the member in its admin shape,
-// wallet and referral count as they stand in tx.
-func emitMemberEvent(ctx context.Context, tx pgx.Tx, m *member.Member, typ string) (outbox.Record, error) {
-	var pending, available, earned, referrals int64
-	if typ != event.MemberCreated { // a new member has neither wallet nor referrals
-		if err := tx.QueryRow(ctx, `SELECT
+// memberFigures reads the member's wallet snapshot and referral count as
+// they stand in tx, for its member.updated event.
+func memberFigures(ctx context.Context, tx pgx.Tx, m *member.Member) (member.Figures, error) {
+	var f member.Figures
+	err := tx.QueryRow(ctx, `SELECT
   COALESCE(w.pending, 0), COALESCE(w.available, 0), COALESCE(w.total_earned, 0),
   (SELECT count(*) FROM referrals WHERE merchant_id = $1 AND member_id = $2)
 FROM (SELECT) AS one LEFT JOIN wallets w ON w.merchant_id = $1 AND w.member_id = $2`, m.MerchantID, m.ID).Scan(
-			&pending, &available, &earned, &referrals); err != nil {
-			return outbox.Record{}, err
-		}
-	}
-	rec, err := outbox.NewRecord(m.MerchantID, m.ID, typ, m.AdminView(pending, available, earned, referrals), m.UpdatedAt)
-	if err != nil {
-		return outbox.Record{}, err
-	}
-	return rec, insertOutbox(ctx, tx, rec)
+		&f.Pending, &f.Available, &f.TotalEarned, &f.TotalReferrals)
+	return f, err
 }
 
 // FindMemberByID returns the merchant's member, or apperr.NotFound.
@@ -258,8 +251,14 @@ RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.Campaig
 		if err != nil {
 			return err
 		}
-		rec, err = emitMemberEvent(ctx, tx, m, event.MemberUpdated)
-		return err
+		f, err := memberFigures(ctx, tx, m)
+		if err != nil {
+			return err
+		}
+		if rec, err = member.Updated(m, f); err != nil {
+			return err
+		}
+		return insertOutbox(ctx, tx, rec)
 	})
 	switch {
 	case err == nil:

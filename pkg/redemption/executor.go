@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/rand/v2"
 	"net/http"
 	"net/url"
 	"strings"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // DefaultRequestTimeout bounds one request to a platform when
@@ -64,27 +64,21 @@ func (p RetryPolicy) withDefaults() RetryPolicy {
 	return p
 }
 
-// base is the pause, before jitter, after the failed-th try (1-based).
-func (p RetryPolicy) base(failed int) time.Duration {
-	i := min(failed, len(p.Delays)) - 1
-	return max(p.Delays[i], 0)
-}
+// jitter is the spread of a pause, ±10 %.
+const jitter = 0.10
 
-// longest is the cap of a Retry-After.
-func (p RetryPolicy) longest() time.Duration {
-	var m time.Duration
-	for _, d := range p.Delays {
-		m = max(m, d)
-	}
-	return m
+// base is the pause, before jitter, after the failed-th try (1-based): the
+// last delay repeats past the end of the list.
+func (p RetryPolicy) base(failed int) time.Duration {
+	d, _ := retry.Step(p.Delays, min(failed, len(p.Delays)))
+	return max(d, 0)
 }
 
 // pause is how long to wait after the failed-th try: the scheduled delay
 // with ±10% jitter, or the platform's Retry-After (capped at the longest
 // delay) when that is longer.
 func (p RetryPolicy) pause(failed int, retryAfter time.Duration) time.Duration {
-	d := time.Duration(float64(p.base(failed)) * (0.9 + 0.2*rand.Float64()))
-	return max(d, min(retryAfter, p.longest()))
+	return max(retry.Jitter(p.base(failed), jitter, nil), min(retryAfter, retry.Longest(p.Delays)))
 }
 
 // Executor carries out redemptions against the platform of the merchant's
@@ -210,14 +204,7 @@ func (e *Executor) sleep(ctx context.Context, d time.Duration) error {
 	if e.Sleep != nil {
 		return e.Sleep(ctx, d)
 	}
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-		return ctx.Err()
-	case <-t.C:
-		return nil
-	}
+	return retry.Sleep(ctx, d)
 }
 
 // newPlatform checks the API URL of settings and returns the request

@@ -9,12 +9,12 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"strconv"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/retry"
 )
 
 const (
@@ -120,7 +120,7 @@ func (p *platform) check(step string, r reply) error {
 	case r.status >= 200 && r.status <= 299:
 		return nil
 	case r.status == http.StatusTooManyRequests || r.status >= 500:
-		return &transientError{msg: p.answered(step, r), retryAfter: retryAfter(r.header, time.Now())}
+		return &transientError{msg: p.answered(step, r), retryAfter: retry.ParseRetryAfter(r.header.Get("Retry-After"), time.Now())}
 	case r.status >= 300 && r.status <= 399:
 		return apperr.Errorf(apperr.Unprocessable, "%s (redirects are not followed)", p.answered(step, r))
 	default:
@@ -157,23 +157,4 @@ func (p *platform) redact(s string) string {
 		s = strings.ReplaceAll(s, secret, "[redacted]")
 	}
 	return s
-}
-
-// retryAfter reads a Retry-After of delay-seconds or an HTTP date; zero
-// when absent, invalid or past.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	v := strings.TrimSpace(h.Get("Retry-After"))
-	if v == "" {
-		return 0
-	}
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		if secs <= 0 {
-			return 0
-		}
-		return time.Duration(min(secs, int64(24*time.Hour/time.Second))) * time.Second
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }

@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // Response body limits (webhooks.md): the body is read up to maxBodyRead
@@ -33,10 +34,6 @@ const (
 // need on the order of rate × latency connections; Go's default of 2 would
 // close and re-dial (TCP and TLS) almost every one of them.
 const defaultIdlePerHost = 256
-
-// maxRetryAfter bounds a Retry-After before it becomes a Duration, so that
-// a huge value cannot overflow; the schedule caps it much lower anyway.
-const maxRetryAfter = 7 * 24 * time.Hour
 
 // Client is the Sender of the dispatcher: it POSTs one signed envelope and
 // classifies the answer. A Client is safe for concurrent use and meant to be
@@ -155,7 +152,7 @@ func classify(res *Result, resp *http.Response, now time.Time) {
 	default:
 		res.Error = "status " + strconv.Itoa(code) + " " + http.StatusText(code)
 		if code == http.StatusTooManyRequests || code == http.StatusServiceUnavailable {
-			res.RetryAfter = parseRetryAfter(resp.Header.Get("Retry-After"), now)
+			res.RetryAfter = retry.ParseRetryAfter(resp.Header.Get("Retry-After"), now)
 			if res.RetryAfter > 0 {
 				res.Error += " (Retry-After " + res.RetryAfter.String() + ")"
 			}
@@ -188,22 +185,6 @@ func readBody(body io.Reader) (string, error) {
 		s = s[:cut]
 	}
 	return s, err
-}
-
-// parseRetryAfter reads Retry-After as delay-seconds or an HTTP date
-// (RFC 9110 10.2.3); 0 when absent, unparsable or not in the future.
-func parseRetryAfter(v string, now time.Time) time.Duration {
-	v = strings.TrimSpace(v)
-	if v == "" {
-		return 0
-	}
-	var d time.Duration
-	if secs, err := strconv.ParseInt(v, 10, 64); err == nil {
-		d = time.Duration(min(secs, int64(maxRetryAfter/time.Second))) * time.Second
-	} else if t, err := http.ParseTime(v); err == nil {
-		d = t.Sub(now)
-	}
-	return max(0, min(d, maxRetryAfter))
 }
 
 // describe turns a transport error into a sentence for the delivery log.

@@ -1,11 +1,9 @@
 package webhook
 
 import (
-	"errors"
-	"fmt"
-	"math/rand/v2"
-	"strings"
 	"time"
+
+	"github.com/convida/convida/pkg/retry"
 )
 
 // DefaultSchedule is the wait before each retry, counted from the failed
@@ -29,27 +27,9 @@ const Jitter = 0.10
 const FailingDisableAfter = 5 * 24 * time.Hour
 
 // ParseSchedule reads WEBHOOK_RETRY_SCHEDULE: comma-separated Go durations
-// ("5s,1m,1h"), each positive, at least one. Spaces around items are
-// ignored. The error names the offending item.
-func ParseSchedule(s string) ([]time.Duration, error) {
-	if strings.TrimSpace(s) == "" {
-		return nil, errors.New("retry schedule is empty")
-	}
-	items := strings.Split(s, ",")
-	schedule := make([]time.Duration, 0, len(items))
-	for i, item := range items {
-		item = strings.TrimSpace(item)
-		d, err := time.ParseDuration(item)
-		if err != nil {
-			return nil, fmt.Errorf("retry schedule item %d %q is not a Go duration (like 5s, 30m, 2h)", i+1, item)
-		}
-		if d <= 0 {
-			return nil, fmt.Errorf("retry schedule item %d %q is not positive", i+1, item)
-		}
-		schedule = append(schedule, d)
-	}
-	return schedule, nil
-}
+// ("5s,1m,1h"), each positive, at least one (retry.ParseSchedule). Spaces
+// around items are ignored. The error names the offending item.
+func ParseSchedule(s string) ([]time.Duration, error) { return retry.ParseSchedule(s) }
 
 // MaxAttempts is the number of attempts a schedule allows: the first one
 // plus one per step.
@@ -67,18 +47,14 @@ func NextAttemptAt(schedule []time.Duration, attemptsMade int, now time.Time, re
 	if attemptsMade <= 0 {
 		return now, true
 	}
-	if attemptsMade > len(schedule) {
+	step, ok := retry.Step(schedule, attemptsMade)
+	if !ok {
 		return time.Time{}, false
 	}
-	step := schedule[attemptsMade-1]
 	if retryAfter > 0 {
 		return now.Add(min(retryAfter, step)), true
 	}
-	if rnd == nil {
-		rnd = rand.Float64
-	}
-	factor := 1 - Jitter + 2*Jitter*rnd()
-	return now.Add(time.Duration(float64(step) * factor)), true
+	return now.Add(retry.Jitter(step, Jitter, rnd)), true
 }
 
 // FailingTooLong reports whether an endpoint whose unbroken run of failures

@@ -11,11 +11,16 @@ package webhook
 
 import (
 	"context"
+	"net/url"
 	"slices"
+	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 )
@@ -55,6 +60,69 @@ type Endpoint struct {
 	FailingSince time.Time
 	CreatedAt    time.Time
 	UpdatedAt    time.Time
+}
+
+// MaxURLLength bounds an endpoint URL, in characters.
+const MaxURLLength = 2048
+
+// Validate checks the URL and the events of e as the merchant wrote them
+// and, when both are valid, puts them in their stored form. The URL must be
+// an absolute https URL with a host, at most MaxURLLength characters once
+// trimmed; it is stored trimmed with its scheme in lower case, the rest as
+// written. Whether its address is public is checked when it is dialled, not
+// here: DNS may change after registration. The events must be at least one
+// subscribable type (event.IsSubscribable); duplicates are dropped, the
+// first order kept. The error is apperr.Invalid naming the field (an event
+// by its index in e.Events as given).
+func (e *Endpoint) Validate() error {
+	u, err := cleanURL(e.URL)
+	if err != nil {
+		return err
+	}
+	events, err := cleanEvents(e.Events)
+	if err != nil {
+		return err
+	}
+	e.URL, e.Events = u, events
+	return nil
+}
+
+// cleanURL returns raw in its stored form, or why it is refused.
+func cleanURL(raw string) (string, error) {
+	u := strings.TrimSpace(raw)
+	if u == "" {
+		return "", apperr.Errorf(apperr.Invalid, "url: is required")
+	}
+	if utf8.RuneCountInString(u) > MaxURLLength {
+		return "", apperr.Errorf(apperr.Invalid, "url: must be at most %d characters", MaxURLLength)
+	}
+	p, err := url.Parse(u)
+	if err != nil || p.Scheme == "" || p.Opaque != "" || p.Hostname() == "" {
+		return "", apperr.Errorf(apperr.Invalid, "url: must be an absolute https URL with a host")
+	}
+	if p.Scheme != "https" {
+		return "", apperr.Errorf(apperr.Invalid, "url: must use https (got %s)", p.Scheme)
+	}
+	// url.Parse lowercases the scheme; store it so ("HTTPS://" → "https://")
+	// and keep the rest exactly as the merchant wrote it.
+	return p.Scheme + u[len(p.Scheme):], nil
+}
+
+// cleanEvents returns list without duplicates, or why it is refused.
+func cleanEvents(list []string) ([]string, error) {
+	if len(list) == 0 {
+		return nil, apperr.Errorf(apperr.Invalid, "events: must name at least one event")
+	}
+	out := make([]string, 0, len(list))
+	for i, typ := range list {
+		if !event.IsSubscribable(typ) {
+			return nil, apperr.Errorf(apperr.Invalid, "events[%d]: unknown event; use one of %s", i, strings.Join(event.Subscribable, ", "))
+		}
+		if !slices.Contains(out, typ) {
+			out = append(out, typ)
+		}
+	}
+	return out, nil
 }
 
 // Subscribed reports whether the endpoint receives events of type typ.
@@ -219,8 +287,29 @@ type JobOutcome struct {
 // Patch is a change to an endpoint; a nil field is left unchanged.
 type Patch struct {
 	URL      *string
-	Events   []string // nil: unchanged
+	Events   []string // nil: unchanged; empty is refused by Validate
 	IsActive *bool
+}
+
+// Validate checks the URL and the events p sets by the rules of
+// Endpoint.Validate and, when they are valid, puts them in their stored
+// form.
+func (p *Patch) Validate() error {
+	if p.URL != nil {
+		u, err := cleanURL(*p.URL)
+		if err != nil {
+			return err
+		}
+		p.URL = &u
+	}
+	if p.Events != nil {
+		events, err := cleanEvents(p.Events)
+		if err != nil {
+			return err
+		}
+		p.Events = events
+	}
+	return nil
 }
 
 // AttemptFilter selects a page of the delivery log.
