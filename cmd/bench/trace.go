@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
@@ -39,12 +40,12 @@ func (t *ledgerTrace) run(ctx context.Context, d *program.Deps) error {
 		cmds := make([]ledger.Command, len(msgs))
 		for i, m := range msgs {
 			if err := json.Unmarshal(m.Value, &cmds[i]); err != nil {
-				return kafkabus.Permanent(fmt.Errorf("undecodable command at offset %d: %w", m.Offset, err))
+				return apperr.Permanent(fmt.Errorf("undecodable command at offset %d: %w", m.Offset, err))
 			}
 		}
 		if err := worker.Handle(ctx, cmds); err != nil {
 			if postgres.IsPermanent(err) {
-				return kafkabus.Permanent(err)
+				return apperr.Permanent(err)
 			}
 			return err
 		}

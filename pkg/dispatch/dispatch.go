@@ -27,6 +27,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/event"
 
 	"github.com/google/uuid"
@@ -187,7 +188,7 @@ func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) 
 		if m.Headers[HeaderKind] == KindRetry {
 			var j webhook.Job
 			if err := json.Unmarshal(m.Value, &j); err != nil {
-				return kafkabus.Permanent(fmt.Errorf("undecodable retry at offset %d: %w", m.Offset, err))
+				return apperr.Permanent(fmt.Errorf("undecodable retry at offset %d: %w", m.Offset, err))
 			}
 			retries = append(retries, j)
 			continue

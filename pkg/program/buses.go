@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
@@ -54,10 +55,10 @@ func decodeCommands(msgs []kafkabus.Message) ([]ledger.Command, error) {
 	cmds := make([]ledger.Command, len(msgs))
 	for i, m := range msgs {
 		if err := json.Unmarshal(m.Value, &cmds[i]); err != nil {
-			return nil, kafkabus.Permanent(fmt.Errorf("undecodable command at offset %d: %w", m.Offset, err))
+			return nil, apperr.Permanent(fmt.Errorf("undecodable command at offset %d: %w", m.Offset, err))
 		}
 		if cmds[i].ID == "" || cmds[i].Type == "" {
-			return nil, kafkabus.Permanent(fmt.Errorf("command at offset %d has no id or type", m.Offset))
+			return nil, apperr.Permanent(fmt.Errorf("command at offset %d has no id or type", m.Offset))
 		}
 	}
 	return cmds, nil

@@ -106,11 +106,11 @@ func (c *redemptionConsumer) carryOut(ctx context.Context, msg kafkabus.Message)
 		Data ledger.RedemptionRequested `json:"data"`
 	}
 	if err := json.Unmarshal(msg.Value, &env); err != nil {
-		return nil, kafkabus.Permanent(fmt.Errorf("undecodable redemption event: %w", err))
+		return nil, apperr.Permanent(fmt.Errorf("undecodable redemption event: %w", err))
 	}
 	red, err := c.reads.FindRedemption(ctx, env.Data.MerchantID, env.Data.RedemptionID)
 	if apperr.Is(err, apperr.NotFound) {
-		return nil, kafkabus.Permanent(err)
+		return nil, apperr.Permanent(err)
 	}
 	if err != nil || red.Status != redemption.StatusPending {
 		return nil, err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/dispatch"
 
 	"github.com/gorilla/mux"
@@ -34,7 +35,7 @@ func LedgerHandler(d *Deps) kafkabus.BatchHandler {
 		}
 		if err := worker.Handle(ctx, cmds); err != nil {
 			if postgres.IsPermanent(err) {
-				return kafkabus.Permanent(err)
+				return apperr.Permanent(err)
 			}
 			return err
 		}
