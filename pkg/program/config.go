@@ -62,12 +62,6 @@ type Config struct {
 	WebhookLease time.Duration
 }
 
-// Topic names.
-const (
-	TopicCommands = "ledger.commands"
-	TopicEvents   = "events"
-)
-
 // LoadConfig reads the configuration with getenv (os.Getenv in main).
 // Every setting has a default that works on a developer machine; an
 // invalid value is an error naming the variable.
