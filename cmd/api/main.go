@@ -36,4 +36,3 @@ func main() {
 	}
 	program.Main("api", about, program.RunAPI)
 }
-
