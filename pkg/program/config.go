@@ -1,7 +1,17 @@
-// Package program wires the five programs of Convida (api, ingest, ledger,
-// dispatcher, scheduler) from configuration: each cmd/<program>/main.go and
-// cmd/standalone call it, and so do the end-to-end tests, so what is tested
-// is what runs.
+// Package program does wiring only: it reads the configuration (Settings,
+// LoadConfig), opens the connections (Open), builds the roles from them
+// and runs them (Main, RunRoles). Each cmd/<program>/main.go and
+// cmd/standalone call it, and so do the end-to-end tests and the bench, so
+// what is tested is what runs.
+//
+// Each role (API, Ingest, Ledger, Events, Redemptions, Scheduler) is a
+// value built from Deps whose fields a test or the bench may replace
+// before Run: a wrapped store, a clock, a middleware over the batch
+// handler. No business rule, wire format or consumer body lives here: the
+// message contracts are in pkg/topic, the consumers in their domain
+// packages (ledger.Worker, redemption.Consumer, dispatch.Dispatcher), the
+// merchant's rules in pkg/merchant, and the administrative commands in
+// cmd/api.
 package program
 
 import (
