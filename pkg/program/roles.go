@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/httpapi"
@@ -32,9 +33,9 @@ type Ledger struct {
 	Relay    ledger.Relayer
 	Notifier ledger.Notifier
 	Metrics  *ledger.Metrics
+	Log      *zap.Logger
 	// Middleware, when set, wraps the batch handler.
 	Middleware Middleware
-	d          *Deps
 }
 
 // NewLedger returns the ledger role as production runs it.
@@ -50,7 +51,7 @@ func NewLedger(d *Deps) *Ledger {
 		Relay:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
 		Notifier: redisx.NewResults(d.Redis, d.Log),
 		Metrics:  d.Ledger,
-		d:        d,
+		Log:      d.Log.Named("ledger"),
 	}
 }
 
@@ -58,7 +59,7 @@ func NewLedger(d *Deps) *Ledger {
 // relay the events. Decode failures and database errors retrying cannot
 // fix are permanent (the runner dead-letters the message).
 func (l *Ledger) Handler() kafkabus.BatchHandler {
-	worker := ledger.NewWorker(l.Store, l.Relay, l.Notifier, l.Metrics, l.d.Log.Named("ledger"))
+	worker := ledger.NewWorker(l.Store, l.Relay, l.Notifier, l.Metrics, l.Log)
 	h := func(ctx context.Context, msgs []kafkabus.Message) error {
 		cmds, err := topic.DecodeCommands(msgs)
 		if err != nil {
