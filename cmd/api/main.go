@@ -1,5 +1,6 @@
 // Command api serves the member-facing and administrative API, and runs the
-// bootstrap commands: merchant create, key create, key revoke.
+// administrative commands: merchant create, key create, key revoke, key
+// list.
 package main
 
 import (
@@ -9,16 +10,29 @@ import (
 	"github.com/convida/convida/pkg/program"
 )
 
+const about = `Usage: api                 serve the API until SIGINT or SIGTERM
+       api COMMAND [flags]  run an administrative command and print one JSON object
+       api --help           print this help
+
+The api serves the member-facing and administrative HTTP API (/api/v1) on
+HTTP_ADDR, with /healthz, /readyz and /metrics beside it.
+
+Commands (api COMMAND --help for their flags):
+  merchant create --name NAME --store-url URL [--email E] [--code-prefix P]
+  key create --merchant ID
+  key revoke --merchant ID --key-prefix P
+  key list --merchant ID`
+
 func main() {
-	if len(os.Args) > 1 && (os.Args[1] == "merchant" || os.Args[1] == "key") {
+	if isBootstrap(os.Args[1:]) {
 		cfg, err := program.LoadConfig(os.Getenv)
 		if err != nil {
 			program.Exit("api", err)
 		}
-		if err := program.Bootstrap(context.Background(), cfg, os.Args[1:], os.Stdout); err != nil {
+		if err := bootstrap(context.Background(), cfg, os.Args[1:], os.Stdout); err != nil {
 			program.Exit("api", err)
 		}
 		return
 	}
-	program.Main("api", program.RunAPI)
+	program.Main("api", about, program.RunAPI)
 }

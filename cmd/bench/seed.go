@@ -13,7 +13,6 @@ import (
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/program"
 )
 
 // rewardCents is the campaign's fixed reward, so that every expected
@@ -40,7 +39,7 @@ type tenant struct {
 // makes sure the pipeline runs before the clock starts.
 func seed(ctx context.Context, s *stack, members int) (*tenant, error) {
 	ms := postgres.NewMerchantStore(s.pool, s.box)
-	created, err := program.CreateMerchant(ctx, ms, "Loja Bench", "https://loja-bench.example.com", "", "BENCH")
+	created, err := merchant.Register(ctx, ms, &merchant.Merchant{Name: "Loja Bench", StoreURL: "https://loja-bench.example.com", CodePrefix: "BENCH"})
 	if err != nil {
 		return nil, fmt.Errorf("merchant: %w", err)
 	}

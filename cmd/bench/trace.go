@@ -2,24 +2,18 @@ package main
 
 import (
 	"context"
-	"encoding/json"
-	"fmt"
 	"sort"
 	"sync"
 	"time"
 
-	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
-	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 )
 
-// ledgerTrace is the -trace-ledger diagnostic: a copy of program.RunLedger
-// (program.LedgerGroup, and the store, relay and worker of
-// program.LedgerHandler) whose store and relay are timed, so that the report
-// can say how long a batch spends in ApplyBatch and in the relay. Without
-// the flag the bench runs program.RunLedger itself.
+// ledgerTrace is the -trace-ledger diagnostic: program.Ledger, the ledger
+// role of production, with its store and relay timed, so that the report
+// can say how long a batch spends in ApplyBatch and in the relay.
 type ledgerTrace struct {
 	mu      sync.Mutex
 	applies []batchTiming
@@ -32,24 +26,10 @@ type batchTiming struct {
 }
 
 func (t *ledgerTrace) run(ctx context.Context, d *program.Deps) error {
-	store := timedStore{next: postgres.NewLedgerStore(d.Pool, d.Now), trace: t}
-	relay := timedRelay{next: outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events), trace: t}
-	worker := ledger.NewWorker(store, relay, nil, d.Ledger, d.Log.Named("ledger"))
-	return kafkabus.RunGroup(ctx, program.LedgerGroup(d), func(ctx context.Context, msgs []kafkabus.Message) error {
-		cmds := make([]ledger.Command, len(msgs))
-		for i, m := range msgs {
-			if err := json.Unmarshal(m.Value, &cmds[i]); err != nil {
-				return kafkabus.Permanent(fmt.Errorf("undecodable command at offset %d: %w", m.Offset, err))
-			}
-		}
-		if err := worker.Handle(ctx, cmds); err != nil {
-			if postgres.IsPermanent(err) {
-				return kafkabus.Permanent(err)
-			}
-			return err
-		}
-		return nil
-	})
+	l := program.NewLedger(d)
+	l.Store = timedStore{next: l.Store, trace: t}
+	l.Relay = timedRelay{next: l.Relay, trace: t}
+	return l.Run(ctx)
 }
 
 type timedStore struct {

@@ -4,4 +4,11 @@ package main
 
 import "github.com/convida/convida/pkg/program"
 
-func main() { program.Main("ingest", program.RunIngest) }
+const about = `Usage: ingest [--help]
+
+The ingest receives the Guru and Yampi webhooks on INGEST_ADDR
+(/api/webhooks/{guru|yampi}/{merchant id}), authenticates them, and
+publishes paid and refunded orders as ledger commands; /healthz, /readyz
+and /metrics are beside them. It runs until SIGINT or SIGTERM.`
+
+func main() { program.Main("ingest", about, program.RunIngest) }

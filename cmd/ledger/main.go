@@ -3,4 +3,12 @@ package main
 
 import "github.com/convida/convida/pkg/program"
 
-func main() { program.Main("ledger", program.WithOps("ledger", program.RunLedger)...) }
+const about = `Usage: ledger [--help]
+
+The ledger consumes ledger.commands and applies each batch of wallet
+commands in one PostgreSQL transaction, the only writer of wallet tables;
+it relays the resulting events and commits the offsets after the
+transaction. /healthz, /readyz and /metrics are on METRICS_ADDR. It runs
+until SIGINT or SIGTERM.`
+
+func main() { program.Main("ledger", about, program.WithOps("ledger", program.RunLedger)...) }

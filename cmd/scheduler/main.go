@@ -4,4 +4,11 @@ package main
 
 import "github.com/convida/convida/pkg/program"
 
-func main() { program.Main("scheduler", program.WithOps("scheduler", program.RunScheduler)...) }
+const about = `Usage: scheduler [--help]
+
+The scheduler, on one leader at a time, releases the rewards whose
+warranty has expired, re-publishes stranded outbox events and wakes due
+webhook retries, every SCHEDULER_INTERVAL. /healthz, /readyz and /metrics
+are on METRICS_ADDR. It runs until SIGINT or SIGTERM.`
+
+func main() { program.Main("scheduler", about, program.WithOps("scheduler", program.RunScheduler)...) }

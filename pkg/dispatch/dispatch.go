@@ -28,9 +28,11 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/batch"
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/topic"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -46,17 +48,6 @@ type Store interface {
 	ClaimSpilledJobs(ctx context.Context, merchantID, webhookID uuid.UUID, before, now time.Time,
 		lease time.Duration, limit int) ([]webhook.Job, error)
 }
-
-// Message headers of the events topic (program.EventBus writes the first
-// three; the scheduler's waker writes retry messages).
-const (
-	HeaderEventType  = "event-type"
-	HeaderMerchantID = "merchant-id"
-	HeaderEventID    = "event-id"
-	// HeaderKind marks a retry message: its value is a Job as JSON.
-	HeaderKind = "kind"
-	KindRetry  = "webhook.retry"
-)
 
 // Config tunes the engine. Zero values take the defaults in brackets.
 type Config struct {
@@ -181,10 +172,10 @@ func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) 
 	var events []eventMessage
 	var retries []webhook.Job
 	for _, m := range msgs {
-		if m.Headers[HeaderKind] == KindRetry {
+		if m.Headers[topic.HeaderKind] == topic.KindRetry {
 			var j webhook.Job
 			if err := json.Unmarshal(m.Value, &j); err != nil {
-				return kafkabus.Permanent(fmt.Errorf("undecodable retry at offset %d: %w", m.Offset, err))
+				return apperr.Permanent(fmt.Errorf("undecodable retry at offset %d: %w", m.Offset, err))
 			}
 			retries = append(retries, j)
 			continue
@@ -209,12 +200,12 @@ type eventMessage struct {
 }
 
 func parseEvent(m kafkabus.Message) (eventMessage, bool) {
-	merchantID, err1 := uuid.Parse(m.Headers[HeaderMerchantID])
-	eventID, err2 := uuid.Parse(m.Headers[HeaderEventID])
+	merchantID, err1 := uuid.Parse(m.Headers[topic.HeaderMerchantID])
+	eventID, err2 := uuid.Parse(m.Headers[topic.HeaderEventID])
 	if err1 != nil || err2 != nil {
 		return eventMessage{}, false
 	}
-	return eventMessage{merchantID: merchantID, eventID: eventID, typ: m.Headers[HeaderEventType], payload: m.Value,
+	return eventMessage{merchantID: merchantID, eventID: eventID, typ: m.Headers[topic.HeaderEventType], payload: m.Value,
 		repeat: m.Repeat}, true
 }
 

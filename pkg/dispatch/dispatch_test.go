@@ -20,6 +20,7 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
+	"github.com/convida/convida/pkg/topic"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -71,8 +72,8 @@ func (f *fixture) event(t *testing.T) kafkabus.Message {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return kafkabus.Message{Value: rec.Payload, Headers: map[string]string{dispatch.HeaderEventType: rec.Type,
-		dispatch.HeaderMerchantID: rec.MerchantID.String(), dispatch.HeaderEventID: rec.EventID.String()}}
+	return kafkabus.Message{Value: rec.Payload, Headers: map[string]string{topic.HeaderEventType: rec.Type,
+		topic.HeaderMerchantID: rec.MerchantID.String(), topic.HeaderEventID: rec.EventID.String()}}
 }
 
 func (f *fixture) handle(t *testing.T, msgs ...kafkabus.Message) {
@@ -302,7 +303,7 @@ func TestCopiesOfAStoredJobDeliverOnce(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, func(int64) int { return http.StatusOK }, dispatch.Config{Lease: 2 * time.Second})
 			ev := f.event(t)
-			eventID := uuid.MustParse(ev.Headers[dispatch.HeaderEventID])
+			eventID := uuid.MustParse(ev.Headers[topic.HeaderEventID])
 			stored, err := f.store.InsertJobs(context.Background(), []webhook.Job{{MerchantID: f.merchant,
 				WebhookID: f.endpoint.ID, EventID: eventID, EventType: "referral.created", Payload: ev.Value,
 				NextAttemptAt: time.Now().Add(tt.leasedFor)}})
@@ -319,7 +320,7 @@ func TestCopiesOfAStoredJobDeliverOnce(t *testing.T) {
 				}
 				raw, _ := json.Marshal(j)
 				copies = append(copies, kafkabus.Message{Value: raw, Headers: map[string]string{
-					dispatch.HeaderKind: dispatch.KindRetry, dispatch.HeaderMerchantID: f.merchant.String()}})
+					topic.HeaderKind: topic.KindRetry, topic.HeaderMerchantID: f.merchant.String()}})
 			}
 			f.handle(t, copies...)
 			if tt.want > 0 {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/convida/convida/pkg/dispatch"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/topic"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -39,7 +40,7 @@ func TestOperatorLogLines(t *testing.T) {
 
 	webhookID := ids.Format(ids.Webhook, f.endpoint.ID)
 	eventOf := func(m map[string]string) string {
-		return ids.Format(ids.Event, uuid.MustParse(m[dispatch.HeaderEventID]))
+		return ids.Format(ids.Event, uuid.MustParse(m[topic.HeaderEventID]))
 	}
 	failed := logs.FilterMessage("webhook delivery failed").AllUntimed()
 	if len(failed) != 2 {

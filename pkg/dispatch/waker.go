@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/topic"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -55,7 +56,7 @@ func (w *Waker) Wake(ctx context.Context, now time.Time) (int, error) {
 				return total, err
 			}
 			msgs[i] = kafkabus.Message{Topic: w.Topic, Key: []byte(j.WebhookID.String()), Value: raw,
-				Headers: map[string]string{HeaderKind: KindRetry, HeaderMerchantID: j.MerchantID.String()}}
+				Headers: map[string]string{topic.HeaderKind: topic.KindRetry, topic.HeaderMerchantID: j.MerchantID.String()}}
 		}
 		// Unpublished jobs stay leased and come back when the lease ends.
 		if err := w.Publisher.Publish(ctx, msgs...); err != nil {

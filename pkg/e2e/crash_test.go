@@ -53,18 +53,21 @@ func childLedger() int {
 		return 2
 	}
 	crashAfter, _ := strconv.Atoi(os.Getenv("E2E_CRASH_AFTER_BATCHES"))
-	handle := program.LedgerHandler(d)
 	var batches atomic.Int64
-	err = kafkabus.RunGroup(ctx, program.LedgerGroup(d), func(ctx context.Context, msgs []kafkabus.Message) error {
-		if err := handle(ctx, msgs); err != nil {
-			return err
+	l := program.NewLedger(d)
+	l.Middleware = func(handle kafkabus.BatchHandler) kafkabus.BatchHandler {
+		return func(ctx context.Context, msgs []kafkabus.Message) error {
+			if err := handle(ctx, msgs); err != nil {
+				return err
+			}
+			if n := batches.Add(1); crashAfter > 0 && n == int64(crashAfter) {
+				log.Warn("crashing on purpose after the database commit", zap.Int64("batch", n), zap.Int("messages", len(msgs)))
+				os.Exit(137)
+			}
+			return nil
 		}
-		if n := batches.Add(1); crashAfter > 0 && n == int64(crashAfter) {
-			log.Warn("crashing on purpose after the database commit", zap.Int64("batch", n), zap.Int("messages", len(msgs)))
-			os.Exit(137)
-		}
-		return nil
-	})
+	}
+	err = l.Run(ctx)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 1

@@ -97,8 +97,8 @@ func TestSaleLifecycle(t *testing.T) {
 	}
 
 	// The warranty clock passes: the scheduler (leader) releases it.
-	sched, release := program.NewScheduler(s.deps)
-	defer release()
+	sched := program.NewScheduler(s.deps)
+	defer sched.Close()
 	sched.Now = func() time.Time { return time.Date(2026, 11, 27, 12, 0, 6, 0, time.UTC) }
 	if err := sched.Tick(context.Background()); err != nil {
 		t.Fatal(err)

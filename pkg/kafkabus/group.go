@@ -19,7 +19,7 @@ import (
 // restart or a cancelled batch, messages it has already processed come again.
 //
 // Returning nil means every message of the batch is processed; RunGroup then
-// commits past the batch. A Permanent error means some message can never
+// commits past the batch. An apperr.Permanent error means some message can never
 // succeed; any other error is transient and the same batch is retried after a
 // backoff. The handler must honour ctx: it ends when the run stops or this
 // member loses the partition, and the batch is then abandoned and redelivered
@@ -134,7 +134,7 @@ type runner struct {
 // least once and in offset order within a partition.
 //
 // A transient handler error makes the partition wait and retry the same batch
-// with backoff; other partitions go on. A Permanent error on a batch of more
+// with backoff; other partitions go on. An apperr.Permanent error on a batch of more
 // than one message makes RunGroup re-run it one message at a time; a single
 // message failing permanently is written to the dead-letter topic with the
 // dlq-* headers, and its offset committed. A handler panic counts as a

@@ -3,7 +3,6 @@ package kafkabus_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -176,7 +175,7 @@ func TestRunGroupPermanentToDeadLetter(t *testing.T) {
 				if len(msgs) > 1 {
 					poisonBatches.Add(1)
 				}
-				return kafkabus.Permanent(apperr.Errorf(apperr.Invalid, "cannot decode %q", m.Value))
+				return apperr.Permanent(apperr.Errorf(apperr.Invalid, "cannot decode %q", m.Value))
 			}
 		}
 		return rec.handle(ctx, msgs)
@@ -373,31 +372,6 @@ func TestRunGroupConfigErrors(t *testing.T) {
 				t.Errorf("RunGroup = %v (code %q), want code %q", err, got, tt.want)
 			}
 		})
-	}
-}
-
-func TestPermanent(t *testing.T) {
-	t.Parallel()
-	if kafkabus.Permanent(nil) != nil {
-		t.Error("Permanent(nil) != nil")
-	}
-	wrapped := fmt.Errorf("apply: %w", kafkabus.Permanent(errBoom))
-	tests := []struct {
-		err  error
-		want bool
-	}{
-		{errBoom, false},
-		{kafkabus.Permanent(errBoom), true},
-		{wrapped, true},
-		{nil, false},
-	}
-	for _, tt := range tests {
-		if got := kafkabus.IsPermanent(tt.err); got != tt.want {
-			t.Errorf("IsPermanent(%v) = %v, want %v", tt.err, got, tt.want)
-		}
-	}
-	if !errors.Is(wrapped, errBoom) {
-		t.Error("a Permanent error no longer matches its cause with errors.Is")
 	}
 }
 

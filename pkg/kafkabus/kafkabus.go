@@ -5,7 +5,7 @@
 // it.
 //
 // Domain packages see only this package's Message, BatchHandler and error
-// markers (Permanent); kafka-go stays inside. Delivery is at least once: a
+// markers (apperr.Permanent); kafka-go stays inside. Delivery is at least once: a
 // message may be handed to a handler again after a rebalance, a crash or a
 // cancelled batch, so handlers must be idempotent.
 //

@@ -11,6 +11,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // readerMaxWait is how long the broker may hold an empty fetch. Closing a
@@ -179,7 +181,7 @@ func (p *partition) process(ctx context.Context, batch []Message) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		permanent := IsPermanent(err)
+		permanent := apperr.IsPermanent(err)
 		p.cfg.Metrics.handlerError(p.cfg.GroupID, p.cfg.Topic, permanent)
 		// Whatever the handler did before failing may be done again.
 		for i := range batch {
@@ -215,7 +217,7 @@ func (p *partition) call(ctx context.Context, batch []Message) (err error) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.log.Error("handler panicked", zap.Any("panic", v), zap.Stack("stack"))
-			err = Permanent(fmt.Errorf("handler panicked: %v", v))
+			err = apperr.Permanent(fmt.Errorf("handler panicked: %v", v))
 		}
 	}()
 	return p.handler(ctx, batch)

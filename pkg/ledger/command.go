@@ -45,17 +45,17 @@ const (
 type Command struct {
 	// ID makes the command idempotent: a second command with the same id
 	// (per merchant) is a no-op.
-	ID         string             `json:"id"`
-	Type       string             `json:"type"`
-	MerchantID uuid.UUID          `json:"merchant_id"`
-	MemberID   uuid.UUID          `json:"member_id"`
-	IssuedAt   time.Time          `json:"issued_at"`
-	Sale       *Sale              `json:"sale,omitempty"`
-	ReferralID uuid.UUID          `json:"referral_id,omitzero"`
-	Notes      string             `json:"notes,omitempty"`  // approve, reject
-	Reason     string             `json:"reason,omitempty"` // reject
-	Redeem     *Redeem            `json:"redeem,omitempty"`
-	Result     *RedemptionOutcome `json:"result,omitempty"`
+	ID         string              `json:"id"`
+	Type       string              `json:"type"`
+	MerchantID uuid.UUID           `json:"merchant_id"`
+	MemberID   uuid.UUID           `json:"member_id"`
+	IssuedAt   time.Time           `json:"issued_at"`
+	Sale       *Sale               `json:"sale,omitempty"`
+	ReferralID uuid.UUID           `json:"referral_id,omitzero"`
+	Notes      string              `json:"notes,omitempty"`  // approve, reject
+	Reason     string              `json:"reason,omitempty"` // reject
+	Redeem     *Redeem             `json:"redeem,omitempty"`
+	Result     *redemption.Outcome `json:"result,omitempty"`
 }
 
 // Redeem is the request of a redemption.
@@ -64,14 +64,6 @@ type Redeem struct {
 	Amount         int64     `json:"amount"` // cents; 0 = all available
 	Type           string    `json:"type"`   // redemption.TypeSubscriptionDiscount or TypeStoreCredit
 	SubscriptionID string    `json:"subscription_id,omitempty"`
-}
-
-// RedemptionOutcome is what the platform did with a redemption.
-type RedemptionOutcome struct {
-	RedemptionID  uuid.UUID         `json:"redemption_id"`
-	Success       bool              `json:"success"`
-	Result        redemption.Result `json:"result"`
-	FailureReason string            `json:"failure_reason,omitempty"`
 }
 
 // ResultCommandID is the id of the result command of a redemption: the

@@ -7,16 +7,6 @@ import (
 	"github.com/convida/convida/pkg/jsontime"
 )
 
-// RedemptionRequested is the data of redemption.requested.
-type RedemptionRequested struct {
-	RedemptionID   uuid.UUID `json:"redemption_id"`
-	MerchantID     uuid.UUID `json:"merchant_id"`
-	MemberID       uuid.UUID `json:"member_id"`
-	Type           string    `json:"type"`
-	Amount         int64     `json:"amount"`
-	SubscriptionID string    `json:"subscription_id,omitempty"`
-}
-
 // Balance is the wallet part of admin shapes: {pending, available, currency}.
 type Balance struct {
 	Pending   int64  `json:"pending"`

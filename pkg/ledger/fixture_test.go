@@ -99,7 +99,7 @@ func (f *fixture) redeem(amount int64) (Outcome, uuid.UUID) {
 
 // redemptionResult reports the platform's answer for the redemption.
 func (f *fixture) redemptionResult(id uuid.UUID, success bool) Outcome {
-	res := &RedemptionOutcome{RedemptionID: id, Success: success}
+	res := &redemption.Outcome{RedemptionID: id, Success: success}
 	if !success {
 		res.FailureReason = "platform refused"
 	}

@@ -75,7 +75,7 @@ func (b *Book) redeem(cmd Command, m *member.Member) {
 		walletDelta{available: -amount, redeemed: amount})
 	b.Redemptions[ScopedID{cmd.MerchantID, red.ID}] = red
 	b.NewRedemptions = append(b.NewRedemptions, red)
-	b.emit(cmd, event.RedemptionRequested, RedemptionRequested{RedemptionID: red.ID, MerchantID: cmd.MerchantID,
+	b.emit(cmd, event.RedemptionRequested, redemption.Requested{RedemptionID: red.ID, MerchantID: cmd.MerchantID,
 		MemberID: m.ID, Type: red.Type, Amount: amount, SubscriptionID: red.SubscriptionID})
 	b.record(cmd, OutcomeApplied, "", "redemption pending", RedemptionResultData{RedemptionID: red.ID, Status: red.Status, Amount: amount})
 }

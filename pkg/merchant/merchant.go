@@ -6,12 +6,15 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"net/url"
 	"strings"
 	"time"
 	"unicode"
 
 	"github.com/google/uuid"
 	"golang.org/x/text/unicode/norm"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // Merchant is a tenant of the service.
@@ -25,6 +28,44 @@ type Merchant struct {
 	RateLimitPerSecond int // 0 = the service default
 	RateLimitBurst     int
 	CreatedAt          time.Time
+}
+
+// Validate reports the first rule m breaks, as an apperr.Invalid error
+// whose message names the field: a name and a store URL are required, the
+// store URL is http(s) with a host (it is the base of referral links), and
+// a code prefix, when set, is 2 to 8 letters A-Z (empty takes
+// DefaultCodePrefix of the name when stored).
+func (m *Merchant) Validate() error {
+	if strings.TrimSpace(m.Name) == "" || strings.TrimSpace(m.StoreURL) == "" {
+		return apperr.Errorf(apperr.Invalid, "name and store URL are required")
+	}
+	if storeHost(m.StoreURL) == "" {
+		return apperr.Errorf(apperr.Invalid, "store URL must be an http(s) URL with a host")
+	}
+	if p := m.CodePrefix; p != "" && (len(p) < 2 || len(p) > 8 || FoldLetters(p, 8) != p) {
+		return apperr.Errorf(apperr.Invalid, "code prefix must be 2 to 8 letters A-Z")
+	}
+	return nil
+}
+
+// Normalize trims the name and store URL, upper-cases the code prefix, and
+// gives an empty dashboard e-mail its default: owner@<store host>.
+func (m *Merchant) Normalize() {
+	m.Name, m.StoreURL = strings.TrimSpace(m.Name), strings.TrimSpace(m.StoreURL)
+	m.CodePrefix = strings.ToUpper(strings.TrimSpace(m.CodePrefix))
+	m.DashboardEmail = strings.TrimSpace(m.DashboardEmail)
+	if host := storeHost(m.StoreURL); m.DashboardEmail == "" && host != "" {
+		m.DashboardEmail = "owner@" + host
+	}
+}
+
+// storeHost is the host name of an http(s) URL, "" for anything else.
+func storeHost(s string) string {
+	u, err := url.Parse(s)
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") {
+		return ""
+	}
+	return u.Hostname()
 }
 
 // Key is an API key as stored: never the key itself, only its hash.

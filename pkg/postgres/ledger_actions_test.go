@@ -130,7 +130,7 @@ func TestRedeemAndResult(t *testing.T) {
 	result := func(id uuid.UUID, ok bool, suffix string) ledger.Outcome {
 		return f.do(t, ledger.CmdRedemptionResult, func(c *ledger.Command) {
 			c.ID = ledger.ResultCommandID(id) + suffix
-			c.Result = &ledger.RedemptionOutcome{RedemptionID: id, Success: ok, FailureReason: "refused",
+			c.Result = &redemption.Outcome{RedemptionID: id, Success: ok, FailureReason: "refused",
 				Result: redemption.Result{AppliedCycles: 1}}
 		})
 	}
@@ -145,7 +145,7 @@ func TestRedeemAndResult(t *testing.T) {
 	wantWallet(t, f.reads, f.s, m, ledger.Wallet{Available: 600, TotalEarned: 1000, TotalRedeemed: 400})
 	wantOutcome(t, result(ok, true, ""), ledger.OutcomeApplied, "")
 	if book := mustApply(t, f.store, ledger.Command{ID: ledger.ResultCommandID(ok), Type: ledger.CmdRedemptionResult,
-		MerchantID: f.s.merchant.ID, MemberID: m, Result: &ledger.RedemptionOutcome{RedemptionID: ok}}); len(book.Outcomes) != 0 {
+		MerchantID: f.s.merchant.ID, MemberID: m, Result: &redemption.Outcome{RedemptionID: ok}}); len(book.Outcomes) != 0 {
 		t.Errorf("redelivered result: outcomes %+v, want none", book.Outcomes)
 	}
 	wantOutcome(t, result(ok, false, ":late"), ledger.OutcomeNoop, "") // a late failure changes nothing

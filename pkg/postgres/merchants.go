@@ -96,6 +96,34 @@ func (s *MerchantStore) RevokeKey(ctx context.Context, merchantID uuid.UUID, pre
 	return tag.RowsAffected(), nil
 }
 
+// ListKeys returns the merchant's API keys, revoked ones included, oldest
+// first: never a key, only its prefix and dates. A merchant without keys,
+// or that does not exist, has none.
+func (s *MerchantStore) ListKeys(ctx context.Context, merchantID uuid.UUID) ([]merchant.Key, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, prefix, created_at, last_used_at, revoked_at FROM api_keys
+  WHERE merchant_id = $1 ORDER BY created_at, id`, merchantID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var keys []merchant.Key
+	for rows.Next() {
+		k := merchant.Key{MerchantID: merchantID}
+		var lastUsed, revoked *time.Time
+		if err := rows.Scan(&k.ID, &k.Prefix, &k.CreatedAt, &lastUsed, &revoked); err != nil {
+			return nil, err
+		}
+		if lastUsed != nil {
+			k.LastUsedAt = *lastUsed
+		}
+		if revoked != nil {
+			k.RevokedAt = *revoked
+		}
+		keys = append(keys, k)
+	}
+	return keys, rows.Err()
+}
+
 // Authenticate returns the merchant of a presented key, or
 // apperr.Unauthorized for an unknown or revoked key. The lookup is an index
 // probe on the key's SHA-256, so its timing reveals nothing of the key.

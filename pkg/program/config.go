@@ -1,7 +1,17 @@
-// Package program wires the five programs of Convida (api, ingest, ledger,
-// dispatcher, scheduler) from configuration: each cmd/<program>/main.go and
-// cmd/standalone call it, and so do the end-to-end tests, so what is tested
-// is what runs.
+// Package program does wiring only: it reads the configuration (Settings,
+// LoadConfig), opens the connections (Open), builds the roles from them
+// and runs them (Main, RunRoles). Each cmd/<program>/main.go and
+// cmd/standalone call it, and so do the end-to-end tests and the bench, so
+// what is tested is what runs.
+//
+// Each role (API, Ingest, Ledger, Events, Redemptions, Scheduler) is a
+// value built from Deps whose fields a test or the bench may replace
+// before Run: a wrapped store, a clock, a middleware over the batch
+// handler. No business rule, wire format or consumer body lives here: the
+// message contracts are in pkg/topic, the consumers in their domain
+// packages (ledger.Worker, redemption.Consumer, dispatch.Dispatcher), the
+// merchant's rules in pkg/merchant, and the administrative commands in
+// cmd/api.
 package program
 
 import (
@@ -62,37 +72,118 @@ type Config struct {
 	WebhookLease time.Duration
 }
 
-// Topic names.
-const (
-	TopicCommands = "ledger.commands"
-	TopicEvents   = "events"
-)
+// Setting is one environment variable of the programs: its name, its
+// default ("" is none, or one Meaning explains) and what it means. The
+// table Settings feeds both LoadConfig's defaults and the help text.
+type Setting struct {
+	Name    string
+	Default string
+	Meaning string
+	// Programs are the programs that read it besides standalone, which
+	// reads them all; nil is every one, the api's administrative commands
+	// ("bootstrap") included.
+	Programs []string
+}
+
+// Settings are every setting, in the order the help lists them.
+var Settings = []Setting{
+	{Name: "DATABASE_URL", Default: "postgres://postgres@127.0.0.1:5432/convida?sslmode=disable",
+		Meaning: "PostgreSQL; the database is created if missing and migrated at start"},
+	{Name: "REDIS_URL", Default: "redis://127.0.0.1:6379/0",
+		Meaning:  "Redis: dedupe, rate limits, idempotency, results fast path; the service works without it",
+		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
+	{Name: "KAFKA_BROKERS", Meaning: "comma-separated host:port list; required, except by standalone, which embeds a broker when empty",
+		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
+	{Name: "KAFKA_PARTITIONS", Default: "16", Meaning: "partitions of the topics created at start (1 to 1024)",
+		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
+	{Name: "KAFKA_SESSION_TIMEOUT", Default: "10s", Meaning: "how long a silent consumer keeps its partitions before the group rebalances them (at least 500ms)",
+		Programs: []string{"ledger", "dispatcher"}},
+	{Name: "HTTP_ADDR", Default: ":8080", Meaning: "listen address of the API", Programs: []string{"api"}},
+	{Name: "INGEST_ADDR", Default: ":8081", Meaning: "listen address of the ingest (platform webhooks)", Programs: []string{"ingest"}},
+	{Name: "METRICS_ADDR", Default: ":9090", Meaning: "address of /healthz, /readyz and /metrics of ledger, dispatcher and scheduler",
+		Programs: []string{"ledger", "dispatcher", "scheduler"}},
+	{Name: "PUBLIC_URL", Meaning: "how clients reach the API (empty: http://localhost and the port of HTTP_ADDR)", Programs: []string{"api"}},
+	{Name: "INGEST_PUBLIC_URL", Meaning: "how platforms reach the ingest (empty: http://localhost and the port of INGEST_ADDR)", Programs: []string{"api"}},
+	{Name: "SECRETS_KEY", Meaning: "base64 of 32 random bytes (openssl rand -base64 32) that encrypts provider secrets; required, except by standalone, which generates one into DATA_DIR",
+		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
+	{Name: "DATA_DIR", Default: ".data", Meaning: "standalone's broker data, key file and demo merchant credentials", Programs: []string{}},
+	{Name: "LOG_LEVEL", Default: "info", Meaning: "debug, info, warn or error",
+		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
+	{Name: "SCHEDULER_INTERVAL", Default: "5s", Meaning: "how often warranties are swept and due webhook retries woken", Programs: []string{"scheduler"}},
+	{Name: "LEDGER_MAX_BATCH", Default: "500", Meaning: "most commands applied in one ledger transaction (1 to 10000)", Programs: []string{"ledger"}},
+	{Name: "LEDGER_GROUP", Default: "convida-ledger", Meaning: "consumer group id of the ledger", Programs: []string{"ledger"}},
+	{Name: "DISPATCHER_GROUP", Default: "convida-dispatcher", Meaning: "consumer group id of the dispatcher (its redemptions group adds -redemptions)",
+		Programs: []string{"dispatcher"}},
+	{Name: "ACTION_TIMEOUT", Default: "10s", Meaning: "how long approve, reject and redeem wait for the ledger before answering 202", Programs: []string{"api"}},
+	{Name: "REDEMPTION_RETRY_DELAYS", Meaning: "comma-separated pauses between tries of a Guru/Yampi call that failed transiently (empty: 5s,15s,30s,70s)",
+		Programs: []string{"dispatcher"}},
+	{Name: "INGEST_RATE_LIMIT", Default: "0", Meaning: "per-merchant ceiling of inbound deliveries per second; 0 is none", Programs: []string{"ingest"}},
+	{Name: "WEBHOOK_RETRY_SCHEDULE", Default: formatSchedule(webhook.DefaultSchedule),
+		Meaning: "comma-separated waits before each retry of a failed webhook delivery", Programs: []string{"dispatcher"}},
+	{Name: "WEBHOOK_ENDPOINT_CONCURRENCY", Default: "16", Meaning: "most webhook requests in flight per endpoint (1 to 1024)",
+		Programs: []string{"api", "dispatcher"}},
+	{Name: "WEBHOOK_LEASE", Default: "5m", Meaning: "how long a dispatcher holds a delivery before the scheduler offers it again (at least 1s)",
+		Programs: []string{"dispatcher", "scheduler"}},
+	{Name: "WEBHOOK_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets webhook deliveries reach loopback and private addresses (development and tests only)",
+		Programs: []string{"api", "dispatcher"}},
+	{Name: "WEBHOOK_CA_FILE", Meaning: "a PEM root trusted for webhook receivers besides the system's", Programs: []string{"api", "dispatcher"}},
+}
+
+// defaultOf is the default of the setting named name.
+func defaultOf(name string) string {
+	for _, s := range Settings {
+		if s.Name == name {
+			return s.Default
+		}
+	}
+	panic("program: no setting " + name) // a typo in LoadConfig
+}
+
+// formatSchedule writes a schedule as WEBHOOK_RETRY_SCHEDULE reads it.
+func formatSchedule(ds []time.Duration) string {
+	parts := make([]string, len(ds))
+	for i, d := range ds {
+		p := d.String() // 30m0s, 2h0m0s
+		if strings.HasSuffix(p, "m0s") {
+			p = strings.TrimSuffix(p, "0s")
+		}
+		if strings.HasSuffix(p, "h0m") {
+			p = strings.TrimSuffix(p, "0m")
+		}
+		parts[i] = p
+	}
+	return strings.Join(parts, ",")
+}
 
 // LoadConfig reads the configuration with getenv (os.Getenv in main).
-// Every setting has a default that works on a developer machine; an
-// invalid value is an error naming the variable.
+// Every setting has a default that works on a developer machine
+// (Settings); an invalid value is an error naming the variable.
 func LoadConfig(getenv func(string) string) (Config, error) {
-	get := func(k, def string) string {
+	get := func(k string) string {
 		if v := strings.TrimSpace(getenv(k)); v != "" {
 			return v
 		}
-		return def
+		return defaultOf(k)
 	}
 	c := Config{
-		DatabaseURL:     get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/convida?sslmode=disable"),
-		RedisURL:        get("REDIS_URL", "redis://127.0.0.1:6379/0"),
-		HTTPAddr:        get("HTTP_ADDR", ":8080"),
-		IngestAddr:      get("INGEST_ADDR", ":8081"),
-		MetricsAddr:     get("METRICS_ADDR", ":9090"),
-		LogLevel:        get("LOG_LEVEL", "info"),
-		DataDir:         get("DATA_DIR", ".data"),
-		SecretsKey:      get("SECRETS_KEY", ""),
-		LedgerGroup:     get("LEDGER_GROUP", "convida-ledger"),
-		DispatcherGroup: get("DISPATCHER_GROUP", "convida-dispatcher"),
+		DatabaseURL:     get("DATABASE_URL"),
+		RedisURL:        get("REDIS_URL"),
+		HTTPAddr:        get("HTTP_ADDR"),
+		IngestAddr:      get("INGEST_ADDR"),
+		MetricsAddr:     get("METRICS_ADDR"),
+		LogLevel:        get("LOG_LEVEL"),
+		DataDir:         get("DATA_DIR"),
+		SecretsKey:      get("SECRETS_KEY"),
+		LedgerGroup:     get("LEDGER_GROUP"),
+		DispatcherGroup: get("DISPATCHER_GROUP"),
 	}
-	c.PublicURL = get("PUBLIC_URL", "http://localhost"+portOf(c.HTTPAddr))
-	c.IngestPublicURL = get("INGEST_PUBLIC_URL", "http://localhost"+portOf(c.IngestAddr))
-	if b := get("KAFKA_BROKERS", ""); b != "" {
+	if c.PublicURL = get("PUBLIC_URL"); c.PublicURL == "" {
+		c.PublicURL = "http://localhost" + portOf(c.HTTPAddr)
+	}
+	if c.IngestPublicURL = get("INGEST_PUBLIC_URL"); c.IngestPublicURL == "" {
+		c.IngestPublicURL = "http://localhost" + portOf(c.IngestAddr)
+	}
+	if b := get("KAFKA_BROKERS"); b != "" {
 		for _, s := range strings.Split(b, ",") {
 			if s = strings.TrimSpace(s); s != "" {
 				c.KafkaBrokers = append(c.KafkaBrokers, s)
@@ -100,22 +191,22 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		}
 	}
 	var err error
-	if c.KafkaPartitions, err = intSetting(get, "KAFKA_PARTITIONS", 16, 1, 1024); err != nil {
+	if c.KafkaPartitions, err = intSetting(get, "KAFKA_PARTITIONS", 1, 1024); err != nil {
 		return c, err
 	}
-	if c.IngestRateLimit, err = intSetting(get, "INGEST_RATE_LIMIT", 0, 0, 1_000_000); err != nil {
+	if c.IngestRateLimit, err = intSetting(get, "INGEST_RATE_LIMIT", 0, 1_000_000); err != nil {
 		return c, err
 	}
-	if c.LedgerMaxBatch, err = intSetting(get, "LEDGER_MAX_BATCH", 500, 1, 10000); err != nil {
+	if c.LedgerMaxBatch, err = intSetting(get, "LEDGER_MAX_BATCH", 1, 10000); err != nil {
 		return c, err
 	}
-	if c.SchedulerInterval, err = time.ParseDuration(get("SCHEDULER_INTERVAL", "5s")); err != nil || c.SchedulerInterval <= 0 {
-		return c, fmt.Errorf("SCHEDULER_INTERVAL: want a positive Go duration such as 5s, got %q", get("SCHEDULER_INTERVAL", ""))
+	if c.SchedulerInterval, err = time.ParseDuration(get("SCHEDULER_INTERVAL")); err != nil || c.SchedulerInterval <= 0 {
+		return c, fmt.Errorf("SCHEDULER_INTERVAL: want a positive Go duration such as 5s, got %q", get("SCHEDULER_INTERVAL"))
 	}
-	if c.KafkaSessionTimeout, err = time.ParseDuration(get("KAFKA_SESSION_TIMEOUT", "10s")); err != nil || c.KafkaSessionTimeout < 500*time.Millisecond {
-		return c, fmt.Errorf("KAFKA_SESSION_TIMEOUT: want a Go duration of at least 500ms, got %q", get("KAFKA_SESSION_TIMEOUT", ""))
+	if c.KafkaSessionTimeout, err = time.ParseDuration(get("KAFKA_SESSION_TIMEOUT")); err != nil || c.KafkaSessionTimeout < 500*time.Millisecond {
+		return c, fmt.Errorf("KAFKA_SESSION_TIMEOUT: want a Go duration of at least 500ms, got %q", get("KAFKA_SESSION_TIMEOUT"))
 	}
-	if v := get("REDEMPTION_RETRY_DELAYS", ""); v != "" {
+	if v := get("REDEMPTION_RETRY_DELAYS"); v != "" {
 		for _, part := range strings.Split(v, ",") {
 			d, err := time.ParseDuration(strings.TrimSpace(part))
 			if err != nil || d < 0 {
@@ -124,29 +215,26 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			c.RedemptionRetryDelays = append(c.RedemptionRetryDelays, d)
 		}
 	}
-	if c.ActionTimeout, err = time.ParseDuration(get("ACTION_TIMEOUT", "10s")); err != nil || c.ActionTimeout <= 0 {
-		return c, fmt.Errorf("ACTION_TIMEOUT: want a positive Go duration such as 10s, got %q", get("ACTION_TIMEOUT", ""))
+	if c.ActionTimeout, err = time.ParseDuration(get("ACTION_TIMEOUT")); err != nil || c.ActionTimeout <= 0 {
+		return c, fmt.Errorf("ACTION_TIMEOUT: want a positive Go duration such as 10s, got %q", get("ACTION_TIMEOUT"))
 	}
-	if c.WebhookAllowPrivateNetworks, err = strconv.ParseBool(get("WEBHOOK_ALLOW_PRIVATE_NETWORKS", "false")); err != nil {
-		return c, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("WEBHOOK_ALLOW_PRIVATE_NETWORKS", ""))
+	if c.WebhookAllowPrivateNetworks, err = strconv.ParseBool(get("WEBHOOK_ALLOW_PRIVATE_NETWORKS")); err != nil {
+		return c, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("WEBHOOK_ALLOW_PRIVATE_NETWORKS"))
 	}
 	// Loaded here so that an unreadable file stops the program at start.
-	if c.WebhookCAFile = get("WEBHOOK_CA_FILE", ""); c.WebhookCAFile != "" {
+	if c.WebhookCAFile = get("WEBHOOK_CA_FILE"); c.WebhookCAFile != "" {
 		if c.WebhookRootCAs, err = webhook.LoadCAFile(c.WebhookCAFile); err != nil {
 			return c, fmt.Errorf("WEBHOOK_CA_FILE: %w", err)
 		}
 	}
-	c.WebhookRetrySchedule = webhook.DefaultSchedule
-	if v := get("WEBHOOK_RETRY_SCHEDULE", ""); v != "" {
-		if c.WebhookRetrySchedule, err = webhook.ParseSchedule(v); err != nil {
-			return c, fmt.Errorf("WEBHOOK_RETRY_SCHEDULE: %w", err)
-		}
+	if c.WebhookRetrySchedule, err = webhook.ParseSchedule(get("WEBHOOK_RETRY_SCHEDULE")); err != nil {
+		return c, fmt.Errorf("WEBHOOK_RETRY_SCHEDULE: %w", err)
 	}
-	if c.WebhookConcurrency, err = intSetting(get, "WEBHOOK_ENDPOINT_CONCURRENCY", 16, 1, 1024); err != nil {
+	if c.WebhookConcurrency, err = intSetting(get, "WEBHOOK_ENDPOINT_CONCURRENCY", 1, 1024); err != nil {
 		return c, err
 	}
-	if c.WebhookLease, err = time.ParseDuration(get("WEBHOOK_LEASE", "5m")); err != nil || c.WebhookLease < time.Second {
-		return c, fmt.Errorf("WEBHOOK_LEASE: want a Go duration of at least 1s such as 5m, got %q", get("WEBHOOK_LEASE", ""))
+	if c.WebhookLease, err = time.ParseDuration(get("WEBHOOK_LEASE")); err != nil || c.WebhookLease < time.Second {
+		return c, fmt.Errorf("WEBHOOK_LEASE: want a Go duration of at least 1s such as 5m, got %q", get("WEBHOOK_LEASE"))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":
@@ -156,8 +244,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	return c, nil
 }
 
-func intSetting(get func(string, string) string, key string, def, lo, hi int) (int, error) {
-	s := get(key, strconv.Itoa(def))
+func intSetting(get func(string) string, key string, lo, hi int) (int, error) {
+	s := get(key)
 	n, err := strconv.Atoi(s)
 	if err != nil || n < lo || n > hi {
 		return 0, fmt.Errorf("%s: want an integer from %d to %d, got %q", key, lo, hi, s)

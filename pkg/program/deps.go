@@ -21,6 +21,7 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/topic"
 )
 
 // Deps are the connections every role shares.
@@ -32,8 +33,8 @@ type Deps struct {
 	Box      *secretbox.Box
 	Registry *prometheus.Registry
 	Now      func() time.Time
-	Commands *CommandBus
-	Events   *EventBus
+	Commands *topic.CommandBus
+	Events   *topic.EventBus
 	Bus      *kafkabus.Metrics
 	Ledger   *ledger.Metrics
 }
@@ -85,15 +86,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		log.Warn("redis unavailable at start; continuing degraded", zap.Error(err))
 	}
-	topics := []kafkabus.TopicSpec{
-		{Name: TopicCommands, Partitions: cfg.KafkaPartitions},
-		{Name: TopicEvents, Partitions: cfg.KafkaPartitions},
-		{Name: TopicCommands + ".dlq", Partitions: 1},
-		{Name: TopicEvents + ".dlq", Partitions: 1},
-		{Name: TopicRedemptions, Partitions: cfg.KafkaPartitions},
-		{Name: TopicRedemptions + ".dlq", Partitions: 1},
-	}
-	if err := kafkabus.EnsureTopics(ctx, cfg.KafkaBrokers, topics...); err != nil {
+	if err := kafkabus.EnsureTopics(ctx, cfg.KafkaBrokers, topic.Specs(cfg.KafkaPartitions)...); err != nil {
 		pool.Close()
 		_ = rdb.Close()
 		return nil, fmt.Errorf("KAFKA_BROKERS: %w", err)
@@ -102,15 +95,15 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d := &Deps{Config: cfg, Log: log, Pool: pool, Redis: rdb, Box: box, Registry: reg, Now: time.Now,
 		Bus: kafkabus.NewMetrics(reg, program), Ledger: ledger.NewMetrics(reg)}
-	d.Commands = &CommandBus{w: kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: TopicCommands, Logger: log, Metrics: d.Bus})}
-	d.Events = &EventBus{w: kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: TopicEvents, Logger: log, Metrics: d.Bus})}
+	d.Commands = topic.NewCommandBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Commands, Logger: log, Metrics: d.Bus}))
+	d.Events = topic.NewEventBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Events, Logger: log, Metrics: d.Bus}))
 	return d, nil
 }
 
 // Close releases every connection.
 func (d *Deps) Close() {
-	_ = d.Commands.w.Close()
-	_ = d.Events.w.Close()
+	_ = d.Commands.Close()
+	_ = d.Events.Close()
 	_ = d.Redis.Close()
 	d.Pool.Close()
 }
@@ -122,6 +115,14 @@ func (d *Deps) AddOps(r *mux.Router) {
 	}).Methods(http.MethodGet)
 	r.HandleFunc("/readyz", d.serveReady).Methods(http.MethodGet)
 	r.Handle("/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+}
+
+// RunOps serves /healthz, /readyz and /metrics on METRICS_ADDR, for the
+// programs that have no HTTP interface of their own.
+func RunOps(ctx context.Context, d *Deps, name string) error {
+	r := mux.NewRouter()
+	d.AddOps(r)
+	return serve(ctx, d.Log, name+"-ops", d.Config.MetricsAddr, r)
 }
 
 // serveReady answers 200 "ready" when every dependency answers, 200

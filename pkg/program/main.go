@@ -17,8 +17,14 @@ type Role func(ctx context.Context, d *Deps) error
 // Main runs roles until SIGINT or SIGTERM, as the program named name. It is
 // the whole body of each cmd/<program>/main.go: config from the
 // environment, logger, connections, run, drain. Invalid configuration or a
-// failed start exits 2 with one line.
-func Main(name string, roles ...Role) {
+// failed start exits 2 with one line. Asked for help (WantsHelp), it
+// prints about and the settings the program reads, and returns without
+// connecting to anything.
+func Main(name, about string, roles ...Role) {
+	if WantsHelp(os.Args[1:]) {
+		Help(os.Stdout, name, about)
+		return
+	}
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
 		Exit(name, err)

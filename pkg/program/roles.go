@@ -4,11 +4,10 @@ import (
 	"context"
 	"time"
 
-	"github.com/convida/convida/pkg/dispatch"
-
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/kafkabus"
@@ -16,50 +15,90 @@ import (
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
-	"github.com/convida/convida/pkg/scheduler"
-	"github.com/convida/convida/pkg/webhook"
+	"github.com/convida/convida/pkg/topic"
 )
 
-// LedgerHandler returns the batch handler of the ledger: decode, apply in
-// one transaction, relay the events. Decode failures and database errors
-// retrying cannot fix are permanent (the runner dead-letters the message).
-func LedgerHandler(d *Deps) kafkabus.BatchHandler {
-	store := postgres.NewLedgerStore(d.Pool, d.Now)
-	relay := outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events)
-	worker := ledger.NewWorker(store, relay, redisx.NewResults(d.Redis, d.Log), d.Ledger, d.Log.Named("ledger"))
-	return func(ctx context.Context, msgs []kafkabus.Message) error {
-		cmds, err := decodeCommands(msgs)
+// Middleware wraps a consumer's batch handler: a test or the bench
+// counts, times or crashes around the production handler.
+type Middleware func(next kafkabus.BatchHandler) kafkabus.BatchHandler
+
+// Ledger is the ledger role: it consumes ledger.commands, one goroutine
+// per assigned partition, applies each batch in one transaction, relays
+// its events, and commits the offsets only after the transaction. Its
+// fields are built by NewLedger; a test or the bench replaces some before
+// Run (a timed store, a crashing middleware).
+type Ledger struct {
+	Group    kafkabus.GroupConfig
+	Store    ledger.Store
+	Relay    ledger.Relayer
+	Notifier ledger.Notifier
+	Metrics  *ledger.Metrics
+	Log      *zap.Logger
+	// Middleware, when set, wraps the batch handler.
+	Middleware Middleware
+}
+
+// NewLedger returns the ledger role as production runs it.
+func NewLedger(d *Deps) *Ledger {
+	return &Ledger{
+		Group: kafkabus.GroupConfig{
+			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.LedgerGroup, Topic: topic.Commands,
+			DeadLetterTopic: topic.DeadLetter(topic.Commands),
+			MaxBatch:        d.Config.LedgerMaxBatch, Logger: d.Log.Named("ledger"), Metrics: d.Bus,
+			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
+		},
+		Store:    postgres.NewLedgerStore(d.Pool, d.Now),
+		Relay:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
+		Notifier: redisx.NewResults(d.Redis, d.Log),
+		Metrics:  d.Ledger,
+		Log:      d.Log.Named("ledger"),
+	}
+}
+
+// Handler returns the batch handler: decode, apply in one transaction,
+// relay the events. Decode failures and database errors retrying cannot
+// fix are permanent (the runner dead-letters the message).
+func (l *Ledger) Handler() kafkabus.BatchHandler {
+	worker := ledger.NewWorker(l.Store, l.Relay, l.Notifier, l.Metrics, l.Log)
+	h := func(ctx context.Context, msgs []kafkabus.Message) error {
+		cmds, err := topic.DecodeCommands(msgs)
 		if err != nil {
 			return err
 		}
 		if err := worker.Handle(ctx, cmds); err != nil {
 			if postgres.IsPermanent(err) {
-				return kafkabus.Permanent(err)
+				return apperr.Permanent(err)
 			}
 			return err
 		}
 		return nil
 	}
-}
-
-// LedgerGroup is the consumer-group configuration of the ledger.
-func LedgerGroup(d *Deps) kafkabus.GroupConfig {
-	return kafkabus.GroupConfig{
-		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.LedgerGroup, Topic: TopicCommands,
-		MaxBatch: d.Config.LedgerMaxBatch, Logger: d.Log.Named("ledger"), Metrics: d.Bus,
-		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
+	if l.Middleware != nil {
+		return l.Middleware(h)
 	}
+	return h
 }
 
-// RunLedger consumes ledger.commands until ctx ends: one goroutine per
-// assigned partition, batches applied in one transaction each, offsets
-// committed only after the commit.
-func RunLedger(ctx context.Context, d *Deps) error {
-	return kafkabus.RunGroup(ctx, LedgerGroup(d), LedgerHandler(d))
+// Run consumes until ctx ends.
+func (l *Ledger) Run(ctx context.Context) error { return kafkabus.RunGroup(ctx, l.Group, l.Handler()) }
+
+// RunLedger runs the ledger role as production does.
+func RunLedger(ctx context.Context, d *Deps) error { return NewLedger(d).Run(ctx) }
+
+// Ingest is the ingest role: the Guru and Yampi receivers, which turn
+// paid and refunded orders into ledger commands.
+type Ingest struct {
+	Addr string
+	Now  func() time.Time
+	d    *Deps
 }
 
-// IngestRouter returns the ingest HTTP handler: the receivers plus ops.
-func IngestRouter(d *Deps) *mux.Router {
+// NewIngest returns the ingest role as production runs it.
+func NewIngest(d *Deps) *Ingest { return &Ingest{Addr: d.Config.IngestAddr, Now: d.Now, d: d} }
+
+// Router returns the ingest HTTP handler: the receivers plus ops.
+func (in *Ingest) Router() *mux.Router {
+	d := in.d
 	svc := ingest.New(ingest.Config{
 		Merchants:  postgres.NewMerchantStore(d.Pool, d.Box),
 		Coupons:    postgres.NewMemberStore(d.Pool),
@@ -67,7 +106,7 @@ func IngestRouter(d *Deps) *mux.Router {
 		Dedupe:     redisx.NewDedupe(d.Redis),
 		Publisher:  d.Commands,
 		Log:        d.Log.Named("ingest"),
-		Now:        d.Now,
+		Now:        in.Now,
 		Metrics:    ingest.NewMetrics(d.Registry),
 		Limiter:    redisx.NewLimiter(d.Redis),
 		RateLimit:  d.Config.IngestRateLimit,
@@ -78,93 +117,30 @@ func IngestRouter(d *Deps) *mux.Router {
 	return r
 }
 
+// Run serves on Addr until ctx ends.
+func (in *Ingest) Run(ctx context.Context) error {
+	return serve(ctx, in.d.Log, "ingest", in.Addr, in.Router())
+}
+
+// IngestRouter returns the ingest router as production serves it.
+func IngestRouter(d *Deps) *mux.Router { return NewIngest(d).Router() }
+
 // RunIngest serves the ingest on INGEST_ADDR until ctx ends.
-func RunIngest(ctx context.Context, d *Deps) error {
-	return serve(ctx, d.Log, "ingest", d.Config.IngestAddr, IngestRouter(d))
+func RunIngest(ctx context.Context, d *Deps) error { return NewIngest(d).Run(ctx) }
+
+// API is the api role: the member-facing and administrative HTTP API.
+type API struct {
+	Addr string
+	Now  func() time.Time
+	d    *Deps
 }
 
-// NewScheduler returns the scheduler of d (tests call Tick on it) and the
-// function that gives up its leadership, which holds a pooled connection.
-func NewScheduler(d *Deps) (*scheduler.Scheduler, func()) {
-	leader := postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey)
-	waker := retryWaker{w: &dispatch.Waker{Jobs: postgres.NewWebhookStore(d.Pool, d.Box), Publisher: d.Events,
-		Topic: TopicEvents, Lease: d.Config.WebhookLease}, log: d.Log.Named("scheduler")}
-	return &scheduler.Scheduler{
-		Store:     postgres.NewSchedulerStore(d.Pool),
-		Leader:    leader,
-		Publisher: d.Commands,
-		Outbox:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
-		Log:       d.Log.Named("scheduler"),
-		Now:       d.Now,
-		Interval:  d.Config.SchedulerInterval,
-		Tasks:     []scheduler.Task{waker.wake},
-	}, func() { leader.Release(context.Background()) }
-}
+// NewAPI returns the api role as production runs it.
+func NewAPI(d *Deps) *API { return &API{Addr: d.Config.HTTPAddr, Now: d.Now, d: d} }
 
-// retryWaker adapts dispatch.Waker to a scheduler task.
-type retryWaker struct {
-	w   *dispatch.Waker
-	log *zap.Logger
-}
-
-func (r retryWaker) wake(ctx context.Context, now time.Time) error {
-	n, err := r.w.Wake(ctx, now)
-	if n > 0 {
-		r.log.Debug("woke due webhook jobs", zap.Int("jobs", n))
-	}
-	return err
-}
-
-// schedulerLockKey is the advisory lock of the scheduler's leadership.
-const schedulerLockKey = 0x636f6e76 // "conv"
-
-// RunScheduler ticks until ctx ends.
-func RunScheduler(ctx context.Context, d *Deps) error {
-	s, release := NewScheduler(d)
-	defer release()
-	return s.Run(ctx)
-}
-
-// RunDispatcher runs the dispatcher's consumers: outbound events and
-// redemptions.
-func RunDispatcher(ctx context.Context, d *Deps) error {
-	return RunRoles(ctx, d, runEvents, RunRedemptions)
-}
-
-// runEvents consumes the events topic: the outbound webhook dispatcher.
-func runEvents(ctx context.Context, d *Deps) error {
-	log := d.Log.Named("dispatcher")
-	disp := dispatch.New(ctx, dispatch.Config{
-		Store: postgres.NewWebhookStore(d.Pool, d.Box), Sender: NewWebhookSender(d.Config), Log: log, Now: d.Now,
-		Schedule: d.Config.WebhookRetrySchedule, Concurrency: d.Config.WebhookConcurrency, Lease: d.Config.WebhookLease,
-	})
-	return kafkabus.RunGroup(ctx, kafkabus.GroupConfig{
-		Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: TopicEvents,
-		// A batch waits for its deliveries (dispatch.Config.MaxHold): all
-		// partitions' batches together must fit what an endpoint's lane
-		// delivers in that time, or the rest is written to Postgres.
-		MaxBatch: 128,
-		Logger:   log, Metrics: d.Bus,
-		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
-	}, disp.HandleEvents)
-}
-
-// NewWebhookSender returns the HTTP client of webhook deliveries.
-func NewWebhookSender(c Config) *webhook.Client {
-	return webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: c.WebhookAllowPrivateNetworks,
-		RootCAs: c.WebhookRootCAs, MaxConnsPerHost: c.WebhookConcurrency})
-}
-
-// RunOps serves /healthz, /readyz and /metrics on METRICS_ADDR, for the
-// programs that have no HTTP interface of their own.
-func RunOps(ctx context.Context, d *Deps, name string) error {
-	r := mux.NewRouter()
-	d.AddOps(r)
-	return serve(ctx, d.Log, name+"-ops", d.Config.MetricsAddr, r)
-}
-
-// APIRouter returns the API HTTP handler: /api/v1 plus ops.
-func APIRouter(d *Deps) *mux.Router {
+// Router returns the API HTTP handler: /api/v1 plus ops.
+func (a *API) Router() *mux.Router {
+	d := a.d
 	outcomes := postgres.NewOutcomeStore(d.Pool)
 	members := postgres.NewMemberStore(d.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events))
 	webhooks := postgres.NewWebhookStore(d.Pool, d.Box)
@@ -174,7 +150,7 @@ func APIRouter(d *Deps) *mux.Router {
 		Members:         members,
 		Wallets:         postgres.NewWalletReads(d.Pool),
 		Log:             d.Log.Named("api"),
-		Now:             d.Now,
+		Now:             a.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
 		PublicURL:       d.Config.PublicURL,
 		Webhooks:        webhooks,
@@ -203,7 +179,11 @@ func APIRouter(d *Deps) *mux.Router {
 	return r
 }
 
+// Run serves on Addr until ctx ends.
+func (a *API) Run(ctx context.Context) error { return serve(ctx, a.d.Log, "api", a.Addr, a.Router()) }
+
+// APIRouter returns the API router as production serves it.
+func APIRouter(d *Deps) *mux.Router { return NewAPI(d).Router() }
+
 // RunAPI serves the API on HTTP_ADDR until ctx ends.
-func RunAPI(ctx context.Context, d *Deps) error {
-	return serve(ctx, d.Log, "api", d.Config.HTTPAddr, APIRouter(d))
-}
+func RunAPI(ctx context.Context, d *Deps) error { return NewAPI(d).Run(ctx) }

@@ -2,7 +2,6 @@ package program
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -12,9 +11,12 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/embeddedbroker"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
 )
@@ -84,38 +86,51 @@ func keepSecretsKey(path string) (string, error) {
 
 // demo is the demo merchant of a standalone data directory.
 type demo struct {
-	MerchantCreated
-	FirstRun bool   `json:"-"`
-	File     string `json:"-"`
+	merchant.Credentials
+	FirstRun bool
+	File     string
 }
 
 // demoMerchant creates the demo merchant on first run and keeps its
 // credentials in DATA_DIR/demo-merchant.json (mode 0600) so later runs can
 // point to them. A data directory whose database was reset gets a new one.
 func demoMerchant(ctx context.Context, d *Deps) (demo, error) {
-	path := filepath.Join(d.Config.DataDir, "demo-merchant.json")
-	var dm demo
-	dm.File = path
-	if b, err := os.ReadFile(path); err == nil && json.Unmarshal(b, &dm.MerchantCreated) == nil {
-		var exists bool
-		if err := d.Pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM merchants WHERE id::text = $1)`, dm.MerchantID).Scan(&exists); err != nil {
+	dm := demo{File: filepath.Join(d.Config.DataDir, "demo-merchant.json")}
+	store := postgres.NewMerchantStore(d.Pool, d.Box)
+	if kept, err := merchant.ReadCredentials(dm.File); err == nil {
+		exists, err := merchantExists(ctx, store, kept.MerchantID)
+		if err != nil {
 			return dm, err
 		}
 		if exists {
+			dm.Credentials = kept
 			return dm, nil
 		}
 	}
-	created, err := CreateMerchant(ctx, postgres.NewMerchantStore(d.Pool, d.Box), "Loja Demo", "https://loja-demo.example.com", "", "DEMO")
+	created, err := merchant.Register(ctx, store, &merchant.Merchant{Name: "Loja Demo", StoreURL: "https://loja-demo.example.com", CodePrefix: "DEMO"})
 	if err != nil {
 		return dm, fmt.Errorf("demo merchant: %w", err)
 	}
-	dm.MerchantCreated, dm.FirstRun = created, true
-	b, _ := json.MarshalIndent(created, "", "  ")
-	if err := os.WriteFile(path, append(b, '\n'), 0o600); err != nil {
+	dm.Credentials, dm.FirstRun = created, true
+	if err := created.WriteFile(dm.File); err != nil {
 		return dm, err
 	}
 	d.Log.Info("demo merchant created", zap.String("merchant_id", created.MerchantID))
 	return dm, nil
+}
+
+// merchantExists reports whether id names a stored merchant; an id that
+// does not parse names none.
+func merchantExists(ctx context.Context, store *postgres.MerchantStore, id string) (bool, error) {
+	mid, err := uuid.Parse(id)
+	if err != nil {
+		return false, nil
+	}
+	_, err = store.FindMerchantByID(ctx, mid)
+	if apperr.Is(err, apperr.NotFound) {
+		return false, nil
+	}
+	return err == nil, err
 }
 
 func printBanner(out io.Writer, cfg Config, dm demo) {

@@ -1,4 +1,4 @@
-package kafkabus
+package apperr
 
 import "errors"
 
@@ -10,9 +10,11 @@ func (e *permanentError) Unwrap() error { return e.err }
 
 // Permanent marks err as permanent: the message that caused it can never be
 // processed, however often it is retried (it cannot be decoded, it breaks an
-// invariant). Returned from a BatchHandler, it makes RunGroup find the
-// offending message and move it to the dead-letter topic. Permanent(nil) is
-// nil; the result still matches err with errors.Is and errors.As.
+// invariant). Domain code marks its errors with it; a consumer runner
+// (kafkabus.RunGroup) finds the offending message of a batch that failed
+// with it and moves that message to the dead-letter topic. Permanent(nil)
+// is nil; the result still matches err with errors.Is and errors.As, and
+// keeps err's Code.
 func Permanent(err error) error {
 	if err == nil {
 		return nil

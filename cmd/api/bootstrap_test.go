@@ -1,10 +1,11 @@
-package program_test
+package main
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/convida/convida/pkg/apperr"
@@ -24,7 +25,7 @@ func TestBootstrapCommands(t *testing.T) {
 	run := func(args ...string) map[string]any {
 		t.Helper()
 		var out bytes.Buffer
-		if err := program.Bootstrap(ctx, cfg, args, &out); err != nil {
+		if err := bootstrap(ctx, cfg, args, &out); err != nil {
 			t.Fatalf("%v: %v", args, err)
 		}
 		var v map[string]any
@@ -52,8 +53,9 @@ func TestBootstrapCommands(t *testing.T) {
 	if _, err := store.Authenticate(ctx, first); err != nil {
 		t.Fatalf("the printed key does not authenticate: %v", err)
 	}
-	second := run("key", "create", "--merchant", created["merchant_id"].(string))
-	revoked := run("key", "revoke", "--merchant", created["merchant_id"].(string), "--key-prefix", first[:8])
+	id := created["merchant_id"].(string)
+	second := run("key", "create", "--merchant", id)
+	revoked := run("key", "revoke", "--merchant", id, "--key-prefix", first[:8])
 	if revoked["revoked"].(float64) != 1 {
 		t.Errorf("revoke = %v", revoked)
 	}
@@ -63,30 +65,50 @@ func TestBootstrapCommands(t *testing.T) {
 	if _, err := store.Authenticate(ctx, second["api_key"].(string)); err != nil {
 		t.Errorf("the new key: %v", err)
 	}
+
+	listed := run("key", "list", "--merchant", id)
+	if listed["merchant_id"] != id {
+		t.Errorf("key list merchant_id = %v, want %s", listed["merchant_id"], id)
+	}
+	keys, _ := listed["keys"].([]any)
+	if len(keys) != 2 {
+		t.Fatalf("key list = %v, want the two keys", listed)
+	}
+	k0, k1 := keys[0].(map[string]any), keys[1].(map[string]any)
+	if k0["key_prefix"] != first[:8] || k0["revoked_at"] == nil || k0["last_used_at"] == nil {
+		t.Errorf("first key %v, want its prefix, used and revoked", k0)
+	}
+	if k1["key_prefix"] != second["key_prefix"] || k1["revoked_at"] != nil || k1["created_at"] == "" {
+		t.Errorf("second key %v, want its prefix, created and not revoked", k1)
+	}
+	for _, k := range keys {
+		if len(k.(map[string]any)) != 4 {
+			t.Errorf("listed key %v, want exactly key_prefix, created_at, last_used_at, revoked_at", k)
+		}
+	}
+	raw, _ := json.Marshal(listed)
+	for _, secret := range []string{first, second["api_key"].(string)} {
+		if strings.Contains(string(raw), secret) {
+			t.Errorf("key list printed a key: %s", raw)
+		}
+	}
+	if none := run("key", "list", "--merchant", "00000000-0000-0000-0000-000000000001"); len(none["keys"].([]any)) != 0 {
+		t.Errorf("an unknown merchant's keys = %v, want []", none)
+	}
+
 	for _, bad := range [][]string{
 		{"merchant", "create", "--name", "X"},
 		{"merchant", "create", "--name", "X", "--store-url", "ftp://x"},
+		{"merchant", "create", "--name", "X", "--store-url", "https://x.example.com", "--code-prefix", "A1"},
 		{"key", "create", "--merchant", "nope"},
+		{"key", "list"},
+		{"key", "revoke", "--merchant", id},
 		{"merchant", "delete"},
+		{"merchant", "create", "--bogus"},
+		{"key"},
 	} {
-		if err := program.Bootstrap(ctx, cfg, bad, &bytes.Buffer{}); !errors.Is(err, program.ErrUsage) {
+		if err := bootstrap(ctx, cfg, bad, &bytes.Buffer{}); !errors.Is(err, errUsage) {
 			t.Errorf("%v: %v, want a usage error", bad, err)
-		}
-	}
-}
-
-func TestLoadConfigRefusesInvalidSettings(t *testing.T) {
-	t.Parallel()
-	for k, v := range map[string]string{"KAFKA_PARTITIONS": "0", "SCHEDULER_INTERVAL": "soon", "LOG_LEVEL": "loud",
-		"ACTION_TIMEOUT": "-1s", "REDEMPTION_RETRY_DELAYS": "5s,x", "INGEST_RATE_LIMIT": "-3", "KAFKA_SESSION_TIMEOUT": "1ms"} {
-		_, err := program.LoadConfig(func(key string) string {
-			if key == k {
-				return v
-			}
-			return ""
-		})
-		if err == nil {
-			t.Errorf("%s=%s accepted", k, v)
 		}
 	}
 }

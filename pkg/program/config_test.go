@@ -1,0 +1,85 @@
+package program_test
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/webhook"
+)
+
+func TestLoadConfigRefusesInvalidSettings(t *testing.T) {
+	t.Parallel()
+	for k, v := range map[string]string{"KAFKA_PARTITIONS": "0", "SCHEDULER_INTERVAL": "soon", "LOG_LEVEL": "loud",
+		"ACTION_TIMEOUT": "-1s", "REDEMPTION_RETRY_DELAYS": "5s,x", "INGEST_RATE_LIMIT": "-3", "KAFKA_SESSION_TIMEOUT": "1ms"} {
+		_, err := program.LoadConfig(func(key string) string {
+			if key == k {
+				return v
+			}
+			return ""
+		})
+		if err == nil {
+			t.Errorf("%s=%s accepted", k, v)
+		}
+	}
+}
+
+// TestLoadConfigDefaults: the defaults LoadConfig applies are those of the
+// table the help prints.
+func TestLoadConfigDefaults(t *testing.T) {
+	t.Parallel()
+	c, err := program.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := map[string]string{}
+	for _, s := range program.Settings {
+		def[s.Name] = s.Default
+	}
+	for name, got := range map[string]string{"DATABASE_URL": c.DatabaseURL, "REDIS_URL": c.RedisURL, "HTTP_ADDR": c.HTTPAddr,
+		"INGEST_ADDR": c.IngestAddr, "METRICS_ADDR": c.MetricsAddr, "LOG_LEVEL": c.LogLevel, "DATA_DIR": c.DataDir,
+		"LEDGER_GROUP": c.LedgerGroup, "DISPATCHER_GROUP": c.DispatcherGroup, "KAFKA_SESSION_TIMEOUT": c.KafkaSessionTimeout.String(),
+		"SCHEDULER_INTERVAL": c.SchedulerInterval.String(), "ACTION_TIMEOUT": c.ActionTimeout.String()} {
+		if got != def[name] {
+			t.Errorf("%s = %q, want the table's default %q", name, got, def[name])
+		}
+	}
+	if c.KafkaPartitions != 16 || c.LedgerMaxBatch != 500 || c.WebhookConcurrency != 16 || c.IngestRateLimit != 0 ||
+		c.WebhookLease.String() != "5m0s" || c.WebhookAllowPrivateNetworks || len(c.KafkaBrokers) != 0 || c.SecretsKey != "" {
+		t.Errorf("config %+v differs from the table's defaults", c)
+	}
+	if !slices.Equal(c.WebhookRetrySchedule, webhook.DefaultSchedule) {
+		t.Errorf("WEBHOOK_RETRY_SCHEDULE = %v, want %v", c.WebhookRetrySchedule, webhook.DefaultSchedule)
+	}
+	if c.PublicURL != "http://localhost:8080" || c.IngestPublicURL != "http://localhost:8081" {
+		t.Errorf("public URLs %q %q", c.PublicURL, c.IngestPublicURL)
+	}
+}
+
+// TestHelpNamesEverySettingOnce: every setting is read by some program,
+// and standalone's help names them all.
+func TestHelpNamesEverySettingOnce(t *testing.T) {
+	t.Parallel()
+	var out bytes.Buffer
+	program.Help(&out, "standalone", "about standalone")
+	seen := map[string]bool{}
+	for _, s := range program.Settings {
+		if seen[s.Name] {
+			t.Errorf("%s twice in Settings", s.Name)
+		}
+		seen[s.Name] = true
+		if s.Meaning == "" {
+			t.Errorf("%s has no meaning", s.Name)
+		}
+		if !strings.Contains(out.String(), "  "+s.Name+"="+s.Default+"\n") {
+			t.Errorf("standalone's help lacks %s=%s", s.Name, s.Default)
+		}
+	}
+	for _, p := range []string{"api", "ingest", "ledger", "dispatcher", "scheduler", program.Bootstrap} {
+		if names := program.SettingsOf(p); len(names) == 0 || names[0].Name != "DATABASE_URL" {
+			t.Errorf("%s reads %v, want DATABASE_URL first", p, names)
+		}
+	}
+}

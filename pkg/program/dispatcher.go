@@ -1,0 +1,179 @@
+package program
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/dispatch"
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/redemption"
+	"github.com/convida/convida/pkg/scheduler"
+	"github.com/convida/convida/pkg/topic"
+	"github.com/convida/convida/pkg/webhook"
+)
+
+// Events is the events dispatcher role: it consumes the events topic and
+// delivers each event to the merchant's subscribed webhook endpoints.
+type Events struct {
+	Group  kafkabus.GroupConfig
+	Config dispatch.Config
+	// Middleware, when set, wraps the batch handler.
+	Middleware Middleware
+}
+
+// NewEvents returns the events dispatcher role as production runs it.
+func NewEvents(d *Deps) *Events {
+	log := d.Log.Named("dispatcher")
+	return &Events{
+		Group: kafkabus.GroupConfig{
+			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: topic.Events,
+			DeadLetterTopic: topic.DeadLetter(topic.Events),
+			// A batch waits for its deliveries (dispatch.Config.MaxHold): all
+			// partitions' batches together must fit what an endpoint's lane
+			// delivers in that time, or the rest is written to Postgres.
+			MaxBatch: 128,
+			Logger:   log, Metrics: d.Bus,
+			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
+		},
+		Config: dispatch.Config{
+			Store: postgres.NewWebhookStore(d.Pool, d.Box), Sender: NewWebhookSender(d.Config), Log: log, Now: d.Now,
+			Schedule: d.Config.WebhookRetrySchedule, Concurrency: d.Config.WebhookConcurrency, Lease: d.Config.WebhookLease,
+		},
+	}
+}
+
+// Run consumes until ctx ends.
+func (e *Events) Run(ctx context.Context) error {
+	disp := dispatch.New(ctx, e.Config)
+	var h kafkabus.BatchHandler = disp.HandleEvents
+	if e.Middleware != nil {
+		h = e.Middleware(h)
+	}
+	return kafkabus.RunGroup(ctx, e.Group, h)
+}
+
+// NewWebhookSender returns the HTTP client of webhook deliveries.
+func NewWebhookSender(c Config) *webhook.Client {
+	return webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: c.WebhookAllowPrivateNetworks,
+		RootCAs: c.WebhookRootCAs, MaxConnsPerHost: c.WebhookConcurrency})
+}
+
+// Redemptions is the redemptions role: it carries out the
+// redemption.requested events on the platforms (redemption.Consumer) and
+// publishes their results to the ledger, retrying a platform per
+// REDEMPTION_RETRY_DELAYS.
+type Redemptions struct {
+	Group    kafkabus.GroupConfig
+	Consumer *redemption.Consumer
+	// Middleware, when set, wraps the batch handler.
+	Middleware Middleware
+}
+
+// NewRedemptions returns the redemptions role as production runs it.
+func NewRedemptions(d *Deps) *Redemptions {
+	log := d.Log.Named("redemptions")
+	return &Redemptions{
+		Group: kafkabus.GroupConfig{
+			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup + "-redemptions", Topic: topic.Redemptions,
+			DeadLetterTopic: topic.DeadLetter(topic.Redemptions),
+			MaxBatch:        64, Logger: log, Metrics: d.Bus,
+			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
+		},
+		Consumer: &redemption.Consumer{
+			Redemptions:  postgres.NewOutcomeStore(d.Pool),
+			Integrations: postgres.NewMerchantStore(d.Pool, d.Box),
+			Platforms:    redemption.NewExecutor(platformClient(), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays}),
+			Settlements:  d.Commands,
+			Log:          log,
+			Now:          d.Now,
+		},
+	}
+}
+
+// Run consumes until ctx ends.
+func (r *Redemptions) Run(ctx context.Context) error {
+	h := topic.RedemptionHandler(r.Consumer)
+	if r.Middleware != nil {
+		h = r.Middleware(h)
+	}
+	return kafkabus.RunGroup(ctx, r.Group, h)
+}
+
+// platformClient is the HTTP client of the Guru and Yampi calls: the
+// default transport keeps 2 idle connections per host, and a batch of
+// redemptions calls one platform host many times at once.
+func platformClient() *http.Client {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.MaxIdleConnsPerHost = 64
+	return &http.Client{Transport: t}
+}
+
+// RunRedemptions runs the redemptions role as production does.
+func RunRedemptions(ctx context.Context, d *Deps) error { return NewRedemptions(d).Run(ctx) }
+
+// RunDispatcher runs the dispatcher's consumers: outbound events and
+// redemptions.
+func RunDispatcher(ctx context.Context, d *Deps) error {
+	return RunRoles(ctx, d, func(ctx context.Context, d *Deps) error { return NewEvents(d).Run(ctx) }, RunRedemptions)
+}
+
+// Scheduler is the scheduler role: on one leader at a time, it releases
+// expired warranties, re-publishes stranded outbox events and wakes due
+// webhook retries.
+type Scheduler struct {
+	*scheduler.Scheduler
+	release func()
+}
+
+// NewScheduler returns the scheduler role as production runs it. Tests
+// call Tick on it and may replace its Now; Close gives up its leadership,
+// which holds a pooled connection.
+func NewScheduler(d *Deps) *Scheduler {
+	leader := postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey)
+	waker := retryWaker{w: &dispatch.Waker{Jobs: postgres.NewWebhookStore(d.Pool, d.Box), Publisher: d.Events,
+		Topic: topic.Events, Lease: d.Config.WebhookLease}, log: d.Log.Named("scheduler")}
+	return &Scheduler{Scheduler: &scheduler.Scheduler{
+		Store:     postgres.NewSchedulerStore(d.Pool),
+		Leader:    leader,
+		Publisher: d.Commands,
+		Outbox:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
+		Log:       d.Log.Named("scheduler"),
+		Now:       d.Now,
+		Interval:  d.Config.SchedulerInterval,
+		Tasks:     []scheduler.Task{waker.wake},
+	}, release: func() { leader.Release(context.Background()) }}
+}
+
+// Close gives up the leadership.
+func (s *Scheduler) Close() { s.release() }
+
+// Run ticks until ctx ends, then gives up the leadership.
+func (s *Scheduler) Run(ctx context.Context) error {
+	defer s.Close()
+	return s.Scheduler.Run(ctx)
+}
+
+// RunScheduler ticks until ctx ends.
+func RunScheduler(ctx context.Context, d *Deps) error { return NewScheduler(d).Run(ctx) }
+
+// retryWaker adapts dispatch.Waker to a scheduler task.
+type retryWaker struct {
+	w   *dispatch.Waker
+	log *zap.Logger
+}
+
+func (r retryWaker) wake(ctx context.Context, now time.Time) error {
+	n, err := r.w.Wake(ctx, now)
+	if n > 0 {
+		r.log.Debug("woke due webhook jobs", zap.Int("jobs", n))
+	}
+	return err
+}
+
+// schedulerLockKey is the advisory lock of the scheduler's leadership.
+const schedulerLockKey = 0x636f6e76 // "conv"

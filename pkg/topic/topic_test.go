@@ -1,0 +1,105 @@
+package topic_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/event"
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/redemption"
+	"github.com/convida/convida/pkg/topic"
+)
+
+func TestCommandsRoundTrip(t *testing.T) {
+	t.Parallel()
+	cmd := ledger.Command{ID: "guru:1:sale", Type: ledger.CmdCreditSale, MerchantID: uuid.New(), MemberID: uuid.New(),
+		IssuedAt: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC), Sale: &ledger.Sale{Source: "guru", OrderID: "1", Amount: 100}}
+	m, err := topic.EncodeCommand(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(m.Key) != cmd.MemberID.String() || m.Headers[topic.HeaderCommandType] != cmd.Type ||
+		m.Headers[topic.HeaderMerchantID] != cmd.MerchantID.String() {
+		t.Errorf("message key %q headers %v, want the member as key and the type and merchant as headers", m.Key, m.Headers)
+	}
+	got, err := topic.DecodeCommands([]kafkabus.Message{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].ID != cmd.ID || got[0].Sale.OrderID != "1" || !got[0].IssuedAt.Equal(cmd.IssuedAt) {
+		t.Errorf("decoded %+v, want %+v", got[0], cmd)
+	}
+}
+
+func TestDecodeCommandsRefusesPermanently(t *testing.T) {
+	t.Parallel()
+	for name, value := range map[string]string{"not JSON": "{", "no id": `{"type":"refund"}`, "no type": `{"id":"x"}`} {
+		if _, err := topic.DecodeCommands([]kafkabus.Message{{Value: []byte(value)}}); !apperr.IsPermanent(err) {
+			t.Errorf("%s: %v, want a permanent error", name, err)
+		}
+	}
+}
+
+func TestResultCommandSettlesTheRedemption(t *testing.T) {
+	t.Parallel()
+	red := &redemption.Redemption{ID: uuid.New(), MerchantID: uuid.New(), MemberID: uuid.New()}
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	cmd := topic.ResultCommand(redemption.Settlement{Redemption: red, At: at,
+		Outcome: redemption.Outcome{RedemptionID: red.ID, FailureReason: "refused"}})
+	if cmd.ID != ledger.ResultCommandID(red.ID) || cmd.Type != ledger.CmdRedemptionResult || cmd.MerchantID != red.MerchantID ||
+		cmd.MemberID != red.MemberID || !cmd.IssuedAt.Equal(at) || cmd.Result == nil || cmd.Result.FailureReason != "refused" {
+		t.Errorf("result command %+v", cmd)
+	}
+}
+
+func TestEventsAreRoutedByType(t *testing.T) {
+	t.Parallel()
+	for typ, want := range map[string]string{event.RedemptionRequested: topic.Redemptions, event.WalletCredited: topic.Events} {
+		rec := outbox.Record{MerchantID: uuid.New(), EventID: uuid.New(), MemberID: uuid.New(), Type: typ, Payload: []byte(`{}`)}
+		m := topic.EventMessage(rec)
+		if m.Topic != want || string(m.Key) != rec.MemberID.String() || m.Headers[topic.HeaderEventType] != typ ||
+			m.Headers[topic.HeaderEventID] != rec.EventID.String() || m.Headers[topic.HeaderMerchantID] != rec.MerchantID.String() {
+			t.Errorf("%s: message %+v, want topic %s with the event's headers", typ, m, want)
+		}
+	}
+}
+
+func TestDecodeRedemptionRequests(t *testing.T) {
+	t.Parallel()
+	req := redemption.Requested{RedemptionID: uuid.New(), MerchantID: uuid.New(), MemberID: uuid.New(),
+		Type: redemption.TypeStoreCredit, Amount: 500}
+	rec, err := outbox.NewRecord(req.MerchantID, req.MemberID, event.RedemptionRequested, req, time.Now())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := topic.DecodeRedemptionRequests([]kafkabus.Message{topic.EventMessage(rec)})
+	if err != nil || len(got) != 1 || got[0] != req {
+		t.Errorf("decoded %+v, %v; want %+v", got, err, req)
+	}
+	if _, err := topic.DecodeRedemptionRequests([]kafkabus.Message{{Value: []byte("nope")}}); !apperr.IsPermanent(err) {
+		t.Errorf("undecodable: %v, want a permanent error", err)
+	}
+}
+
+func TestSpecsCreateEveryTopicAndItsDeadLetter(t *testing.T) {
+	t.Parallel()
+	got := map[string]int{}
+	for _, s := range topic.Specs(16) {
+		got[s.Name] = s.Partitions
+	}
+	want := map[string]int{"ledger.commands": 16, "events": 16, "redemptions": 16,
+		"ledger.commands.dlq": 1, "events.dlq": 1, "redemptions.dlq": 1}
+	if len(got) != len(want) {
+		t.Errorf("specs %v, want %v", got, want)
+	}
+	for name, n := range want {
+		if got[name] != n {
+			t.Errorf("%s: %d partitions, want %d", name, got[name], n)
+		}
+	}
+}
