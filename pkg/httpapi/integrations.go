@@ -116,5 +116,3 @@ func (s *Server) integrationView(r *http.Request, p string, in *merchant.Integra
 	}
 	return v
 }
-
-func ptr[T any](v T) *T { return &v }

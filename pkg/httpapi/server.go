@@ -15,9 +15,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
@@ -30,22 +28,6 @@ type Merchants interface {
 	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
 	PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error)
 	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
-}
-
-// Campaigns is what the API needs of campaigns.
-type Campaigns interface {
-	CreateCampaign(ctx context.Context, c *campaign.Campaign) error
-	FindCampaignByID(ctx context.Context, merchantID, id uuid.UUID) (*campaign.Campaign, error)
-	FindDefaultCampaign(ctx context.Context, merchantID uuid.UUID) (*campaign.Campaign, error)
-	CampaignStats(ctx context.Context, merchantID, id uuid.UUID) (campaign.Stats, error)
-}
-
-// Members is what the API needs of members.
-type Members interface {
-	CreateMember(ctx context.Context, m *member.Member, codePrefix string) error
-	FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error)
-	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
-	MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error)
 }
 
 // Wallets is the read side of the wallet.
@@ -202,4 +184,30 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
+}
+
+// CatalogConfig wires the list and update operations. A nil store leaves
+// its routes out of the router (they answer 405 or 404 like any unknown
+// route), so a partial wiring never turns into a 500.
+type CatalogConfig struct {
+	Members   MemberCatalog   // GET /members, PATCH /members/{id}
+	Campaigns CampaignCatalog // GET /campaigns, PATCH /campaigns/{id}
+	Referrals ReferralCatalog // GET /referrals, GET /referrals/{id}
+}
+
+// registerCatalog adds the paginated lists and the PATCH operations.
+func (s *Server) registerCatalog(admin *mux.Router) {
+	c := s.cfg.Catalog
+	if c.Members != nil {
+		admin.HandleFunc(v1+"/members", s.listMembers).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/members/{id}", s.patchMember).Methods(http.MethodPatch)
+	}
+	if c.Campaigns != nil {
+		admin.HandleFunc(v1+"/campaigns", s.listCampaigns).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/campaigns/{id}", s.patchCampaign).Methods(http.MethodPatch)
+	}
+	if c.Referrals != nil {
+		admin.HandleFunc(v1+"/referrals", s.listReferrals).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/referrals/{id}", s.getReferral).Methods(http.MethodGet)
+	}
 }
