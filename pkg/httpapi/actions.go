@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ledger"
@@ -28,14 +27,6 @@ type ActionsConfig struct {
 // CommandPublisher publishes ledger commands (acknowledged by the broker).
 type CommandPublisher interface {
 	PublishCommands(ctx context.Context, cmds []ledger.Command) error
-}
-
-// registerWalletActions adds approve, reject and the two redeem operations.
-func (s *Server) registerWalletActions(mf, admin *mux.Router) {
-	admin.HandleFunc(v1+"/referrals/{id}/approve", s.approveReferral).Methods(http.MethodPost)
-	admin.HandleFunc(v1+"/referrals/{id}/reject", s.rejectReferral).Methods(http.MethodPost)
-	admin.HandleFunc(v1+"/members/{id}/redeem", s.redeemAdmin).Methods(http.MethodPost)
-	mf.HandleFunc(v1+"/wallet/redeem", s.redeemMember).Methods(http.MethodPost)
 }
 
 func (s *Server) actionTimeout() time.Duration {

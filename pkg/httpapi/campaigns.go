@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
@@ -32,6 +33,17 @@ type CampaignCatalog interface {
 	// true, and returns the campaign as stored (apperr.NotFound when
 	// absent, apperr.Invalid when it would leave no default).
 	UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd campaign.Update) (*campaign.Campaign, error)
+}
+
+// registerCampaigns adds the campaign routes; the list and the PATCH only
+// when the catalog is wired.
+func (s *Server) registerCampaigns(admin *mux.Router) {
+	admin.HandleFunc(v1+"/campaigns", s.createCampaign).Methods(http.MethodPost)
+	admin.HandleFunc(v1+"/campaigns/{id}", s.getCampaign).Methods(http.MethodGet)
+	if s.cfg.Catalog.Campaigns != nil {
+		admin.HandleFunc(v1+"/campaigns", s.listCampaigns).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/campaigns/{id}", s.patchCampaign).Methods(http.MethodPatch)
+	}
 }
 
 // CreateCampaignRequest is the body of POST /campaigns.

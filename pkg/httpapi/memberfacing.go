@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gorilla/mux"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
@@ -14,6 +16,15 @@ import (
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
 )
+
+// registerMemberFacing adds the member-facing reads; the redemption is in
+// redemptions.go.
+func (s *Server) registerMemberFacing(mf *mux.Router) {
+	mf.HandleFunc(v1+"/member/me", s.getMemberMe).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
+}
 
 // MeResponse is the answer of GET /member/me.
 type MeResponse struct {

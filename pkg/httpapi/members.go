@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
@@ -32,6 +33,19 @@ type MemberCatalog interface {
 	// UpdateMember applies upd and returns the member as stored
 	// (apperr.NotFound when absent).
 	UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error)
+}
+
+// registerMembers adds the admin member routes; the list and the PATCH only
+// when the catalog is wired.
+func (s *Server) registerMembers(admin *mux.Router) {
+	admin.HandleFunc(v1+"/members", s.createMember).Methods(http.MethodPost)
+	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
+	if s.cfg.Catalog.Members != nil {
+		admin.HandleFunc(v1+"/members", s.listMembers).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/members/{id}", s.patchMember).Methods(http.MethodPatch)
+	}
 }
 
 // CreateMemberRequest is the body of POST /members.

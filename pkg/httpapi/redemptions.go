@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
@@ -20,6 +21,13 @@ import (
 // RedemptionFinder reads redemptions.
 type RedemptionFinder interface {
 	FindRedemption(ctx context.Context, merchantID, id uuid.UUID) (*redemption.Redemption, error)
+}
+
+// registerRedemptions adds the two redeem operations: the admin one by
+// member id, the member-facing one by email.
+func (s *Server) registerRedemptions(mf, admin *mux.Router) {
+	admin.HandleFunc(v1+"/members/{id}/redeem", s.redeemAdmin).Methods(http.MethodPost)
+	mf.HandleFunc(v1+"/wallet/redeem", s.redeemMember).Methods(http.MethodPost)
 }
 
 // redeemRequest is a redemption as both interfaces ask for it.

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
@@ -28,6 +29,17 @@ type ReferralCatalog interface {
 // when absent or another merchant's).
 type ReferralFinder interface {
 	FindReferralByID(ctx context.Context, merchantID, id uuid.UUID) (*referral.Listed, error)
+}
+
+// registerReferrals adds approve and reject, which are ledger commands
+// (actions.go), and, when the catalog is wired, the list and the read.
+func (s *Server) registerReferrals(admin *mux.Router) {
+	if s.cfg.Catalog.Referrals != nil {
+		admin.HandleFunc(v1+"/referrals", s.listReferrals).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/referrals/{id}", s.getReferral).Methods(http.MethodGet)
+	}
+	admin.HandleFunc(v1+"/referrals/{id}/approve", s.approveReferral).Methods(http.MethodPost)
+	admin.HandleFunc(v1+"/referrals/{id}/reject", s.rejectReferral).Methods(http.MethodPost)
 }
 
 // listReferrals answers GET /referrals: filters member_id (mem_… or a bare

@@ -1,7 +1,10 @@
 // Package httpapi is the HTTP edge of the API program: the member-facing
-// and administrative interfaces under /api/v1 (and, later, webhook
-// management under /v1/webhooks), with authentication, JSON decoding and
-// the mapping of errors to the spec's envelope.
+// and administrative interfaces under /api/v1 and webhook management under
+// /v1/webhooks, with authentication, JSON decoding and the mapping of errors
+// to the spec's envelope (through pkg/respond). Each resource has its file
+// (members.go, campaigns.go, referrals.go, redemptions.go, integrations.go,
+// webhooks.go, memberfacing.go): the store interfaces it needs, its routes,
+// handlers and views.
 package httpapi
 
 import (
@@ -56,7 +59,7 @@ type Config struct {
 	Webhooks      Webhooks
 	WebhookSender webhook.Sender
 
-	Catalog    CatalogConfig    // lists and updates (catalog.go)
+	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
 	Actions    ActionsConfig    // wallet actions through the ledger (actions.go)
 }
@@ -97,33 +100,18 @@ func New(cfg Config) (*Server, *mux.Router) {
 	admin := r.NewRoute().Subrouter()
 	admin.Use(s.withStyle(respond.Admin), s.authenticate, s.checkQuery, s.rateLimit, s.idempotency)
 
-	s.registerReads(mf, admin)
-	s.registerCatalog(admin)
-	s.registerWalletActions(mf, admin)
+	s.registerMemberFacing(mf)
+	s.registerMembers(admin)
+	s.registerCampaigns(admin)
+	s.registerReferrals(admin)
+	s.registerRedemptions(mf, admin)
+	s.registerIntegrations(admin)
 	s.registerWebhooks(admin)
 	return s, r
 }
 
 // v1 is the path prefix of the member-facing and admin interfaces.
 const v1 = "/api/v1"
-
-// registerReads adds the member-facing reads and the admin routes of
-// members, campaigns and integrations.
-func (s *Server) registerReads(mf, admin *mux.Router) {
-	mf.HandleFunc(v1+"/member/me", s.getMemberMe).Methods(http.MethodGet)
-	mf.HandleFunc(v1+"/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
-	mf.HandleFunc(v1+"/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
-	mf.HandleFunc(v1+"/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
-
-	admin.HandleFunc(v1+"/integrations/{provider}", s.putIntegration).Methods(http.MethodPut)
-	admin.HandleFunc(v1+"/integrations/{provider}", s.getIntegration).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/campaigns", s.createCampaign).Methods(http.MethodPost)
-	admin.HandleFunc(v1+"/campaigns/{id}", s.getCampaign).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/members", s.createMember).Methods(http.MethodPost)
-	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
-}
 
 type ctxKey int
 
@@ -193,21 +181,4 @@ type CatalogConfig struct {
 	Members   MemberCatalog   // GET /members, PATCH /members/{id}
 	Campaigns CampaignCatalog // GET /campaigns, PATCH /campaigns/{id}
 	Referrals ReferralCatalog // GET /referrals, GET /referrals/{id}
-}
-
-// registerCatalog adds the paginated lists and the PATCH operations.
-func (s *Server) registerCatalog(admin *mux.Router) {
-	c := s.cfg.Catalog
-	if c.Members != nil {
-		admin.HandleFunc(v1+"/members", s.listMembers).Methods(http.MethodGet)
-		admin.HandleFunc(v1+"/members/{id}", s.patchMember).Methods(http.MethodPatch)
-	}
-	if c.Campaigns != nil {
-		admin.HandleFunc(v1+"/campaigns", s.listCampaigns).Methods(http.MethodGet)
-		admin.HandleFunc(v1+"/campaigns/{id}", s.patchCampaign).Methods(http.MethodPatch)
-	}
-	if c.Referrals != nil {
-		admin.HandleFunc(v1+"/referrals", s.listReferrals).Methods(http.MethodGet)
-		admin.HandleFunc(v1+"/referrals/{id}", s.getReferral).Methods(http.MethodGet)
-	}
 }
