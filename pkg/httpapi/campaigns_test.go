@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -189,7 +190,7 @@ func TestListCampaigns(t *testing.T) {
 
 	r = a.get(t, "/api/v1/campaigns")
 	wantStatus(t, r, http.StatusOK)
-	if got := listIDs(t, r); !sameStrings(got, newest) {
+	if got := listIDs(t, r); !slices.Equal(got, newest) {
 		t.Fatalf("ids = %v, want newest first %v", got, newest)
 	}
 	wantPage(t, r, 1, 20, 5, 1)
@@ -226,7 +227,7 @@ func TestListCampaigns(t *testing.T) {
 	} {
 		r := a.get(t, "/api/v1/campaigns"+tt.query)
 		wantStatus(t, r, http.StatusOK)
-		if got := listIDs(t, r); !sameStrings(got, tt.want) {
+		if got := listIDs(t, r); !slices.Equal(got, tt.want) {
 			t.Errorf("%s: ids = %v, want %v", tt.query, got, tt.want)
 		}
 		wantPage(t, r, tt.page, tt.perPage, 5, tt.pages)
@@ -236,7 +237,7 @@ func TestListCampaigns(t *testing.T) {
 	}
 
 	r = b.get(t, "/api/v1/campaigns")
-	if got := listIDs(t, r); !sameStrings(got, []string{bCamp}) {
+	if got := listIDs(t, r); !slices.Equal(got, []string{bCamp}) {
 		t.Errorf("merchant B sees %v, want only %s", got, bCamp)
 	}
 	wantPage(t, r, 1, 20, 1, 1)

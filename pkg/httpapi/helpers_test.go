@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap/zaptest"
 
@@ -90,14 +92,18 @@ type apiEnv struct {
 // t0 is when every test's clocks start.
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-// mustPoolAndBox returns a fresh migrated database and a secrets box.
-func mustPoolAndBox(tb testing.TB) (*pgxpool.Pool, *secretbox.Box) {
-	tb.Helper()
-	box, err := secretbox.FromBase64(secretbox.NewKey())
-	if err != nil {
-		tb.Fatalf("secretbox: %v", err)
-	}
-	return testenv.MustPool(tb), box
+// envOptions shapes mustEnvWith. Every field is optional.
+type envOptions struct {
+	// wire adds to what every test server has (the stores of withBase):
+	// the catalog, protection, webhooks.
+	wire func(pool *pgxpool.Pool, box *secretbox.Box) httpapi.Config
+	// routes adds the test's own routes to the router.
+	routes func(s *httpapi.Server, r *mux.Router)
+	// ledgerNow is the ledger store's clock (default tickingClock(t0)).
+	ledgerNow func() time.Time
+	// client returns the client the tests call the server with (default
+	// the test server's own).
+	client func(url string) *http.Client
 }
 
 // withBase fills in what every test server has: the stores on pool, the
@@ -113,19 +119,51 @@ func withBase(tb testing.TB, pool *pgxpool.Pool, ms *postgres.MerchantStore, clk
 	return cfg
 }
 
-func mustEnv(tb testing.TB) *apiEnv {
+// mustEnvWith serves the API, wired by withBase and o.wire, on a fresh
+// database.
+func mustEnvWith(tb testing.TB, o envOptions) *apiEnv {
 	tb.Helper()
-	pool, box := mustPoolAndBox(tb)
+	pool, box := testenv.MustPool(tb), testenv.MustBox(tb)
 	clk := &clock{t: t0}
 	ms := postgres.NewMerchantStore(pool, box)
-	_, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{}))
+	var cfg httpapi.Config
+	if o.wire != nil {
+		cfg = o.wire(pool, box)
+	}
+	s, router := httpapi.New(withBase(tb, pool, ms, clk, cfg))
+	if o.routes != nil {
+		o.routes(s, router)
+	}
 	srv := httptest.NewServer(router)
 	tb.Cleanup(srv.Close)
+	if o.ledgerNow == nil {
+		o.ledgerNow = tickingClock(t0)
+	}
+	client := srv.Client()
+	if o.client != nil {
+		client = o.client(srv.URL)
+	}
 	return &apiEnv{
 		pool: pool, box: box, merchants: ms,
-		ledger: postgres.NewLedgerStore(pool, tickingClock(t0)),
+		ledger: postgres.NewLedgerStore(pool, o.ledgerNow),
 		reads:  postgres.NewWalletReads(pool),
-		clock:  clk, url: srv.URL, client: srv.Client(),
+		clock:  clk, url: srv.URL, client: client,
+	}
+}
+
+// mustEnv is the API with the stores every test server has and nothing
+// more: no catalog, protection or webhooks.
+func mustEnv(tb testing.TB) *apiEnv {
+	tb.Helper()
+	return mustEnvWith(tb, envOptions{})
+}
+
+// catalog is the catalog wiring of program.APIRouter.
+func catalog(pool *pgxpool.Pool) httpapi.CatalogConfig {
+	return httpapi.CatalogConfig{
+		Members:   postgres.NewMemberStore(pool),
+		Campaigns: postgres.NewCampaignStore(pool),
+		Referrals: postgres.NewReferralReads(pool),
 	}
 }
 
@@ -144,16 +182,24 @@ const storeURL = "https://loja.example.com/produtos?utm_source=convida"
 // an API key for it.
 func (e *apiEnv) mustTenant(tb testing.TB) *tenant {
 	tb.Helper()
-	ctx := context.Background()
-	m := &merchant.Merchant{Name: "Loja Exemplo", StoreURL: storeURL, DashboardEmail: "owner@loja.example.com"}
-	if err := e.merchants.CreateMerchant(ctx, m, "pw"); err != nil {
-		tb.Fatalf("CreateMerchant: %v", err)
+	return e.mustTenantWith(tb, merchant.Merchant{})
+}
+
+// mustTenantWith is mustTenant with settings (rate limits) and
+// integrations; the store is storeURL unless m names another.
+func (e *apiEnv) mustTenantWith(tb testing.TB, m merchant.Merchant, integrations ...merchant.Integration) *tenant {
+	tb.Helper()
+	if m.StoreURL == "" {
+		m.StoreURL = storeURL
 	}
-	key, _, err := e.merchants.CreateKey(ctx, m.ID)
-	if err != nil {
-		tb.Fatalf("CreateKey: %v", err)
-	}
-	return &tenant{env: e, merchant: m, key: key}
+	tn := testenv.MustTenant(tb, e.pool, e.box, m, integrations...)
+	return &tenant{env: e, merchant: tn.Merchant, key: tn.Key}
+}
+
+// anotherKey returns the tenant's merchant with a second API key.
+func (tn *tenant) anotherKey(tb testing.TB) *tenant {
+	tb.Helper()
+	return &tenant{env: tn.env, merchant: tn.merchant, key: testenv.MustKey(tb, tn.env.pool, tn.merchant.ID)}
 }
 
 // request is one HTTP call. body is sent as is when it is a string or
@@ -514,27 +560,14 @@ type catalogEnv struct {
 
 func mustCatalogEnv(tb testing.TB) *catalogEnv {
 	tb.Helper()
-	pool, box := mustPoolAndBox(tb)
-	clk, lclk := &clock{t: t0}, &clock{t: t0}
-	ms := postgres.NewMerchantStore(pool, box)
-	_, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{
-		Catalog: httpapi.CatalogConfig{
-			Members:   postgres.NewMemberStore(pool),
-			Campaigns: postgres.NewCampaignStore(pool),
-			Referrals: postgres.NewReferralReads(pool),
+	lclk := &clock{t: t0}
+	env := mustEnvWith(tb, envOptions{
+		wire: func(pool *pgxpool.Pool, _ *secretbox.Box) httpapi.Config {
+			return httpapi.Config{Catalog: catalog(pool)}
 		},
-	}))
-	srv := httptest.NewServer(router)
-	tb.Cleanup(srv.Close)
-	return &catalogEnv{
-		apiEnv: &apiEnv{
-			pool: pool, box: box, merchants: ms,
-			ledger: postgres.NewLedgerStore(pool, lclk.Now),
-			reads:  postgres.NewWalletReads(pool),
-			clock:  clk, url: srv.URL, client: srv.Client(),
-		},
-		ledgerClock: lclk,
-	}
+		ledgerNow: lclk.Now,
+	})
+	return &catalogEnv{apiEnv: env, ledgerClock: lclk}
 }
 
 // at sets the ledger's clock.
@@ -574,17 +607,38 @@ func wantPage(tb testing.TB, r reply, page, perPage, total, totalPages int) {
 		"pagination.total": total, "pagination.total_pages": totalPages})
 }
 
-// sameStrings reports whether got equals want element by element.
-func sameStrings(got, want []string) bool {
-	if len(got) != len(want) {
-		return false
+// wantOnePage checks a 200 list answer that fits on the first page of 20:
+// exactly the ids of want, in order, and the pagination that says so.
+func wantOnePage(tb testing.TB, r reply, want []string) {
+	tb.Helper()
+	wantStatus(tb, r, http.StatusOK)
+	if got := listIDs(tb, r); !slices.Equal(got, want) {
+		tb.Errorf("ids = %v, want %v", got, want)
 	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
+	pages := 0
+	if len(want) > 0 {
+		pages = 1
 	}
-	return true
+	wantPage(tb, r, 1, 20, len(want), pages)
+}
+
+// listCase is a query of a list and the ids it must answer, in order, on
+// one page.
+type listCase struct {
+	name, query string
+	want        []string
+}
+
+// wantListCases runs each case as a parallel subtest: GET path+query
+// answers exactly the ids wanted.
+func (tn *tenant) wantListCases(t *testing.T, path string, cases []listCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			wantOnePage(t, tn.get(t, path+tt.query), tt.want)
+		})
+	}
 }
 
 // reversed returns s in reverse order.
