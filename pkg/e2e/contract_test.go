@@ -60,10 +60,6 @@ func (c *validated) want(method, path string, body any, status int, code string)
 	return out
 }
 
-func ex(op string, status int) openapitest.Exercise {
-	return openapitest.Exercise{Operation: op, Status: status}
-}
-
 // TestContractWalletActions runs approve, reject and both redeems on the
 // real pipeline (broker, ledger, dispatcher; Guru and Yampi played by local
 // servers), every answer validated against the OpenAPI document.

@@ -14,15 +14,6 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 )
 
-func (s *stack) count(query string, args ...any) int {
-	s.t.Helper()
-	var n int
-	if err := s.deps.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		s.t.Fatal(err)
-	}
-	return n
-}
-
 func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
@@ -55,13 +46,6 @@ func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 		t.Errorf("recorded deliveries = %d, want 20", got)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 3000, pending: 3000})
-}
-
-func wantStatus(t testing.TB, res response, want int) {
-	t.Helper()
-	if res.Status != want {
-		t.Errorf("status = %d (%s), want %d", res.Status, res.Body, want)
-	}
 }
 
 func TestBadInboundInput(t *testing.T) {

@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -13,49 +11,6 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/program"
 )
-
-// wallet is the member-facing balance as the API shows it.
-type wallet struct{ totalEarned, totalRedeemed, available, pending, cancelled int64 }
-
-func (s *stack) balance(tn *tenant, email string) wallet {
-	s.t.Helper()
-	status, body := s.api(tn, http.MethodGet, "/wallet/balance?email="+url.QueryEscape(email), nil)
-	if status != 200 {
-		s.t.Fatalf("GET /wallet/balance = %d %v", status, body)
-	}
-	b := body["data"].(map[string]any)["balance"].(map[string]any)
-	n := func(k string) int64 { return int64(b[k].(float64)) }
-	return wallet{n("totalEarned"), n("totalRedeemed"), n("available"), n("pending"), n("cancelled")}
-}
-
-// transactionStatuses returns "amount:status" of the public transactions, sorted.
-func (s *stack) transactionStatuses(tn *tenant, email string) []string {
-	s.t.Helper()
-	status, body := s.api(tn, http.MethodGet, "/wallet/transactions?email="+url.QueryEscape(email), nil)
-	if status != 200 {
-		s.t.Fatalf("GET /wallet/transactions = %d %v", status, body)
-	}
-	var out []string
-	for _, t := range body["data"].(map[string]any)["transactions"].([]any) {
-		tx := t.(map[string]any)
-		out = append(out, fmt.Sprintf("%s:%d:%s", tx["type"], int64(tx["amount"].(float64)), tx["status"]))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (s *stack) waitBalance(tn *tenant, email string, want wallet) {
-	s.t.Helper()
-	var got wallet
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if got = s.balance(tn, email); got == want {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	s.t.Fatalf("balance = %+v, want %+v", got, want)
-}
 
 func (s *stack) outboxTypes(tn *tenant) map[string]int {
 	s.t.Helper()
@@ -71,11 +26,6 @@ func (s *stack) outboxTypes(tn *tenant) map[string]int {
 		counts[typ]++
 	}
 	return counts
-}
-
-func yampiOrder(t testing.TB, file string, orderID int, coupon string, total float64) []byte {
-	return fixture(t, file, map[string]any{"resource.id": orderID, "resource.promocode.data.code": coupon,
-		"resource.value_total": total})
 }
 
 // TestSaleLifecycle follows sales from both platforms through the whole
