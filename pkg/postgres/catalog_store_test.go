@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,18 +24,6 @@ func idsDesc(ids []uuid.UUID) []uuid.UUID {
 	out := append([]uuid.UUID(nil), ids...)
 	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) > 0 })
 	return out
-}
-
-func sameIDs(got, want []uuid.UUID) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // TestCatalogTieBreak: rows created at the same instant are listed by id,
@@ -71,7 +61,7 @@ func TestCatalogTieBreak(t *testing.T) {
 			walked = append(walked, l.ID)
 		}
 	}
-	if want := idsDesc(memberIDs); !sameIDs(walked, want) {
+	if want := idsDesc(memberIDs); !slices.Equal(walked, want) {
 		t.Errorf("members = %v, want by id descending %v", walked, want)
 	}
 
@@ -84,7 +74,7 @@ func TestCatalogTieBreak(t *testing.T) {
 		got = append(got, c.ID)
 		campIDs = append(campIDs, c.ID)
 	}
-	if want := idsDesc(campIDs); !sameIDs(got, want) {
+	if want := idsDesc(campIDs); !slices.Equal(got, want) {
 		t.Errorf("campaigns = %v, want by id descending %v", got, want)
 	}
 }
@@ -140,7 +130,7 @@ func TestListMembersSearch(t *testing.T) {
 	names := []string{`Ana Souza`, `100% Real`, `snake_case`, `back\slash`}
 	byName := map[string]uuid.UUID{}
 	for i, n := range names {
-		m := &member.Member{MerchantID: s.merchant.ID, Email: "m" + itoa(i) + "@example.com", Name: n, CampaignID: s.campaign.ID}
+		m := &member.Member{MerchantID: s.merchant.ID, Email: "m" + strconv.Itoa(i) + "@example.com", Name: n, CampaignID: s.campaign.ID}
 		if err := ms.CreateMember(ctx, m, s.merchant.CodePrefix); err != nil {
 			t.Fatal(err)
 		}
