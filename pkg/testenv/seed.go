@@ -104,3 +104,10 @@ func MustCampaign(tb testing.TB, pool *pgxpool.Pool, merchantID uuid.UUID, c cam
 	}
 	return &c
 }
+
+// FixedCampaign is an active campaign named "Fixo" that pays reward cents
+// per attributed sale, released warrantyDays after the sale.
+func FixedCampaign(reward int64, warrantyDays int) campaign.Campaign {
+	return campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: reward,
+		WarrantyDays: warrantyDays, IsActive: true}
+}
