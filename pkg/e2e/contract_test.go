@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/testenv"
+
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 )
@@ -156,7 +158,7 @@ func TestContractRedeemStillPending(t *testing.T) {
 	v.WantExercised(t, ex("redeemMember", 202), ex("redeemWallet", 202))
 	// Once the platform answers, both complete.
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 1000, totalRedeemed: 200, available: 800})
-	eventually(t, 30*time.Second, "both redemptions completed", func() bool {
+	testenv.Eventually(t, 30*time.Second, "both redemptions completed", func() bool {
 		return s.count(`SELECT count(*) FROM redemptions WHERE merchant_id = $1 AND status = 'completed'`, tn.merchant.ID) == 2
 	})
 }

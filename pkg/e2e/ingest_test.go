@@ -9,18 +9,18 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
+	"github.com/convida/convida/pkg/testenv"
 
-	"github.com/convida/convida/pkg/campaign"
+	"github.com/google/uuid"
 )
 
 func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
+	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
 	guru := guruSale(t, tn, "dup-guru", m.CouponCode, 97.9, "approved")
-	yampi := yampiOrder(t, "yampi-paid.json", 990001, m.CouponCode, 100)
+	yampi := yampiOrder(t, yampiPaid, 990001, m.CouponCode, 100)
 
 	// Five at once, then five in sequence, of each.
 	var wg sync.WaitGroup
@@ -51,11 +51,11 @@ func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 func TestBadInboundInput(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
+	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
 	good := guruSale(t, tn, "bad-1", m.CouponCode, 97.9, "approved")
 	wrongToken := bytes.Replace(good, []byte(tn.guruToken), []byte(strings.Repeat("x", 40)), 1)
-	yampi := yampiOrder(t, "yampi-paid.json", 880123, m.CouponCode, 100)
+	yampi := yampiOrder(t, yampiPaid, 880123, m.CouponCode, 100)
 	huge := append([]byte(`{"api_token":"`+tn.guruToken+`","pad":"`), bytes.Repeat([]byte("a"), 1<<20)...)
 	huge = append(huge, `"}`...)
 	tests := []struct {
@@ -123,9 +123,9 @@ func TestBadInboundInput(t *testing.T) {
 func TestUnattributedAndIgnored(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
+	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
-	noCoupon := fixture(t, "guru-approved.json", map[string]any{"api_token": tn.guruToken, "id": "nc-1", "payment.coupon": nil})
+	noCoupon := fixture(t, guruApproved, map[string]any{"api_token": tn.guruToken, "id": "nc-1", "payment.coupon": nil})
 	unknown := guruSale(t, tn, "uc-1", "NOPE-NOBODY-XXXX", 50, "approved")
 	waiting := guruSale(t, tn, "w-1", m.CouponCode, 50, "waiting_payment")
 	for _, body := range [][]byte{noCoupon, unknown, waiting} {
@@ -151,7 +151,7 @@ func TestUnattributedAndIgnored(t *testing.T) {
 func TestIngestRateLimitAndEnvelopes(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{env: map[string]string{"INGEST_RATE_LIMIT": "3"}})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 100, WarrantyDays: 7, IsActive: true})
+	tn := s.newTenant(testenv.FixedCampaign(100, 7))
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
 	limited := 0
 	for i := 0; i < 10; i++ {

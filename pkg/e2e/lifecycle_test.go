@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/testenv"
+
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/program"
 )
@@ -56,15 +58,15 @@ func TestSaleLifecycle(t *testing.T) {
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 979})
 
 	// Yampi sale of R$ 100,00 paid later → 1000 pending.
-	yampiPaid := fixture(t, "yampi-paid.json", map[string]any{"resource.id": 770001, "resource.promocode.data.code": m.CouponCode,
+	paid := fixture(t, yampiPaid, map[string]any{"resource.id": 770001, "resource.promocode.data.code": m.CouponCode,
 		"resource.value_total": 100.0, "time": "2026-11-25 09:00:00"})
-	if res := s.postYampi(tn, yampiPaid, ""); res.Status != 200 {
+	if res := s.postYampi(tn, paid, ""); res.Status != 200 {
 		t.Fatalf("yampi sale = %d %s", res.Status, res.Body)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 1979, available: 979, pending: 1000})
 
 	// Yampi refund while pending → the credit is cancelled.
-	if res := s.postYampi(tn, yampiOrder(t, "yampi-refunded.json", 770001, m.CouponCode, 100.0), ""); res.Status != 200 {
+	if res := s.postYampi(tn, yampiOrder(t, yampiRefunded, 770001, m.CouponCode, 100.0), ""); res.Status != 200 {
 		t.Fatalf("yampi refund = %d %s", res.Status, res.Body)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 979, cancelled: 1000})
@@ -89,8 +91,8 @@ func TestSaleLifecycle(t *testing.T) {
 		}
 	}
 	want := map[string]int{"member.created": 1, "referral.created": 2, "wallet.credited": 2, "referral.approved": 1, "referral.cancelled": 2}
-	eventually(t, 5*time.Second, "outbox events", func() bool { return fmt.Sprint(s.outboxTypes(tn)) == fmt.Sprint(want) })
-	eventually(t, 5*time.Second, "every event relayed", func() bool {
+	testenv.Eventually(t, 5*time.Second, "outbox events", func() bool { return fmt.Sprint(s.outboxTypes(tn)) == fmt.Sprint(want) })
+	testenv.Eventually(t, 5*time.Second, "every event relayed", func() bool {
 		var unrelayed int
 		_ = s.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_pending`).Scan(&unrelayed)
 		return unrelayed == 0

@@ -154,30 +154,18 @@ type tenant struct {
 
 func (s *stack) newTenant(c campaign.Campaign) *tenant {
 	s.t.Helper()
-	ctx := context.Background()
-	ms := postgres.NewMerchantStore(s.deps.Pool, s.deps.Box)
-	m := &merchant.Merchant{Name: "Loja Exemplo", StoreURL: "https://loja.example.com", DashboardEmail: "owner@example.com"}
-	if err := ms.CreateMerchant(ctx, m, "pw"); err != nil {
-		s.t.Fatal(err)
-	}
-	key, _, err := ms.CreateKey(ctx, m.ID)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	tn := &tenant{merchant: m, guruToken: strings.Repeat("g", 40), yampiSecret: "wh_test_secret", apiKey: key}
-	for _, in := range []merchant.Integration{
-		{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken, UserToken: "guru-user-token"},
-		{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret, UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"},
-	} {
-		if _, err := ms.PutIntegration(ctx, m.ID, in); err != nil {
-			s.t.Fatal(err)
-		}
-	}
-	c.MerchantID = m.ID
-	if err := postgres.NewCampaignStore(s.deps.Pool).CreateCampaign(ctx, &c); err != nil {
-		s.t.Fatal(err)
-	}
-	tn.campaign = &c
+	return s.newTenantWith(merchant.Merchant{}, c)
+}
+
+// newTenantWith is newTenant with the merchant's settings (rate limits).
+func (s *stack) newTenantWith(m merchant.Merchant, c campaign.Campaign) *tenant {
+	s.t.Helper()
+	tn := &tenant{guruToken: strings.Repeat("g", 40), yampiSecret: "wh_test_secret"}
+	created := testenv.MustTenant(s.t, s.deps.Pool, s.deps.Box, m,
+		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken, UserToken: "guru-user-token"},
+		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret, UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"})
+	tn.merchant, tn.apiKey = created.Merchant, created.Key
+	tn.campaign = testenv.MustCampaign(s.t, s.deps.Pool, tn.merchant.ID, c)
 	return tn
 }
 
@@ -192,11 +180,20 @@ func (s *stack) newMember(tn *tenant, email, name string) *member.Member {
 	return m
 }
 
-// fixture returns a testdata body with JSON fields replaced by path
-// ("payment.coupon.coupon_code" → value).
+// The platforms' bodies are pkg/inbound's fixtures, read from there so that
+// the adapters and the whole pipeline are tested on the same bytes.
+const (
+	guruApproved  = "guru/transaction-approved.json"
+	guruRefunded  = "guru/transaction-refunded.json"
+	yampiPaid     = "yampi/order-paid.json"
+	yampiRefunded = "yampi/order-status-updated-refunded.json"
+)
+
+// fixture returns a body of pkg/inbound/testdata with JSON fields replaced
+// by path ("payment.coupon.coupon_code" → value).
 func fixture(t testing.TB, name string, set map[string]any) []byte {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/" + name)
+	raw, err := os.ReadFile(filepath.Join("..", "inbound", "testdata", filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -217,9 +214,9 @@ func fixture(t testing.TB, name string, set map[string]any) []byte {
 }
 
 func guruSale(t testing.TB, tn *tenant, orderID, coupon string, total float64, status string) []byte {
-	file := "guru-approved.json"
+	file := guruApproved
 	if status != "approved" {
-		file = "guru-refunded.json"
+		file = guruRefunded
 	}
 	return fixture(t, file, map[string]any{"api_token": tn.guruToken, "id": orderID, "status": status,
 		"payment.coupon.coupon_code": coupon, "payment.total": total})
@@ -285,18 +282,6 @@ func (s *stack) api(tn *tenant, method, path string, body []byte) (int, map[stri
 	s.t.Helper()
 	res := do(s.t, method, s.apiURL+"/api/v1"+path, body, map[string]string{"X-API-Key": tn.apiKey, "Content-Type": "application/json"})
 	return res.Status, res.json(s.t)
-}
-
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
 }
 
 func (s *stack) count(query string, args ...any) int {

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/testenv"
+
 	"github.com/convida/convida/pkg/event"
 
 	"github.com/google/uuid"
@@ -91,7 +93,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 		t.Fatalf("redeem = %d %v", status, res)
 	}
 
-	eventually(t, 20*time.Second, "all nine event types", func() bool { return len(rc.byType()) == len(event.Subscribable) })
+	testenv.Eventually(t, 20*time.Second, "all nine event types", func() bool { return len(rc.byType()) == len(event.Subscribable) })
 	got := rc.byType()
 	for _, typ := range event.Subscribable {
 		g := got[typ]
@@ -196,13 +198,13 @@ func TestWebhookRetriesThenSuccess(t *testing.T) {
 		}
 		return http.StatusOK
 	})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 500, WarrantyDays: 30, IsActive: true})
+	tn := s.newTenant(testenv.FixedCampaign(500, 30))
 	id := s.hook(tn, rc, "member.created")
 	if status, res := s.api(tn, http.MethodPost, "/members", []byte(`{"email":"bia@example.com","name":"Bia"}`)); status != 201 {
 		t.Fatalf("POST /members = %d %v", status, res)
 	}
-	eventually(t, 30*time.Second, "the fourth attempt", func() bool { return len(rc.received()) == 1 })
-	eventually(t, 5*time.Second, "four log records", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the fourth attempt", func() bool { return len(rc.received()) == 1 })
+	testenv.Eventually(t, 5*time.Second, "four log records", func() bool {
 		return s.webhookLogs(tn, id, "")["pagination"].(map[string]any)["total"] == 4.0
 	})
 	logs := s.webhookLogs(tn, id, "")["data"].([]any)
@@ -264,7 +266,7 @@ func TestWebhookDeadEndpointLoad(t *testing.T) {
 		}
 		time.Sleep(time.Until(start.Add(time.Duration(i+1) * tick)))
 	}
-	eventually(t, 30*time.Second, "every healthy event", func() bool {
+	testenv.Eventually(t, 30*time.Second, "every healthy event", func() bool {
 		seen := map[string]bool{}
 		for _, g := range healthy.received() {
 			seen[g.id] = true
