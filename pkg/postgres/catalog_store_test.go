@@ -32,7 +32,7 @@ func TestCatalogTieBreak(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaignFixed(), 7)
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 7)
 	cs := postgres.NewCampaignStore(pool)
 	for i := 0; i < 4; i++ {
 		if err := cs.CreateCampaign(ctx, &campaign.Campaign{MerchantID: s.merchant.ID, Name: "c", RewardType: campaign.RewardFixed, RewardValue: 1}); err != nil {
@@ -85,8 +85,8 @@ func TestCatalogTenantScope(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	a := mustSeed(t, pool, campaignFixed(), 2)
-	b := mustSeed(t, pool, campaignFixed(), 1)
+	a := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 2)
+	b := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
 	ms, cs, rs := postgres.NewMemberStore(pool), postgres.NewCampaignStore(pool), postgres.NewReferralReads(pool)
 
 	name := "Mallory"
@@ -125,7 +125,7 @@ func TestListMembersSearch(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaignFixed(), 0)
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
 	ms := postgres.NewMemberStore(pool)
 	names := []string{`Ana Souza`, `100% Real`, `snake_case`, `back\slash`}
 	byName := map[string]uuid.UUID{}

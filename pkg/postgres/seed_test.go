@@ -38,7 +38,3 @@ func mustSeed(t *testing.T, pool *pgxpool.Pool, c campaign.Campaign, n int) seed
 	}
 	return s
 }
-
-func campaignFixed() campaign.Campaign {
-	return campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 500, WarrantyDays: 7, IsActive: true}
-}

@@ -31,7 +31,7 @@ type webhookEnv struct {
 func mustWebhookEnv(t *testing.T) *webhookEnv {
 	t.Helper()
 	pool := testenv.MustPool(t)
-	s := mustSeed(t, pool, campaignFixed(), 1)
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
 	box := testenv.MustBox(t)
 	other := testenv.MustMerchant(t, pool, box,
 		merchant.Merchant{Name: "Outra Loja", StoreURL: "https://outra.example.com", DashboardEmail: "o@example.com"})
