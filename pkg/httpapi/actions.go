@@ -13,7 +13,9 @@ import (
 )
 
 // ActionsConfig wires the wallet actions, which are ledger commands: the
-// API publishes the command and waits for the ledger's outcome.
+// API publishes the command and waits for the ledger's outcome. This file
+// holds what they share; approve and reject are in referrals.go, the two
+// redeem operations in redemptions.go.
 type ActionsConfig struct {
 	Commands    CommandPublisher
 	Waiter      *ledger.Waiter

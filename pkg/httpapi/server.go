@@ -61,7 +61,16 @@ type Config struct {
 
 	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
-	Actions    ActionsConfig    // wallet actions through the ledger (actions.go)
+	Actions    ActionsConfig    // wallet actions through the ledger (actions.go, referrals.go, redemptions.go)
+}
+
+// CatalogConfig wires the list and update operations. A nil store leaves
+// its routes out of the router (they answer 405 or 404 like any unknown
+// route), so a partial wiring never turns into a 500.
+type CatalogConfig struct {
+	Members   MemberCatalog   // GET /members, PATCH /members/{id}
+	Campaigns CampaignCatalog // GET /campaigns, PATCH /campaigns/{id}
+	Referrals ReferralCatalog // GET /referrals, GET /referrals/{id}
 }
 
 // Server serves the API.
@@ -172,13 +181,4 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 		}()
 		next.ServeHTTP(w, r)
 	})
-}
-
-// CatalogConfig wires the list and update operations. A nil store leaves
-// its routes out of the router (they answer 405 or 404 like any unknown
-// route), so a partial wiring never turns into a 500.
-type CatalogConfig struct {
-	Members   MemberCatalog   // GET /members, PATCH /members/{id}
-	Campaigns CampaignCatalog // GET /campaigns, PATCH /campaigns/{id}
-	Referrals ReferralCatalog // GET /referrals, GET /referrals/{id}
 }
