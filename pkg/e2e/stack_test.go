@@ -1,6 +1,10 @@
 // Package e2e tests the whole service through its HTTP interfaces, with
 // real PostgreSQL, Redis and the embedded broker over TCP; platforms are
 // played by the test itself.
+//
+// This file holds the stack and every helper the tests share (tenants,
+// platforms, webhook receivers, the platforms' bodies from
+// pkg/inbound/testdata); each other file is one behaviour.
 package e2e
 
 import (
@@ -284,6 +288,7 @@ func (s *stack) api(tn *tenant, method, path string, body []byte) (int, map[stri
 	return res.Status, res.json(s.t)
 }
 
+// count runs a count(*) query on the stack's database.
 func (s *stack) count(query string, args ...any) int {
 	s.t.Helper()
 	var n int
@@ -293,6 +298,7 @@ func (s *stack) count(query string, args ...any) int {
 	return n
 }
 
+// wantStatus fails the test, without stopping it, unless res has status want.
 func wantStatus(t testing.TB, res response, want int) {
 	t.Helper()
 	if res.Status != want {
