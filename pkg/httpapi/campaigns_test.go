@@ -259,10 +259,7 @@ func TestPatchCampaign(t *testing.T) {
 		"data.auto_register": false, "data.created_at": str(t, first, "data.created_at"),
 	}
 	prevUpdated := ts(str(t, first, "data.updated_at"))
-	steps := []struct {
-		name, body string
-		changes    map[string]any
-	}{
+	steps := []patchStep{
 		{"empty body", ``, nil},
 		{"nulls change nothing", `{"name": null, "reward_value": null, "warranty_days": null, "min_redemption": null, "is_active": null, "auto_register": null, "is_default": null}`, nil},
 		{"name", `{"name": "  VIP 2 "}`, map[string]any{"data.name": "VIP 2"}},
@@ -278,28 +275,7 @@ func TestPatchCampaign(t *testing.T) {
 		{"several", `{"name": "VIP", "reward_value": 15, "is_active": true, "auto_register": false, "unknown": [1]}`,
 			map[string]any{"data.name": "VIP", "data.reward_value": 15, "data.is_active": true, "data.auto_register": false}},
 	}
-	for _, st := range steps {
-		var body any
-		if st.body != "" {
-			body = st.body
-		}
-		r := a.do(t, http.MethodPatch, path, body)
-		wantStatus(t, r, http.StatusOK)
-		for k, v := range st.changes {
-			state[k] = v
-		}
-		wantKeys(t, r, "", "data")
-		wantKeys(t, r, "data", campaignKeys...)
-		wantFields(t, r, state)
-		updated := ts(str(t, r, "data.updated_at"))
-		if !updated.After(prevUpdated) {
-			t.Errorf("%s: updated_at = %s, want after %s", st.name, updated, prevUpdated)
-		}
-		prevUpdated = updated
-		if got := a.get(t, path); !jsonEqual(got.json, r.json) {
-			t.Errorf("%s: GET = %s, want the PATCH answer %s", st.name, got.raw, r.raw)
-		}
-	}
+	a.applyPatchSteps(t, path, campaignKeys, state, prevUpdated, steps, nil)
 
 	before := a.get(t, path)
 	fixedBefore := a.get(t, "/api/v1/campaigns/"+def)

@@ -622,6 +622,48 @@ func wantOnePage(tb testing.TB, r reply, want []string) {
 	wantPage(tb, r, 1, 20, len(want), pages)
 }
 
+// patchStep is one PATCH of a resource: its body (none when empty) and the
+// fields of the answer it changes.
+type patchStep struct {
+	name, body string
+	changes    map[string]any
+}
+
+// applyPatchSteps sends the steps to path in order and checks each answer:
+// 200, exactly the keys of data, every field of state with the step's
+// changes applied, an updated_at later than the step before, and a GET
+// that answers the same. check, when not nil, looks further at each
+// answer and may adjust state.
+func (tn *tenant) applyPatchSteps(t *testing.T, path string, keys []string, state map[string]any, prevUpdated time.Time,
+	steps []patchStep, check func(st patchStep, r reply)) {
+	t.Helper()
+	for _, st := range steps {
+		var body any
+		if st.body != "" {
+			body = st.body
+		}
+		r := tn.do(t, http.MethodPatch, path, body)
+		wantStatus(t, r, http.StatusOK)
+		for k, v := range st.changes {
+			state[k] = v
+		}
+		wantKeys(t, r, "", "data")
+		wantKeys(t, r, "data", keys...)
+		wantFields(t, r, state)
+		if check != nil {
+			check(st, r)
+		}
+		updated := ts(str(t, r, "data.updated_at"))
+		if !updated.After(prevUpdated) {
+			t.Errorf("%s: updated_at = %s, want after %s", st.name, updated, prevUpdated)
+		}
+		prevUpdated = updated
+		if got := tn.get(t, path); !jsonEqual(got.json, r.json) {
+			t.Errorf("%s: GET = %s, want the PATCH answer %s", st.name, got.raw, r.raw)
+		}
+	}
+}
+
 // listCase is a query of a list and the ids it must answer, in order, on
 // one page.
 type listCase struct {
