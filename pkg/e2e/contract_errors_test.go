@@ -11,15 +11,14 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/merchant"
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // The contract tests of this file make every operation of the OpenAPI

@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // validated calls the API through a client that checks every answer

@@ -9,13 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // watchedStore is the real ledger store with a record of the transactions

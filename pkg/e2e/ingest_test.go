@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/testenv"
 )
 
 func TestDuplicateDeliveriesCreditOnce(t *testing.T) {

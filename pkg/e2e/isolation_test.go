@@ -5,11 +5,10 @@ import (
 	"net/http"
 	"testing"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestTenantIsolation runs every operation with merchant B's key on

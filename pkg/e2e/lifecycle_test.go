@@ -8,10 +8,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 func (s *stack) outboxTypes(tn *tenant) map[string]int {

@@ -9,14 +9,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/testenv"
-
-	"github.com/convida/convida/pkg/event"
-
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // byType returns the first delivery of each event type.

@@ -8,8 +8,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/gorilla/mux"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/redis/go-redis/v9"
@@ -18,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestContractParity fails when an operation the programs serve is missing

@@ -11,12 +11,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestRunGroupExactlyOnce: with one member and no failures every message is

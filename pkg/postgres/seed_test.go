@@ -5,14 +5,13 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/convida/convida/pkg/testenv"
-
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 type seeded struct {
