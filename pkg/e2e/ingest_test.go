@@ -10,15 +10,11 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/convida/convida/pkg/testenv"
 )
 
 func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{})
-	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	s, tn, m := startWithAna(t, stackOptions{}, 1500)
 	guru := guruSale(t, tn, "dup-guru", m.CouponCode, 97.9, "approved")
 	yampi := yampiOrder(t, yampiPaid, 990001, m.CouponCode, 100)
 
@@ -50,9 +46,7 @@ func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 
 func TestBadInboundInput(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{})
-	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	s, tn, m := startWithAna(t, stackOptions{}, 1500)
 	good := guruSale(t, tn, "bad-1", m.CouponCode, 97.9, "approved")
 	wrongToken := bytes.Replace(good, []byte(tn.guruToken), []byte(strings.Repeat("x", 40)), 1)
 	yampi := yampiOrder(t, yampiPaid, 880123, m.CouponCode, 100)
@@ -122,9 +116,7 @@ func TestBadInboundInput(t *testing.T) {
 
 func TestUnattributedAndIgnored(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{})
-	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	s, tn, m := startWithAna(t, stackOptions{}, 1500)
 	noCoupon := fixture(t, guruApproved, map[string]any{"api_token": tn.guruToken, "id": "nc-1", "payment.coupon": nil})
 	unknown := guruSale(t, tn, "uc-1", "NOPE-NOBODY-XXXX", 50, "approved")
 	waiting := guruSale(t, tn, "w-1", m.CouponCode, 50, "waiting_payment")
@@ -150,9 +142,7 @@ func TestUnattributedAndIgnored(t *testing.T) {
 
 func TestIngestRateLimitAndEnvelopes(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{env: map[string]string{"INGEST_RATE_LIMIT": "3"}})
-	tn := s.newTenant(testenv.FixedCampaign(100, 7))
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	s, tn, m := startWithAna(t, stackOptions{env: map[string]string{"INGEST_RATE_LIMIT": "3"}}, 100)
 	limited := 0
 	for i := 0; i < 10; i++ {
 		res := s.postGuru(tn, guruSale(t, tn, "rl-"+strconv.Itoa(i), m.CouponCode, 10, "approved"))

@@ -184,6 +184,15 @@ func (s *stack) newMember(tn *tenant, email, name string) *member.Member {
 	return m
 }
 
+// startWithAna starts a stack with opt and a tenant whose campaign pays a
+// fixed reward (warranty 7 days), with one member, Ana Souza.
+func startWithAna(t testing.TB, opt stackOptions, reward int64) (*stack, *tenant, *member.Member) {
+	t.Helper()
+	s := startStack(t, opt)
+	tn := s.newTenant(testenv.FixedCampaign(reward, 7))
+	return s, tn, s.newMember(tn, "ana@example.com", "Ana Souza")
+}
+
 // The platforms' bodies are pkg/inbound's fixtures, read from there so that
 // the adapters and the whole pipeline are tested on the same bytes.
 const (
