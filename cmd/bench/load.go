@@ -26,7 +26,7 @@ func orderID(i int) string { return fmt.Sprintf("bench-%07d", i) }
 const warmupOrderID = "bench-warmup"
 
 // guruSale is a Guru transaction webhook, shaped like
-// pkg/e2e/testdata/guru-approved.json.
+// pkg/inbound/testdata/guru/transaction-approved.json.
 type guruSale struct {
 	WebhookType  string         `json:"webhook_type"`
 	APIToken     string         `json:"api_token"`

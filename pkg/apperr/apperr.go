@@ -8,11 +8,12 @@ import (
 	"fmt"
 )
 
-// Code classifies an error. The HTTP layer maps each code to a status and to
-// the lowercase (admin) or uppercase (member-facing) wire code.
+// Code classifies an error. pkg/respond, shared by every HTTP edge (the API
+// and ingest), maps each code to a status and to the lowercase (admin) or
+// uppercase (member-facing) wire code.
 type Code string
 
-// The codes. Their HTTP status and wire spelling live in pkg/httpapi.
+// The codes. Their HTTP status and wire spelling live in pkg/respond.
 const (
 	Internal            Code = "internal"
 	Invalid             Code = "validation_error"

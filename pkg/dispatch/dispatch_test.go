@@ -18,7 +18,6 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/topic"
 	"github.com/convida/convida/pkg/webhook"
@@ -40,11 +39,8 @@ func newFixture(t *testing.T, answer func(n int64) int, cfg dispatch.Config) *fi
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
 	f := &fixture{pool: testenv.MustPool(t)}
-	box, _ := secretbox.FromBase64(secretbox.NewKey())
-	m := &merchant.Merchant{Name: "Loja", StoreURL: "https://loja.example.com", DashboardEmail: "a@example.com"}
-	if err := postgres.NewMerchantStore(f.pool, box).CreateMerchant(ctx, m, "pw"); err != nil {
-		t.Fatal(err)
-	}
+	box := testenv.MustBox(t)
+	m := testenv.MustMerchant(t, f.pool, nil, merchant.Merchant{})
 	f.merchant = m.ID
 	srv := httptest.NewTLSServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		w.WriteHeader(answer(f.calls.Add(1)))
@@ -92,15 +88,6 @@ func (f *fixture) count(t *testing.T, query string) int {
 	return n
 }
 
-func eventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-	}
-}
-
 func (f *fixture) disabledReason(t *testing.T) string {
 	ep, err := f.store.FindWebhook(context.Background(), f.merchant, f.endpoint.ID)
 	if err != nil {
@@ -116,12 +103,12 @@ func TestGoneDisablesTheEndpoint(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(int64) int { return http.StatusGone }, dispatch.Config{})
 	f.handle(t, f.event(t), f.event(t))
-	eventually(t, "the endpoint disabled", func() bool { return f.disabledReason(t) == webhook.DisabledGone })
+	testenv.Eventually(t, 10*time.Second, "the endpoint disabled", func() bool { return f.disabledReason(t) == webhook.DisabledGone })
 	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 0 {
 		t.Errorf("%d jobs left for a gone endpoint, want 0", n)
 	}
 	// The outcome is written beside the disabling, not before it.
-	eventually(t, "the 410 attempt in the log", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the 410 attempt in the log", func() bool {
 		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'failed' AND response_status = 410`) >= 1
 	})
 }
@@ -134,7 +121,7 @@ WHERE merchant_id = $1`, f.merchant); err != nil {
 		t.Fatal(err)
 	}
 	f.handle(t, f.event(t))
-	eventually(t, "the endpoint disabled", func() bool { return f.disabledReason(t) == webhook.DisabledFailing })
+	testenv.Eventually(t, 10*time.Second, "the endpoint disabled", func() bool { return f.disabledReason(t) == webhook.DisabledFailing })
 	if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 0 {
 		t.Errorf("%d jobs left, want 0: a disabled endpoint's retries stop", n)
 	}
@@ -144,7 +131,7 @@ func TestFailureSchedulesARetry(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(int64) int { return http.StatusServiceUnavailable }, dispatch.Config{})
 	f.handle(t, f.event(t))
-	eventually(t, "the failed attempt logged", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the failed attempt logged", func() bool {
 		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND next_retry_at IS NOT NULL`) == 1
 	})
 	// The schedule's first step is an hour: the job waits in Postgres.
@@ -162,7 +149,7 @@ func TestRedeliveredEventIsNotSentAgain(t *testing.T) {
 	f := newFixture(t, func(int64) int { return http.StatusOK }, dispatch.Config{})
 	ev := f.event(t)
 	f.handle(t, ev)
-	eventually(t, "the delivery", func() bool {
+	testenv.Eventually(t, 10*time.Second, "the delivery", func() bool {
 		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 1
 	})
 	// The broker delivers the batch again (a new owner of the partition,
@@ -211,7 +198,7 @@ func TestFullLaneSpillsToPostgres(t *testing.T) {
 	// itself (no scheduler runs here) and every event arrives once.
 	close(release)
 	released = true
-	eventually(t, "every event delivered", func() bool {
+	testenv.Eventually(t, 10*time.Second, "every event delivered", func() bool {
 		return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 5
 	})
 	if n := f.calls.Load(); n != 5 {
@@ -262,7 +249,7 @@ func TestHeldJobRacingItsDeadline(t *testing.T) {
 			for range events {
 				f.handle(t, f.event(t))
 			}
-			eventually(t, "every attempt logged", func() bool {
+			testenv.Eventually(t, 10*time.Second, "every attempt logged", func() bool {
 				return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1`) == events
 			})
 			time.Sleep(100 * time.Millisecond) // let any straggling write land
@@ -324,7 +311,7 @@ func TestCopiesOfAStoredJobDeliverOnce(t *testing.T) {
 			}
 			f.handle(t, copies...)
 			if tt.want > 0 {
-				eventually(t, "the delivery logged", func() bool {
+				testenv.Eventually(t, 10*time.Second, "the delivery logged", func() bool {
 					return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 1
 				})
 			}

@@ -13,12 +13,12 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
-	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // The contract tests of this file make every operation of the OpenAPI
@@ -202,22 +202,18 @@ type errorsFixture struct {
 }
 
 func (s *stack) errorsFixture(t *testing.T) *errorsFixture {
-	fixed := campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 500, WarrantyDays: 30, IsActive: true}
-	fx := &errorsFixture{main: s.newTenant(fixed), limited: s.newTenant(fixed), inflight: s.newTenant(fixed),
-		referrals: map[string]string{}}
+	fixed := testenv.FixedCampaign(500, 30)
+	fx := &errorsFixture{main: s.newTenant(fixed), inflight: s.newTenant(fixed), referrals: map[string]string{},
+		limited: s.newTenantWith(merchant.Merchant{RateLimitPerSecond: 1, RateLimitBurst: 1}, fixed)}
 	fx.ana = s.newMember(fx.main, "ana@example.com", "Ana Souza")
 	fx.blocked = s.newMember(fx.main, "bia@example.com", "Bia Lima")
 	fx.hold = s.newMember(fx.inflight, "caio@example.com", "Caio Reis")
-	if _, err := s.deps.Pool.Exec(t.Context(),
-		`UPDATE merchants SET rate_limit_per_second = 1, rate_limit_burst = 1 WHERE id = $1`, fx.limited.merchant.ID); err != nil {
-		t.Fatal(err)
-	}
 	// Pending referrals of ana, through the ingest and the ledger.
 	orders := []string{"ce-approve", "ce-reject", "ce-late-approve", "ce-late-reject"}
 	for _, order := range orders {
 		wantStatus(t, s.postGuru(fx.main, guruSale(t, fx.main, order, fx.ana.CouponCode, 100, "approved")), 200)
 	}
-	eventually(t, 30*time.Second, "the referrals of the fixture", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the referrals of the fixture", func() bool {
 		return s.count(`SELECT count(*) FROM referrals WHERE merchant_id = $1`, fx.main.merchant.ID) == len(orders)
 	})
 	rows, err := s.deps.Pool.Query(t.Context(), `SELECT order_id, id FROM referrals WHERE merchant_id = $1`, fx.main.merchant.ID)
@@ -289,13 +285,9 @@ func TestContractErrors(t *testing.T) {
 	t.Run("rate limited", func(t *testing.T) {
 		t.Parallel()
 		c := newChecker(t, s.apiURL)
-		keys := postgres.NewMerchantStore(s.deps.Pool, s.deps.Box)
 		var want []openapitest.Exercise
 		for _, op := range documented(t, 429, func(op openapitest.Operation) bool { return keyedAPI(op.Path) }) {
-			k, _, err := keys.CreateKey(t.Context(), fx.limited.merchant.ID)
-			if err != nil {
-				t.Fatal(err)
-			}
+			k := testenv.MustKey(t, s.deps.Pool, fx.limited.merchant.ID)
 			c.expect(t, probe{"GET", "/v1/webhooks", nil, keyed(k)}, 200, "")
 			p := probe{method: op.Method, path: fill(op.Path, map[string]string{"id": zeroID, "log_id": zeroID, "provider": "guru"}), header: keyed(k)}
 			if op.Method != "GET" && op.Method != "DELETE" {
@@ -401,7 +393,7 @@ func TestContractErrors(t *testing.T) {
 		path := "/api/webhooks/yampi/" + fx.main.merchant.ID.String()
 		for _, body := range [][]byte{
 			[]byte(`{"event":`),
-			yampiOrder(t, "yampi-paid.json", 770001, fx.ana.CouponCode, 97.999), // more than 2 decimals
+			yampiOrder(t, yampiPaid, 770001, fx.ana.CouponCode, 97.999), // more than 2 decimals
 		} {
 			c.expect(t, probe{"POST", path, body, map[string]string{"X-Yampi-Hmac-SHA256": yampiSign(fx.main.yampiSecret, body)}}, 422, "invalid_payload")
 		}
@@ -582,7 +574,7 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 	api, ingest := newChecker(t, b.apiURL), newChecker(t, b.ingestURL)
 	// The platforms' secrets are sealed with this deployment's SECRETS_KEY:
 	// its own tenants for the ingest.
-	fixed := campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 500, WarrantyDays: 30, IsActive: true}
+	fixed := testenv.FixedCampaign(500, 30)
 	busy := b.newTenant(fixed)
 	var down [2]*tenant
 	var coupons [2]string
@@ -632,7 +624,7 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 		}
 		// The operator's ceiling: the second delivery of a second is 429.
 		guru := guruSale(t, busy, "busy-1", "", 50, "approved")
-		yampi := yampiOrder(t, "yampi-paid.json", 660001, "", 50)
+		yampi := yampiOrder(t, yampiPaid, 660001, "", 50)
 		path := func(p string) string { return "/api/webhooks/" + p + "/" + busy.merchant.ID.String() }
 		ingest.expect(t, probe{"POST", path("guru"), guru, nil}, 200, "")
 		for _, p := range []probe{
@@ -651,7 +643,7 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 	t.Run("broker gone", func(t *testing.T) {
 		t.Run("ingest", func(t *testing.T) {
 			guru := guruSale(t, down[0], "down-1", coupons[0], 50, "approved")
-			yampi := yampiOrder(t, "yampi-paid.json", 660002, coupons[1], 50)
+			yampi := yampiOrder(t, yampiPaid, 660002, coupons[1], 50)
 			for name, p := range map[string]probe{
 				"guru": {"POST", "/api/webhooks/guru/" + down[0].merchant.ID.String(), guru, nil},
 				"yampi": {"POST", "/api/webhooks/yampi/" + down[1].merchant.ID.String(), yampi,

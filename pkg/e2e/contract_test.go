@@ -10,6 +10,7 @@ import (
 
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // validated calls the API through a client that checks every answer
@@ -58,10 +59,6 @@ func (c *validated) want(method, path string, body any, status int, code string)
 		}
 	}
 	return out
-}
-
-func ex(op string, status int) openapitest.Exercise {
-	return openapitest.Exercise{Operation: op, Status: status}
 }
 
 // TestContractWalletActions runs approve, reject and both redeems on the
@@ -160,7 +157,7 @@ func TestContractRedeemStillPending(t *testing.T) {
 	v.WantExercised(t, ex("redeemMember", 202), ex("redeemWallet", 202))
 	// Once the platform answers, both complete.
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 1000, totalRedeemed: 200, available: 800})
-	eventually(t, 30*time.Second, "both redemptions completed", func() bool {
+	testenv.Eventually(t, 30*time.Second, "both redemptions completed", func() bool {
 		return s.count(`SELECT count(*) FROM redemptions WHERE merchant_id = $1 AND status = 'completed'`, tn.merchant.ID) == 2
 	})
 }

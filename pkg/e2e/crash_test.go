@@ -204,7 +204,7 @@ func TestLedgerCrashMidStream(t *testing.T) {
 	defer cancel()
 	s.deps.Config.KafkaSessionTimeout = 2 * time.Second
 	s.run(ctx, "ledger", program.RunLedger)
-	eventually(t, 90*time.Second, "all orders credited", func() bool { return st.referrals(s) == len(st.cmds) })
+	testenv.Eventually(t, 90*time.Second, "all orders credited", func() bool { return st.referrals(s) == len(st.cmds) })
 	time.Sleep(time.Second) // duplicates still in flight would show now
 	st.verify(t, s)
 }
@@ -220,11 +220,11 @@ func TestLedgerRebalanceMidStream(t *testing.T) {
 	defer stopB()
 	s.run(ctxA, "ledger A", program.RunLedger)
 	st.publish(t, s)
-	eventually(t, 60*time.Second, "a quarter applied", func() bool { return st.referrals(s) >= len(st.cmds)/4 })
+	testenv.Eventually(t, 60*time.Second, "a quarter applied", func() bool { return st.referrals(s) >= len(st.cmds)/4 })
 	s.run(ctxB, "ledger B", program.RunLedger) // joins mid-stream
-	eventually(t, 60*time.Second, "half applied", func() bool { return st.referrals(s) >= len(st.cmds)/2 })
+	testenv.Eventually(t, 60*time.Second, "half applied", func() bool { return st.referrals(s) >= len(st.cmds)/2 })
 	stopA() // leaves mid-stream
-	eventually(t, 90*time.Second, "all orders credited", func() bool { return st.referrals(s) == len(st.cmds) })
+	testenv.Eventually(t, 90*time.Second, "all orders credited", func() bool { return st.referrals(s) == len(st.cmds) })
 	time.Sleep(time.Second)
 	st.verify(t, s)
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // watchedStore is the real ledger store with a record of the transactions
@@ -126,7 +127,7 @@ func TestLedgerGroupCommitIsolatesAFailure(t *testing.T) {
 	var held []<-chan error
 	for i := range 3 {
 		held = append(held, handle(c[i]))
-		eventually(t, 10*time.Second, "a held transaction", func() bool { return len(store.calls()) == i+1 })
+		testenv.Eventually(t, 10*time.Second, "a held transaction", func() bool { return len(store.calls()) == i+1 })
 	}
 	good1, refused, good2 := handle(c[3], c[4]), handle(c[5], c[6]), handle(c[7], c[8])
 	time.Sleep(200 * time.Millisecond) // the three are queued by now

@@ -10,26 +10,13 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/convida/convida/pkg/campaign"
 )
-
-func (s *stack) count(query string, args ...any) int {
-	s.t.Helper()
-	var n int
-	if err := s.deps.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
-		s.t.Fatal(err)
-	}
-	return n
-}
 
 func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	s, tn, m := startWithAna(t, stackOptions{}, 1500)
 	guru := guruSale(t, tn, "dup-guru", m.CouponCode, 97.9, "approved")
-	yampi := yampiOrder(t, "yampi-paid.json", 990001, m.CouponCode, 100)
+	yampi := yampiOrder(t, yampiPaid, 990001, m.CouponCode, 100)
 
 	// Five at once, then five in sequence, of each.
 	var wg sync.WaitGroup
@@ -57,21 +44,12 @@ func TestDuplicateDeliveriesCreditOnce(t *testing.T) {
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 3000, pending: 3000})
 }
 
-func wantStatus(t testing.TB, res response, want int) {
-	t.Helper()
-	if res.Status != want {
-		t.Errorf("status = %d (%s), want %d", res.Status, res.Body, want)
-	}
-}
-
 func TestBadInboundInput(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	s, tn, m := startWithAna(t, stackOptions{}, 1500)
 	good := guruSale(t, tn, "bad-1", m.CouponCode, 97.9, "approved")
 	wrongToken := bytes.Replace(good, []byte(tn.guruToken), []byte(strings.Repeat("x", 40)), 1)
-	yampi := yampiOrder(t, "yampi-paid.json", 880123, m.CouponCode, 100)
+	yampi := yampiOrder(t, yampiPaid, 880123, m.CouponCode, 100)
 	huge := append([]byte(`{"api_token":"`+tn.guruToken+`","pad":"`), bytes.Repeat([]byte("a"), 1<<20)...)
 	huge = append(huge, `"}`...)
 	tests := []struct {
@@ -138,10 +116,8 @@ func TestBadInboundInput(t *testing.T) {
 
 func TestUnattributedAndIgnored(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7, IsActive: true})
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
-	noCoupon := fixture(t, "guru-approved.json", map[string]any{"api_token": tn.guruToken, "id": "nc-1", "payment.coupon": nil})
+	s, tn, m := startWithAna(t, stackOptions{}, 1500)
+	noCoupon := fixture(t, guruApproved, map[string]any{"api_token": tn.guruToken, "id": "nc-1", "payment.coupon": nil})
 	unknown := guruSale(t, tn, "uc-1", "NOPE-NOBODY-XXXX", 50, "approved")
 	waiting := guruSale(t, tn, "w-1", m.CouponCode, 50, "waiting_payment")
 	for _, body := range [][]byte{noCoupon, unknown, waiting} {
@@ -166,9 +142,7 @@ func TestUnattributedAndIgnored(t *testing.T) {
 
 func TestIngestRateLimitAndEnvelopes(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{env: map[string]string{"INGEST_RATE_LIMIT": "3"}})
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 100, WarrantyDays: 7, IsActive: true})
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	s, tn, m := startWithAna(t, stackOptions{env: map[string]string{"INGEST_RATE_LIMIT": "3"}}, 100)
 	limited := 0
 	for i := 0; i < 10; i++ {
 		res := s.postGuru(tn, guruSale(t, tn, "rl-"+strconv.Itoa(i), m.CouponCode, 10, "approved"))

@@ -7,8 +7,8 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestTenantIsolation runs every operation with merchant B's key on
@@ -17,7 +17,7 @@ import (
 func TestTenantIsolation(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
-	c := campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 1000, WarrantyDays: 7, IsActive: true}
+	c := testenv.FixedCampaign(1000, 7)
 	a, b := s.newTenant(c), s.newTenant(c)
 	m := s.newMember(a, "ana@example.com", "Ana Souza")
 	wantStatus(t, s.postGuru(a, guruSale(t, a, "iso-1", m.CouponCode, 100, "approved")), 200)

@@ -4,58 +4,14 @@ import (
 	"context"
 	"fmt"
 	"net/http"
-	"net/url"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/testenv"
 )
-
-// wallet is the member-facing balance as the API shows it.
-type wallet struct{ totalEarned, totalRedeemed, available, pending, cancelled int64 }
-
-func (s *stack) balance(tn *tenant, email string) wallet {
-	s.t.Helper()
-	status, body := s.api(tn, http.MethodGet, "/wallet/balance?email="+url.QueryEscape(email), nil)
-	if status != 200 {
-		s.t.Fatalf("GET /wallet/balance = %d %v", status, body)
-	}
-	b := body["data"].(map[string]any)["balance"].(map[string]any)
-	n := func(k string) int64 { return int64(b[k].(float64)) }
-	return wallet{n("totalEarned"), n("totalRedeemed"), n("available"), n("pending"), n("cancelled")}
-}
-
-// transactionStatuses returns "amount:status" of the public transactions, sorted.
-func (s *stack) transactionStatuses(tn *tenant, email string) []string {
-	s.t.Helper()
-	status, body := s.api(tn, http.MethodGet, "/wallet/transactions?email="+url.QueryEscape(email), nil)
-	if status != 200 {
-		s.t.Fatalf("GET /wallet/transactions = %d %v", status, body)
-	}
-	var out []string
-	for _, t := range body["data"].(map[string]any)["transactions"].([]any) {
-		tx := t.(map[string]any)
-		out = append(out, fmt.Sprintf("%s:%d:%s", tx["type"], int64(tx["amount"].(float64)), tx["status"]))
-	}
-	sort.Strings(out)
-	return out
-}
-
-func (s *stack) waitBalance(tn *tenant, email string, want wallet) {
-	s.t.Helper()
-	var got wallet
-	deadline := time.Now().Add(15 * time.Second)
-	for time.Now().Before(deadline) {
-		if got = s.balance(tn, email); got == want {
-			return
-		}
-		time.Sleep(25 * time.Millisecond)
-	}
-	s.t.Fatalf("balance = %+v, want %+v", got, want)
-}
 
 func (s *stack) outboxTypes(tn *tenant) map[string]int {
 	s.t.Helper()
@@ -71,11 +27,6 @@ func (s *stack) outboxTypes(tn *tenant) map[string]int {
 		counts[typ]++
 	}
 	return counts
-}
-
-func yampiOrder(t testing.TB, file string, orderID int, coupon string, total float64) []byte {
-	return fixture(t, file, map[string]any{"resource.id": orderID, "resource.promocode.data.code": coupon,
-		"resource.value_total": total})
 }
 
 // TestSaleLifecycle follows sales from both platforms through the whole
@@ -106,15 +57,15 @@ func TestSaleLifecycle(t *testing.T) {
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 979})
 
 	// Yampi sale of R$ 100,00 paid later → 1000 pending.
-	yampiPaid := fixture(t, "yampi-paid.json", map[string]any{"resource.id": 770001, "resource.promocode.data.code": m.CouponCode,
+	paid := fixture(t, yampiPaid, map[string]any{"resource.id": 770001, "resource.promocode.data.code": m.CouponCode,
 		"resource.value_total": 100.0, "time": "2026-11-25 09:00:00"})
-	if res := s.postYampi(tn, yampiPaid, ""); res.Status != 200 {
+	if res := s.postYampi(tn, paid, ""); res.Status != 200 {
 		t.Fatalf("yampi sale = %d %s", res.Status, res.Body)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 1979, available: 979, pending: 1000})
 
 	// Yampi refund while pending → the credit is cancelled.
-	if res := s.postYampi(tn, yampiOrder(t, "yampi-refunded.json", 770001, m.CouponCode, 100.0), ""); res.Status != 200 {
+	if res := s.postYampi(tn, yampiOrder(t, yampiRefunded, 770001, m.CouponCode, 100.0), ""); res.Status != 200 {
 		t.Fatalf("yampi refund = %d %s", res.Status, res.Body)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 979, cancelled: 1000})
@@ -139,8 +90,8 @@ func TestSaleLifecycle(t *testing.T) {
 		}
 	}
 	want := map[string]int{"member.created": 1, "referral.created": 2, "wallet.credited": 2, "referral.approved": 1, "referral.cancelled": 2}
-	eventually(t, 5*time.Second, "outbox events", func() bool { return fmt.Sprint(s.outboxTypes(tn)) == fmt.Sprint(want) })
-	eventually(t, 5*time.Second, "every event relayed", func() bool {
+	testenv.Eventually(t, 5*time.Second, "outbox events", func() bool { return fmt.Sprint(s.outboxTypes(tn)) == fmt.Sprint(want) })
+	testenv.Eventually(t, 5*time.Second, "every event relayed", func() bool {
 		var unrelayed int
 		_ = s.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM outbox_pending`).Scan(&unrelayed)
 		return unrelayed == 0

@@ -1,102 +1,18 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/program"
 )
-
-// platform is a local HTTP server playing Guru and Yampi; fail decides the
-// status of each platform call (0 = success).
-type platform struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	requests []string // "METHOD path auth body"
-	fail     func(n int64, path string) int
-	delay    time.Duration // answer this late (set before the calls)
-	calls    atomic.Int64
-}
-
-func newPlatform(t *testing.T) *platform {
-	p := &platform{}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		auth := r.Header.Get("Authorization") + r.Header.Get("User-Token") + "/" + r.Header.Get("User-Secret-Key")
-		p.mu.Lock()
-		p.requests = append(p.requests, fmt.Sprintf("%s %s %s %s", r.Method, r.URL.Path, auth, body))
-		p.mu.Unlock()
-		time.Sleep(p.delay)
-		if p.fail != nil {
-			if code := p.fail(p.calls.Add(1), r.URL.Path); code != 0 {
-				w.WriteHeader(code)
-				_, _ = w.Write([]byte(`{"message":"refused by the test platform"}`))
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if r.Method == http.MethodGet {
-			_, _ = w.Write([]byte(`{"id":"sub_1","charged_times":3}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"data":{"id":1}}`))
-	}))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *platform) seen() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.requests...)
-}
-
-// richMember returns a member of a fresh tenant with `available` cents
-// available: one sale credited through the ingest and approved by hand
-// through the API.
-func (s *stack) richMember(t *testing.T, available int64, minRedemption int64, guru, yampi *platform) (*tenant, *member.Member) {
-	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: available,
-		WarrantyDays: 30, MinRedemption: minRedemption, IsActive: true})
-	for provider, body := range map[string]string{
-		"guru":  `{"user_token": "guru-user-token", "api_url": "` + guru.srv.URL + `"}`,
-		"yampi": `{"user_token": "yampi-ut", "user_secret_key": "yampi-usk", "store_alias": "loja", "api_url": "` + yampi.srv.URL + `"}`,
-	} {
-		if status, res := s.api(tn, http.MethodPut, "/integrations/"+provider, []byte(body)); status != 200 {
-			t.Fatalf("PUT integration %s = %d %v", provider, status, res)
-		}
-	}
-	m := s.newMember(tn, "ana@example.com", "Ana Souza")
-	wantStatus(t, s.postGuru(tn, guruSale(t, tn, "rich-1", m.CouponCode, 100, "approved")), 200)
-	s.waitBalance(tn, m.Email, wallet{totalEarned: available, pending: available})
-	var refID string
-	_ = s.deps.Pool.QueryRow(context.Background(), `SELECT id::text FROM referrals WHERE merchant_id = $1`, tn.merchant.ID).Scan(&refID)
-	ref, _ := ids.Parse(ids.Referral, refID)
-	// 202: the ledger did not answer within ACTION_TIMEOUT (1 s in some
-	// tests, which a loaded machine exceeds); the approval is accepted and
-	// the wait below sees it land.
-	status, body := s.api(tn, http.MethodPost, "/referrals/"+ids.Format(ids.Referral, ref)+"/approve", []byte(`{"notes":"checked"}`))
-	if status != 202 && (status != 200 || body["data"].(map[string]any)["status"] != "approved") {
-		t.Fatalf("approve = %d %v", status, body)
-	}
-	s.waitBalance(tn, m.Email, wallet{totalEarned: available, available: available})
-	return tn, m
-}
-
-func startRedeemStack(t *testing.T) *stack {
-	return startStack(t, stackOptions{dispatcher: true, env: map[string]string{"REDEMPTION_RETRY_DELAYS": "50ms,50ms,50ms,50ms", "ACTION_TIMEOUT": "60s"}})
-}
 
 func TestRedeemThroughPlatforms(t *testing.T) {
 	t.Parallel()

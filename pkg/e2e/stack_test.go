@@ -1,6 +1,10 @@
 // Package e2e tests the whole service through its HTTP interfaces, with
 // real PostgreSQL, Redis and the embedded broker over TCP; platforms are
 // played by the test itself.
+//
+// This file holds the stack and every helper the tests share (tenants,
+// platforms, webhook receivers, the platforms' bodies from
+// pkg/inbound/testdata); each other file is one behaviour.
 package e2e
 
 import (
@@ -10,29 +14,40 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"encoding/pem"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"os"
+	"path/filepath"
+	"slices"
+	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // stack is a running Convida: ingest (and API) over loopback TCP, ledger
@@ -143,30 +158,18 @@ type tenant struct {
 
 func (s *stack) newTenant(c campaign.Campaign) *tenant {
 	s.t.Helper()
-	ctx := context.Background()
-	ms := postgres.NewMerchantStore(s.deps.Pool, s.deps.Box)
-	m := &merchant.Merchant{Name: "Loja Exemplo", StoreURL: "https://loja.example.com", DashboardEmail: "owner@example.com"}
-	if err := ms.CreateMerchant(ctx, m, "pw"); err != nil {
-		s.t.Fatal(err)
-	}
-	key, _, err := ms.CreateKey(ctx, m.ID)
-	if err != nil {
-		s.t.Fatal(err)
-	}
-	tn := &tenant{merchant: m, guruToken: strings.Repeat("g", 40), yampiSecret: "wh_test_secret", apiKey: key}
-	for _, in := range []merchant.Integration{
-		{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken, UserToken: "guru-user-token"},
-		{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret, UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"},
-	} {
-		if _, err := ms.PutIntegration(ctx, m.ID, in); err != nil {
-			s.t.Fatal(err)
-		}
-	}
-	c.MerchantID = m.ID
-	if err := postgres.NewCampaignStore(s.deps.Pool).CreateCampaign(ctx, &c); err != nil {
-		s.t.Fatal(err)
-	}
-	tn.campaign = &c
+	return s.newTenantWith(merchant.Merchant{}, c)
+}
+
+// newTenantWith is newTenant with the merchant's settings (rate limits).
+func (s *stack) newTenantWith(m merchant.Merchant, c campaign.Campaign) *tenant {
+	s.t.Helper()
+	tn := &tenant{guruToken: strings.Repeat("g", 40), yampiSecret: "wh_test_secret"}
+	created := testenv.MustTenant(s.t, s.deps.Pool, s.deps.Box, m,
+		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken, UserToken: "guru-user-token"},
+		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret, UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"})
+	tn.merchant, tn.apiKey = created.Merchant, created.Key
+	tn.campaign = testenv.MustCampaign(s.t, s.deps.Pool, tn.merchant.ID, c)
 	return tn
 }
 
@@ -181,11 +184,29 @@ func (s *stack) newMember(tn *tenant, email, name string) *member.Member {
 	return m
 }
 
-// fixture returns a testdata body with JSON fields replaced by path
-// ("payment.coupon.coupon_code" → value).
+// startWithAna starts a stack with opt and a tenant whose campaign pays a
+// fixed reward (warranty 7 days), with one member, Ana Souza.
+func startWithAna(t testing.TB, opt stackOptions, reward int64) (*stack, *tenant, *member.Member) {
+	t.Helper()
+	s := startStack(t, opt)
+	tn := s.newTenant(testenv.FixedCampaign(reward, 7))
+	return s, tn, s.newMember(tn, "ana@example.com", "Ana Souza")
+}
+
+// The platforms' bodies are pkg/inbound's fixtures, read from there so that
+// the adapters and the whole pipeline are tested on the same bytes.
+const (
+	guruApproved  = "guru/transaction-approved.json"
+	guruRefunded  = "guru/transaction-refunded.json"
+	yampiPaid     = "yampi/order-paid.json"
+	yampiRefunded = "yampi/order-status-updated-refunded.json"
+)
+
+// fixture returns a body of pkg/inbound/testdata with JSON fields replaced
+// by path ("payment.coupon.coupon_code" → value).
 func fixture(t testing.TB, name string, set map[string]any) []byte {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/" + name)
+	raw, err := os.ReadFile(filepath.Join("..", "inbound", "testdata", filepath.FromSlash(name)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -206,9 +227,9 @@ func fixture(t testing.TB, name string, set map[string]any) []byte {
 }
 
 func guruSale(t testing.TB, tn *tenant, orderID, coupon string, total float64, status string) []byte {
-	file := "guru-approved.json"
+	file := guruApproved
 	if status != "approved" {
-		file = "guru-refunded.json"
+		file = guruRefunded
 	}
 	return fixture(t, file, map[string]any{"api_token": tn.guruToken, "id": orderID, "status": status,
 		"payment.coupon.coupon_code": coupon, "payment.total": total})
@@ -276,14 +297,277 @@ func (s *stack) api(tn *tenant, method, path string, body []byte) (int, map[stri
 	return res.Status, res.json(s.t)
 }
 
-// eventually polls cond until it holds or the deadline passes.
-func eventually(t testing.TB, within time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(within)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", within, what)
-		}
-		time.Sleep(20 * time.Millisecond)
+// count runs a count(*) query on the stack's database.
+func (s *stack) count(query string, args ...any) int {
+	s.t.Helper()
+	var n int
+	if err := s.deps.Pool.QueryRow(context.Background(), query, args...).Scan(&n); err != nil {
+		s.t.Fatal(err)
 	}
+	return n
+}
+
+// wantStatus fails the test, without stopping it, unless res has status want.
+func wantStatus(t testing.TB, res response, want int) {
+	t.Helper()
+	if res.Status != want {
+		t.Errorf("status = %d (%s), want %d", res.Status, res.Body, want)
+	}
+}
+
+// wallet is the member-facing balance as the API shows it.
+type wallet struct{ totalEarned, totalRedeemed, available, pending, cancelled int64 }
+
+func (s *stack) balance(tn *tenant, email string) wallet {
+	s.t.Helper()
+	status, body := s.api(tn, http.MethodGet, "/wallet/balance?email="+url.QueryEscape(email), nil)
+	if status != 200 {
+		s.t.Fatalf("GET /wallet/balance = %d %v", status, body)
+	}
+	b := body["data"].(map[string]any)["balance"].(map[string]any)
+	n := func(k string) int64 { return int64(b[k].(float64)) }
+	return wallet{n("totalEarned"), n("totalRedeemed"), n("available"), n("pending"), n("cancelled")}
+}
+
+// transactionStatuses returns "amount:status" of the public transactions, sorted.
+func (s *stack) transactionStatuses(tn *tenant, email string) []string {
+	s.t.Helper()
+	status, body := s.api(tn, http.MethodGet, "/wallet/transactions?email="+url.QueryEscape(email), nil)
+	if status != 200 {
+		s.t.Fatalf("GET /wallet/transactions = %d %v", status, body)
+	}
+	var out []string
+	for _, t := range body["data"].(map[string]any)["transactions"].([]any) {
+		tx := t.(map[string]any)
+		out = append(out, fmt.Sprintf("%s:%d:%s", tx["type"], int64(tx["amount"].(float64)), tx["status"]))
+	}
+	sort.Strings(out)
+	return out
+}
+
+func (s *stack) waitBalance(tn *tenant, email string, want wallet) {
+	s.t.Helper()
+	var got wallet
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) {
+		if got = s.balance(tn, email); got == want {
+			return
+		}
+		time.Sleep(25 * time.Millisecond)
+	}
+	s.t.Fatalf("balance = %+v, want %+v", got, want)
+}
+
+func yampiOrder(t testing.TB, file string, orderID int, coupon string, total float64) []byte {
+	return fixture(t, file, map[string]any{"resource.id": orderID, "resource.promocode.data.code": coupon,
+		"resource.value_total": total})
+}
+
+// platform is a local HTTP server playing Guru and Yampi; fail decides the
+// status of each platform call (0 = success).
+type platform struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	requests []string // "METHOD path auth body"
+	fail     func(n int64, path string) int
+	delay    time.Duration // answer this late (set before the calls)
+	calls    atomic.Int64
+}
+
+func newPlatform(t *testing.T) *platform {
+	p := &platform{}
+	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		auth := r.Header.Get("Authorization") + r.Header.Get("User-Token") + "/" + r.Header.Get("User-Secret-Key")
+		p.mu.Lock()
+		p.requests = append(p.requests, fmt.Sprintf("%s %s %s %s", r.Method, r.URL.Path, auth, body))
+		p.mu.Unlock()
+		time.Sleep(p.delay)
+		if p.fail != nil {
+			if code := p.fail(p.calls.Add(1), r.URL.Path); code != 0 {
+				w.WriteHeader(code)
+				_, _ = w.Write([]byte(`{"message":"refused by the test platform"}`))
+				return
+			}
+		}
+		w.Header().Set("Content-Type", "application/json")
+		if r.Method == http.MethodGet {
+			_, _ = w.Write([]byte(`{"id":"sub_1","charged_times":3}`))
+			return
+		}
+		_, _ = w.Write([]byte(`{"data":{"id":1}}`))
+	}))
+	t.Cleanup(p.srv.Close)
+	return p
+}
+
+func (p *platform) seen() []string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return append([]string(nil), p.requests...)
+}
+
+// richMember returns a member of a fresh tenant with `available` cents
+// available: one sale credited through the ingest and approved by hand
+// through the API.
+func (s *stack) richMember(t *testing.T, available int64, minRedemption int64, guru, yampi *platform) (*tenant, *member.Member) {
+	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: available,
+		WarrantyDays: 30, MinRedemption: minRedemption, IsActive: true})
+	for provider, body := range map[string]string{
+		"guru":  `{"user_token": "guru-user-token", "api_url": "` + guru.srv.URL + `"}`,
+		"yampi": `{"user_token": "yampi-ut", "user_secret_key": "yampi-usk", "store_alias": "loja", "api_url": "` + yampi.srv.URL + `"}`,
+	} {
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+provider, []byte(body)); status != 200 {
+			t.Fatalf("PUT integration %s = %d %v", provider, status, res)
+		}
+	}
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	wantStatus(t, s.postGuru(tn, guruSale(t, tn, "rich-1", m.CouponCode, 100, "approved")), 200)
+	s.waitBalance(tn, m.Email, wallet{totalEarned: available, pending: available})
+	var refID string
+	_ = s.deps.Pool.QueryRow(context.Background(), `SELECT id::text FROM referrals WHERE merchant_id = $1`, tn.merchant.ID).Scan(&refID)
+	ref, _ := ids.Parse(ids.Referral, refID)
+	// 202: the ledger did not answer within ACTION_TIMEOUT (1 s in some
+	// tests, which a loaded machine exceeds); the approval is accepted and
+	// the wait below sees it land.
+	status, body := s.api(tn, http.MethodPost, "/referrals/"+ids.Format(ids.Referral, ref)+"/approve", []byte(`{"notes":"checked"}`))
+	if status != 202 && (status != 200 || body["data"].(map[string]any)["status"] != "approved") {
+		t.Fatalf("approve = %d %v", status, body)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: available, available: available})
+	return tn, m
+}
+
+func startRedeemStack(t *testing.T) *stack {
+	return startStack(t, stackOptions{dispatcher: true, env: map[string]string{"REDEMPTION_RETRY_DELAYS": "50ms,50ms,50ms,50ms", "ACTION_TIMEOUT": "60s"}})
+}
+
+func ex(op string, status int) openapitest.Exercise {
+	return openapitest.Exercise{Operation: op, Status: status}
+}
+
+// receiver is a merchant's HTTPS webhook endpoint played by the test. It
+// checks both signatures of every request and keeps what it received.
+type receiver struct {
+	t      testing.TB
+	srv    *httptest.Server
+	secret atomic.Value // string: the endpoint's secret, known after creation
+	answer func(n int64, r *http.Request) int
+	calls  atomic.Int64
+
+	mu  sync.Mutex
+	got []received
+}
+
+type received struct {
+	id, typ    string
+	delivery   string
+	at         time.Time
+	createdAt  time.Time
+	data       map[string]any
+	validSigs  bool
+	sigProblem string
+}
+
+func newReceiver(t testing.TB, answer func(n int64, r *http.Request) int) *receiver {
+	rc := &receiver{t: t, answer: answer}
+	rc.srv = httptest.NewTLSServer(http.HandlerFunc(rc.serve))
+	t.Cleanup(rc.srv.Close)
+	return rc
+}
+
+func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
+	n := rc.calls.Add(1)
+	body, _ := io.ReadAll(r.Body)
+	if rc.answer != nil {
+		if code := rc.answer(n, r); code != 200 {
+			w.WriteHeader(code)
+			return
+		}
+	}
+	var env struct {
+		ID        string         `json:"id"`
+		Type      string         `json:"type"`
+		CreatedAt time.Time      `json:"created_at"`
+		Data      map[string]any `json:"data"`
+	}
+	_ = json.Unmarshal(body, &env)
+	got := received{id: env.ID, typ: env.Type, delivery: r.Header.Get("X-Service-Delivery"), at: time.Now(),
+		createdAt: env.CreatedAt, data: env.Data}
+	secret, _ := rc.secret.Load().(string)
+	switch {
+	case secret == "":
+		got.sigProblem = "secret not known yet"
+	case !webhook.VerifyServiceSignature(secret, body, r.Header.Get("X-Service-Signature")):
+		got.sigProblem = "X-Service-Signature does not verify"
+	case webhook.VerifyStandard(secret, r.Header, body, 5*time.Minute, time.Now()) != nil:
+		got.sigProblem = "webhook-signature does not verify"
+	case r.Header.Get("webhook-id") != env.ID || r.Header.Get("X-Service-Event") != env.Type:
+		got.sigProblem = "webhook-id or X-Service-Event differ from the body"
+	default:
+		got.validSigs = true
+	}
+	rc.mu.Lock()
+	rc.got = append(rc.got, got)
+	rc.mu.Unlock()
+	w.WriteHeader(http.StatusOK)
+}
+
+func (rc *receiver) received() []received {
+	rc.mu.Lock()
+	defer rc.mu.Unlock()
+	return slices.Clone(rc.got)
+}
+
+// caFile writes the certificate of httptest's TLS servers (one for all of
+// them) to a PEM file for WEBHOOK_CA_FILE.
+func caFile(t testing.TB) string {
+	srv := httptest.NewTLSServer(http.NotFoundHandler())
+	defer srv.Close()
+	path := filepath.Join(t.TempDir(), "ca.pem")
+	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
+	if err := os.WriteFile(path, pemBytes, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// webhookEnv is the configuration of a stack whose receivers are local.
+func webhookEnv(t testing.TB, extra map[string]string) map[string]string {
+	env := map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true", "WEBHOOK_CA_FILE": caFile(t),
+		"SCHEDULER_INTERVAL": "100ms", "WEBHOOK_RETRY_SCHEDULE": "1s,1s,1s,1s"}
+	for k, v := range extra {
+		env[k] = v
+	}
+	return env
+}
+
+// hook creates an endpoint for rc through the management API.
+func (s *stack) hook(tn *tenant, rc *receiver, events ...string) string {
+	s.t.Helper()
+	body, _ := json.Marshal(map[string]any{"url": rc.srv.URL + "/hooks", "events": events})
+	res := do(s.t, http.MethodPost, s.apiURL+"/v1/webhooks", body, map[string]string{"Authorization": "Bearer " + tn.apiKey})
+	if res.Status != http.StatusCreated {
+		s.t.Fatalf("POST /v1/webhooks = %d %s", res.Status, res.Body)
+	}
+	data := res.json(s.t)["data"].(map[string]any)
+	rc.secret.Store(data["secret"].(string))
+	return data["id"].(string)
+}
+
+// publishEvents puts n events of merchant on the events topic the way the
+// outbox relay does, spread over members.
+func publishEvents(t testing.TB, s *stack, merchantID uuid.UUID, n int) []outbox.Record {
+	recs := make([]outbox.Record, n)
+	for i := range recs {
+		r, err := outbox.NewRecord(merchantID, uuid.New(), "referral.created", map[string]any{"seq": i}, time.Now())
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs[i] = r
+	}
+	if err := s.deps.Events.PublishEvents(context.Background(), recs); err != nil {
+		t.Fatal(err)
+	}
+	return recs
 }

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/testenv"
 )
 
 func TestAuthentication(t *testing.T) {
@@ -63,14 +65,8 @@ func TestRevokedKey(t *testing.T) {
 	env := mustEnv(t)
 	tn := env.mustTenant(t)
 	ctx := context.Background()
-	other, _, err := env.merchants.CreateKey(ctx, tn.merchant.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	unused, _, err := env.merchants.CreateKey(ctx, tn.merchant.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
+	other := testenv.MustKey(t, env.pool, tn.merchant.ID)
+	unused := testenv.MustKey(t, env.pool, tn.merchant.ID)
 	paths := []struct{ path, code string }{
 		{"/api/v1/integrations/yampi", "unauthorized"},
 		{"/api/v1/member/me?email=nobody@example.com", "UNAUTHORIZED"},

@@ -1,14 +1,50 @@
 package httpapi
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/respond"
 )
+
+// Campaigns is what the API needs of campaigns.
+type Campaigns interface {
+	CreateCampaign(ctx context.Context, c *campaign.Campaign) error
+	FindCampaignByID(ctx context.Context, merchantID, id uuid.UUID) (*campaign.Campaign, error)
+	FindDefaultCampaign(ctx context.Context, merchantID uuid.UUID) (*campaign.Campaign, error)
+	CampaignStats(ctx context.Context, merchantID, id uuid.UUID) (campaign.Stats, error)
+}
+
+// CampaignCatalog lists and updates campaigns.
+type CampaignCatalog interface {
+	// ListCampaigns returns a page of campaigns newest first, each with its
+	// stats, and the number of campaigns.
+	ListCampaigns(ctx context.Context, merchantID uuid.UUID, f campaign.Filter) ([]campaign.Listed, int, error)
+	// UpdateCampaign applies upd, moving the default when upd.IsDefault is
+	// true, and returns the campaign as stored (apperr.NotFound when
+	// absent, apperr.Invalid when it would leave no default).
+	UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd campaign.Update) (*campaign.Campaign, error)
+}
+
+// registerCampaigns adds the campaign routes; the list and the PATCH only
+// when the catalog is wired.
+func (s *Server) registerCampaigns(admin *mux.Router) {
+	admin.HandleFunc(v1+"/campaigns", s.createCampaign).Methods(http.MethodPost)
+	admin.HandleFunc(v1+"/campaigns/{id}", s.getCampaign).Methods(http.MethodGet)
+	if s.cfg.Catalog.Campaigns != nil {
+		admin.HandleFunc(v1+"/campaigns", s.listCampaigns).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/campaigns/{id}", s.patchCampaign).Methods(http.MethodPatch)
+	}
+}
 
 // CreateCampaignRequest is the body of POST /campaigns.
 type CreateCampaignRequest struct {
@@ -84,4 +120,141 @@ func (s *Server) writeCampaign(w http.ResponseWriter, r *http.Request, status in
 		return
 	}
 	respond.JSON(w, status, Data[AdminCampaign]{Data: adminCampaign(c, st)})
+}
+
+// listCampaigns answers GET /campaigns.
+func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request) {
+	pageNum, perPage, err := page(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	list, total, err := s.cfg.Catalog.Campaigns.ListCampaigns(r.Context(), merchantOf(r).ID,
+		campaign.Filter{Offset: (pageNum - 1) * perPage, Limit: perPage})
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := List[AdminCampaign]{Data: make([]AdminCampaign, len(list)), Pagination: pagination(pageNum, perPage, total)}
+	for i := range list {
+		out.Data[i] = adminCampaign(&list[i].Campaign, list[i].Stats)
+	}
+	respond.JSON(w, http.StatusOK, out)
+}
+
+// PatchCampaignRequest is the body of PATCH /campaigns/{id}. Every field is
+// optional; an absent or null field is left unchanged.
+type PatchCampaignRequest struct {
+	RewardType    json.RawMessage  `json:"reward_type"` // present at all: 400, it is immutable
+	Name          Optional[string] `json:"name"`
+	RewardValue   Int              `json:"reward_value"`
+	WarrantyDays  Int              `json:"warranty_days"`
+	MinRedemption Int              `json:"min_redemption"`
+	IsActive      Optional[bool]   `json:"is_active"`
+	AutoRegister  Optional[bool]   `json:"auto_register"`
+	IsDefault     Optional[bool]   `json:"is_default"`
+}
+
+// patchCampaign answers PATCH /campaigns/{id} with the updated campaign
+// (200). The result is validated like a creation, against the campaign's
+// own reward_type.
+func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Campaign, "campaign")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req PatchCampaignRequest
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	upd, err := campaignUpdate(req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	mer := merchantOf(r)
+	cur, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), mer.ID, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	next := upd.Apply(*cur)
+	if err := next.Validate(); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	c, err := s.cfg.Catalog.Campaigns.UpdateCampaign(r.Context(), mer.ID, id, upd)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.writeCampaign(w, r, http.StatusOK, c)
+}
+
+// campaignUpdate decodes req into an update and checks what can be checked
+// without the campaign.
+func campaignUpdate(req PatchCampaignRequest) (campaign.Update, error) {
+	var upd campaign.Update
+	if req.RewardType != nil {
+		return upd, apperr.Errorf(apperr.Invalid, "reward_type: cannot be changed")
+	}
+	if req.Name.Set {
+		name := strings.TrimSpace(req.Name.Value)
+		upd.Name = &name
+	}
+	if v, ok := intField(req.RewardValue); ok {
+		upd.RewardValue = &v
+	}
+	if v, ok := intField(req.WarrantyDays); ok {
+		days := int(v)
+		upd.WarrantyDays = &days
+	}
+	if v, ok := intField(req.MinRedemption); ok {
+		upd.MinRedemption = &v
+	}
+	if req.IsActive.Set {
+		upd.IsActive = &req.IsActive.Value
+	}
+	if req.AutoRegister.Set {
+		upd.AutoRegister = &req.AutoRegister.Value
+	}
+	if req.IsDefault.Set {
+		upd.IsDefault = &req.IsDefault.Value
+	}
+	return upd, upd.Validate()
+}
+
+// AdminCampaign is the campaign (spec 2.8).
+type AdminCampaign struct {
+	ID            string        `json:"id"`
+	Name          string        `json:"name"`
+	RewardType    string        `json:"reward_type"`
+	RewardValue   int64         `json:"reward_value"`
+	WarrantyDays  int           `json:"warranty_days"`
+	MinRedemption int64         `json:"min_redemption"`
+	IsActive      bool          `json:"is_active"`
+	IsDefault     bool          `json:"is_default"`
+	AutoRegister  bool          `json:"auto_register"`
+	Stats         CampaignStats `json:"stats"`
+	CreatedAt     string        `json:"created_at"`
+	UpdatedAt     string        `json:"updated_at"`
+}
+
+// CampaignStats are the stats of a campaign.
+type CampaignStats struct {
+	TotalMembers     int64 `json:"total_members"`
+	TotalReferrals   int64 `json:"total_referrals"`
+	TotalRewardsPaid int64 `json:"total_rewards_paid"`
+}
+
+func adminCampaign(c *campaign.Campaign, st campaign.Stats) AdminCampaign {
+	return AdminCampaign{
+		ID: ids.Format(ids.Campaign, c.ID), Name: c.Name, RewardType: c.RewardType, RewardValue: c.RewardValue,
+		WarrantyDays: c.WarrantyDays, MinRedemption: c.MinRedemption, IsActive: c.IsActive, IsDefault: c.IsDefault,
+		AutoRegister: c.AutoRegister,
+		Stats:        CampaignStats{TotalMembers: st.TotalMembers, TotalReferrals: st.TotalReferrals, TotalRewardsPaid: st.TotalRewardsPaid},
+		CreatedAt:    jsontime.Format(c.CreatedAt), UpdatedAt: jsontime.Format(c.UpdatedAt),
+	}
 }

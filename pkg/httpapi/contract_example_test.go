@@ -1,7 +1,6 @@
 package httpapi_test
 
 import (
-	"context"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap/zaptest"
 
 	"github.com/convida/convida/pkg/httpapi"
@@ -19,6 +19,7 @@ import (
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
+	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -132,17 +133,10 @@ func TestContractExamples(t *testing.T) {
 func TestContractIngestExamples(t *testing.T) {
 	t.Parallel()
 	env := mustEnv(t)
-	tn := env.mustTenant(t)
 	const token = "gAcc0123456789abcdefghijklmnopqrstuvWXYZ"
-	ctx := context.Background()
-	for _, in := range []merchant.Integration{
-		{Provider: merchant.ProviderGuru, AccountToken: token},
-		{Provider: merchant.ProviderYampi, WebhookSecret: "wh_sec_yampi_QRST"},
-	} {
-		if _, err := env.merchants.PutIntegration(ctx, tn.merchant.ID, in); err != nil {
-			t.Fatalf("PutIntegration: %v", err)
-		}
-	}
+	tn := env.mustTenantWith(t, merchant.Merchant{},
+		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: token},
+		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: "wh_sec_yampi_QRST"})
 	svc := ingest.New(ingest.Config{
 		Merchants:  env.merchants,
 		Coupons:    postgres.NewMemberStore(env.pool),
@@ -187,21 +181,12 @@ func TestContractIngestExamples(t *testing.T) {
 // program.APIRouter is to wire them, and a validating client.
 func mustContractEnv(tb testing.TB, v *openapitest.Validator, protection httpapi.ProtectionConfig) *apiEnv {
 	tb.Helper()
-	pool, box := mustPoolAndBox(tb)
-	clk := &clock{t: t0}
-	ms := postgres.NewMerchantStore(pool, box)
-	_, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{
-		Catalog: httpapi.CatalogConfig{
-			Members:   postgres.NewMemberStore(pool),
-			Campaigns: postgres.NewCampaignStore(pool),
-			Referrals: postgres.NewReferralReads(pool),
+	return mustEnvWith(tb, envOptions{
+		wire: func(pool *pgxpool.Pool, _ *secretbox.Box) httpapi.Config {
+			return httpapi.Config{Catalog: catalog(pool), Protection: protection}
 		},
-		Protection: protection,
-	}))
-	srv := httptest.NewServer(router)
-	tb.Cleanup(srv.Close)
-	return &apiEnv{pool: pool, box: box, merchants: ms, ledger: postgres.NewLedgerStore(pool, tickingClock(t0)),
-		reads: postgres.NewWalletReads(pool), clock: clk, url: srv.URL, client: v.Client(srv.URL)}
+		client: v.Client,
+	})
 }
 
 // TestContractCatalogExamples runs the lists and updates, with rate limits

@@ -16,7 +16,7 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/program"
-	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestContractParity fails when an operation the programs serve is missing
@@ -74,10 +74,7 @@ func buildRouter(t *testing.T, name string, build func(*program.Deps) *mux.Route
 	if err != nil {
 		t.Fatalf("program.LoadConfig with the defaults: %v", err)
 	}
-	box, err := secretbox.FromBase64(secretbox.NewKey())
-	if err != nil {
-		t.Fatal(err)
-	}
+	box := testenv.MustBox(t)
 	rdb := redis.NewClient(&redis.Options{Addr: "127.0.0.1:1", MaxRetries: -1})
 	t.Cleanup(func() { _ = rdb.Close() })
 	d := &program.Deps{Config: cfg, Log: zap.NewNop(), Redis: rdb, Box: box,

@@ -266,3 +266,22 @@ func boolQuery(r *http.Request, name string) (bool, error) {
 	}
 	return false, apperr.Errorf(apperr.Invalid, "%s: must be true or false", name)
 }
+
+// objectField decodes a raw JSON object field, keeping integers exact. ok
+// is false when the field is absent or null.
+func objectField(field string, raw json.RawMessage) (obj map[string]any, ok bool, err error) {
+	if raw == nil || string(raw) == "null" {
+		return nil, false, nil
+	}
+	dec := json.NewDecoder(strings.NewReader(string(raw)))
+	dec.UseNumber()
+	if err := dec.Decode(&obj); err != nil || obj == nil {
+		return nil, false, apperr.Errorf(apperr.Invalid, "%s: must be an object", field)
+	}
+	return obj, true, nil
+}
+
+// intField returns the value of a present, non-null integer field.
+func intField(i Int) (int64, bool) { return i.Value, i.Set && !i.Null }
+
+func ptr[T any](v T) *T { return &v }

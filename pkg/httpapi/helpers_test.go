@@ -8,7 +8,9 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -17,6 +19,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -90,14 +93,18 @@ type apiEnv struct {
 // t0 is when every test's clocks start.
 var t0 = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 
-// mustPoolAndBox returns a fresh migrated database and a secrets box.
-func mustPoolAndBox(tb testing.TB) (*pgxpool.Pool, *secretbox.Box) {
-	tb.Helper()
-	box, err := secretbox.FromBase64(secretbox.NewKey())
-	if err != nil {
-		tb.Fatalf("secretbox: %v", err)
-	}
-	return testenv.MustPool(tb), box
+// envOptions shapes mustEnvWith. Every field is optional.
+type envOptions struct {
+	// wire adds to what every test server has (the stores of withBase):
+	// the catalog, protection, webhooks.
+	wire func(pool *pgxpool.Pool, box *secretbox.Box) httpapi.Config
+	// routes adds the test's own routes to the router.
+	routes func(s *httpapi.Server, r *mux.Router)
+	// ledgerNow is the ledger store's clock (default tickingClock(t0)).
+	ledgerNow func() time.Time
+	// client returns the client the tests call the server with (default
+	// the test server's own).
+	client func(url string) *http.Client
 }
 
 // withBase fills in what every test server has: the stores on pool, the
@@ -113,19 +120,51 @@ func withBase(tb testing.TB, pool *pgxpool.Pool, ms *postgres.MerchantStore, clk
 	return cfg
 }
 
-func mustEnv(tb testing.TB) *apiEnv {
+// mustEnvWith serves the API, wired by withBase and o.wire, on a fresh
+// database.
+func mustEnvWith(tb testing.TB, o envOptions) *apiEnv {
 	tb.Helper()
-	pool, box := mustPoolAndBox(tb)
+	pool, box := testenv.MustPool(tb), testenv.MustBox(tb)
 	clk := &clock{t: t0}
 	ms := postgres.NewMerchantStore(pool, box)
-	_, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{}))
+	var cfg httpapi.Config
+	if o.wire != nil {
+		cfg = o.wire(pool, box)
+	}
+	s, router := httpapi.New(withBase(tb, pool, ms, clk, cfg))
+	if o.routes != nil {
+		o.routes(s, router)
+	}
 	srv := httptest.NewServer(router)
 	tb.Cleanup(srv.Close)
+	if o.ledgerNow == nil {
+		o.ledgerNow = tickingClock(t0)
+	}
+	client := srv.Client()
+	if o.client != nil {
+		client = o.client(srv.URL)
+	}
 	return &apiEnv{
 		pool: pool, box: box, merchants: ms,
-		ledger: postgres.NewLedgerStore(pool, tickingClock(t0)),
+		ledger: postgres.NewLedgerStore(pool, o.ledgerNow),
 		reads:  postgres.NewWalletReads(pool),
-		clock:  clk, url: srv.URL, client: srv.Client(),
+		clock:  clk, url: srv.URL, client: client,
+	}
+}
+
+// mustEnv is the API with the stores every test server has and nothing
+// more: no catalog, protection or webhooks.
+func mustEnv(tb testing.TB) *apiEnv {
+	tb.Helper()
+	return mustEnvWith(tb, envOptions{})
+}
+
+// catalog is the catalog wiring of program.APIRouter.
+func catalog(pool *pgxpool.Pool) httpapi.CatalogConfig {
+	return httpapi.CatalogConfig{
+		Members:   postgres.NewMemberStore(pool),
+		Campaigns: postgres.NewCampaignStore(pool),
+		Referrals: postgres.NewReferralReads(pool),
 	}
 }
 
@@ -144,16 +183,24 @@ const storeURL = "https://loja.example.com/produtos?utm_source=convida"
 // an API key for it.
 func (e *apiEnv) mustTenant(tb testing.TB) *tenant {
 	tb.Helper()
-	ctx := context.Background()
-	m := &merchant.Merchant{Name: "Loja Exemplo", StoreURL: storeURL, DashboardEmail: "owner@loja.example.com"}
-	if err := e.merchants.CreateMerchant(ctx, m, "pw"); err != nil {
-		tb.Fatalf("CreateMerchant: %v", err)
+	return e.mustTenantWith(tb, merchant.Merchant{})
+}
+
+// mustTenantWith is mustTenant with settings (rate limits) and
+// integrations; the store is storeURL unless m names another.
+func (e *apiEnv) mustTenantWith(tb testing.TB, m merchant.Merchant, integrations ...merchant.Integration) *tenant {
+	tb.Helper()
+	if m.StoreURL == "" {
+		m.StoreURL = storeURL
 	}
-	key, _, err := e.merchants.CreateKey(ctx, m.ID)
-	if err != nil {
-		tb.Fatalf("CreateKey: %v", err)
-	}
-	return &tenant{env: e, merchant: m, key: key}
+	tn := testenv.MustTenant(tb, e.pool, e.box, m, integrations...)
+	return &tenant{env: e, merchant: tn.Merchant, key: tn.Key}
+}
+
+// anotherKey returns the tenant's merchant with a second API key.
+func (tn *tenant) anotherKey(tb testing.TB) *tenant {
+	tb.Helper()
+	return &tenant{env: tn.env, merchant: tn.merchant, key: testenv.MustKey(tb, tn.env.pool, tn.merchant.ID)}
 }
 
 // request is one HTTP call. body is sent as is when it is a string or
@@ -493,4 +540,175 @@ func (tn *tenant) referralID(tb testing.TB, m member, order string) uuid.UUID {
 	}
 	tb.Fatalf("no referral of order %s", order)
 	return uuid.Nil
+}
+
+// The stores implement the catalog interfaces.
+var (
+	_ httpapi.MemberCatalog   = (*postgres.MemberStore)(nil)
+	_ httpapi.CampaignCatalog = (*postgres.CampaignStore)(nil)
+	_ httpapi.ReferralCatalog = (*postgres.ReferralReads)(nil)
+)
+
+var reRefID = regexp.MustCompile(`^ref_[0-9a-f]{32}$`)
+
+// catalogEnv is an apiEnv wired with the catalog, as program.APIRouter
+// wires it, whose ledger runs on a clock the test sets: a referral's
+// created_at is the ledger's now.
+type catalogEnv struct {
+	*apiEnv
+	ledgerClock *clock
+}
+
+func mustCatalogEnv(tb testing.TB) *catalogEnv {
+	tb.Helper()
+	lclk := &clock{t: t0}
+	env := mustEnvWith(tb, envOptions{
+		wire: func(pool *pgxpool.Pool, _ *secretbox.Box) httpapi.Config {
+			return httpapi.Config{Catalog: catalog(pool)}
+		},
+		ledgerNow: lclk.Now,
+	})
+	return &catalogEnv{apiEnv: env, ledgerClock: lclk}
+}
+
+// at sets the ledger's clock.
+func (e *catalogEnv) at(t time.Time) { e.ledgerClock.Advance(t.Sub(e.ledgerClock.Now())) }
+
+// ts parses an RFC 3339 timestamp or panics.
+func ts(s string) time.Time {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
+
+// listIDs returns the ids of data[] in order and fails on anything that is
+// not a list envelope.
+func listIDs(tb testing.TB, r reply) []string {
+	tb.Helper()
+	wantKeys(tb, r, "", "data", "pagination")
+	wantKeys(tb, r, "pagination", "page", "per_page", "total", "total_pages")
+	v, _ := at(r.json, "data")
+	arr, ok := v.([]any)
+	if !ok {
+		tb.Fatalf("data is not an array; body %s", r.raw)
+	}
+	out := make([]string, len(arr))
+	for i := range arr {
+		out[i] = str(tb, r, "data."+strconv.Itoa(i)+".id")
+	}
+	return out
+}
+
+// wantPage checks the pagination object.
+func wantPage(tb testing.TB, r reply, page, perPage, total, totalPages int) {
+	tb.Helper()
+	wantFields(tb, r, map[string]any{"pagination.page": page, "pagination.per_page": perPage,
+		"pagination.total": total, "pagination.total_pages": totalPages})
+}
+
+// wantOnePage checks a 200 list answer that fits on the first page of 20:
+// exactly the ids of want, in order, and the pagination that says so.
+func wantOnePage(tb testing.TB, r reply, want []string) {
+	tb.Helper()
+	wantStatus(tb, r, http.StatusOK)
+	if got := listIDs(tb, r); !slices.Equal(got, want) {
+		tb.Errorf("ids = %v, want %v", got, want)
+	}
+	pages := 0
+	if len(want) > 0 {
+		pages = 1
+	}
+	wantPage(tb, r, 1, 20, len(want), pages)
+}
+
+// patchStep is one PATCH of a resource: its body (none when empty) and the
+// fields of the answer it changes.
+type patchStep struct {
+	name, body string
+	changes    map[string]any
+}
+
+// applyPatchSteps sends the steps to path in order and checks each answer:
+// 200, exactly the keys of data, every field of state with the step's
+// changes applied, an updated_at later than the step before, and a GET
+// that answers the same. check, when not nil, looks further at each
+// answer and may adjust state.
+func (tn *tenant) applyPatchSteps(t *testing.T, path string, keys []string, state map[string]any, prevUpdated time.Time,
+	steps []patchStep, check func(st patchStep, r reply)) {
+	t.Helper()
+	for _, st := range steps {
+		var body any
+		if st.body != "" {
+			body = st.body
+		}
+		r := tn.do(t, http.MethodPatch, path, body)
+		wantStatus(t, r, http.StatusOK)
+		for k, v := range st.changes {
+			state[k] = v
+		}
+		wantKeys(t, r, "", "data")
+		wantKeys(t, r, "data", keys...)
+		wantFields(t, r, state)
+		if check != nil {
+			check(st, r)
+		}
+		updated := ts(str(t, r, "data.updated_at"))
+		if !updated.After(prevUpdated) {
+			t.Errorf("%s: updated_at = %s, want after %s", st.name, updated, prevUpdated)
+		}
+		prevUpdated = updated
+		if got := tn.get(t, path); !jsonEqual(got.json, r.json) {
+			t.Errorf("%s: GET = %s, want the PATCH answer %s", st.name, got.raw, r.raw)
+		}
+	}
+}
+
+// listCase is a query of a list and the ids it must answer, in order, on
+// one page.
+type listCase struct {
+	name, query string
+	want        []string
+}
+
+// wantListCases runs each case as a parallel subtest: GET path+query
+// answers exactly the ids wanted.
+func (tn *tenant) wantListCases(t *testing.T, path string, cases []listCase) {
+	t.Helper()
+	for _, tt := range cases {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			wantOnePage(t, tn.get(t, path+tt.query), tt.want)
+		})
+	}
+}
+
+// reversed returns s in reverse order.
+func reversed(s []string) []string {
+	out := make([]string, len(s))
+	for i, v := range s {
+		out[len(s)-1-i] = v
+	}
+	return out
+}
+
+// q encodes query parameters.
+func q(kv ...string) string {
+	v := url.Values{}
+	for i := 0; i+1 < len(kv); i += 2 {
+		v.Add(kv[i], kv[i+1])
+	}
+	if len(v) == 0 {
+		return ""
+	}
+	return "?" + v.Encode()
+}
+
+// jsonEqual reports whether two JSON documents (as decoded by reply) are
+// the same.
+func jsonEqual(a, b any) bool {
+	ra, _ := json.Marshal(a)
+	rb, _ := json.Marshal(b)
+	return string(ra) == string(rb)
 }

@@ -14,6 +14,12 @@ import (
 	"github.com/convida/convida/pkg/secretbox"
 )
 
+// registerIntegrations adds the provider settings of the merchant.
+func (s *Server) registerIntegrations(admin *mux.Router) {
+	admin.HandleFunc(v1+"/integrations/{provider}", s.putIntegration).Methods(http.MethodPut)
+	admin.HandleFunc(v1+"/integrations/{provider}", s.getIntegration).Methods(http.MethodGet)
+}
+
 // IntegrationRequest is the body of PUT /integrations/{provider}: guru uses
 // account_token, user_token and api_url; yampi webhook_secret, user_token,
 // user_secret_key, store_alias and api_url. Absent fields keep their value.
@@ -116,5 +122,3 @@ func (s *Server) integrationView(r *http.Request, p string, in *merchant.Integra
 	}
 	return v
 }
-
-func ptr[T any](v T) *T { return &v }

@@ -4,13 +4,27 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/gorilla/mux"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
 )
+
+// registerMemberFacing adds the member-facing reads; the redemption is in
+// redemptions.go.
+func (s *Server) registerMemberFacing(mf *mux.Router) {
+	mf.HandleFunc(v1+"/member/me", s.getMemberMe).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
+	mf.HandleFunc(v1+"/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
+}
 
 // MeResponse is the answer of GET /member/me.
 type MeResponse struct {
@@ -211,4 +225,63 @@ func (s *Server) getWalletTransactions(w http.ResponseWriter, r *http.Request) {
 			Amount: t.Amount, Description: t.Description, CreatedAt: jsontime.Format(t.CreatedAt)}
 	}
 	respond.JSON(w, http.StatusOK, out)
+}
+
+// PublicWallet is the member-facing wallet (spec 2.2, decision 18).
+type PublicWallet struct {
+	TotalEarned   int64 `json:"totalEarned"`
+	TotalRedeemed int64 `json:"totalRedeemed"`
+	Available     int64 `json:"available"`
+	Pending       int64 `json:"pending"`
+	Cancelled     int64 `json:"cancelled"`
+}
+
+func publicWallet(w ledger.Wallet) PublicWallet {
+	return PublicWallet{TotalEarned: w.TotalEarned, TotalRedeemed: w.TotalRedeemed, Available: w.Available,
+		Pending: w.Pending, Cancelled: w.Cancelled}
+}
+
+// PublicMember is the member-facing member (spec 2.1).
+type PublicMember struct {
+	ID           string       `json:"id"`
+	Email        string       `json:"email"`
+	Name         string       `json:"name"`
+	ReferralCode string       `json:"referralCode"`
+	ReferralLink string       `json:"referralLink"`
+	Status       string       `json:"status"`
+	Wallet       PublicWallet `json:"wallet"`
+}
+
+func publicMember(m *member.Member, mer *merchant.Merchant, w ledger.Wallet) PublicMember {
+	return PublicMember{ID: m.ID.String(), Email: m.Email, Name: m.Name, ReferralCode: m.CouponCode,
+		ReferralLink: member.Link(mer.StoreURL, mer.ReferralParam, m.CouponCode), Status: m.Status,
+		Wallet: publicWallet(w)}
+}
+
+// PublicTransaction is a member-facing transaction (spec 2.3).
+type PublicTransaction struct {
+	ID          string `json:"id"`
+	Type        string `json:"type"`
+	Status      string `json:"status"`
+	Amount      int64  `json:"amount"`
+	Description string `json:"description"`
+	CreatedAt   string `json:"createdAt"`
+}
+
+// PublicReferral is an entry of /member/referrals (spec 2.4).
+type PublicReferral struct {
+	ID           string `json:"id"`
+	RefereeName  string `json:"refereeName"`
+	RefereeEmail string `json:"refereeEmail"`
+	OrderAmount  int64  `json:"orderAmount"`
+	RewardAmount int64  `json:"rewardAmount"`
+	Status       string `json:"status"`
+	CouponUsed   string `json:"couponUsed"`
+	CreatedAt    string `json:"createdAt"`
+}
+
+func publicReferral(r referral.Referral) PublicReferral {
+	return PublicReferral{ID: r.ID.String(), RefereeName: r.RefereeName, RefereeEmail: r.RefereeEmail,
+		OrderAmount: r.OrderValue, RewardAmount: r.RewardAmount, Status: r.Status, CouponUsed: r.CouponUsed,
+		CreatedAt: jsontime.Format(r.CreatedAt)}
 }

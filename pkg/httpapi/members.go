@@ -1,8 +1,13 @@
 package httpapi
 
 import (
+	"context"
+	"encoding/json"
 	"net/http"
 	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
@@ -11,6 +16,37 @@ import (
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/respond"
 )
+
+// Members is what the API needs of members.
+type Members interface {
+	CreateMember(ctx context.Context, m *member.Member, codePrefix string) error
+	FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error)
+	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
+	MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error)
+}
+
+// MemberCatalog lists and updates members.
+type MemberCatalog interface {
+	// ListMembers returns a page of members newest first, each with its
+	// wallet and stats, and the number matching f.
+	ListMembers(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, int, error)
+	// UpdateMember applies upd and returns the member as stored
+	// (apperr.NotFound when absent).
+	UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error)
+}
+
+// registerMembers adds the admin member routes; the list and the PATCH only
+// when the catalog is wired.
+func (s *Server) registerMembers(admin *mux.Router) {
+	admin.HandleFunc(v1+"/members", s.createMember).Methods(http.MethodPost)
+	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
+	admin.HandleFunc(v1+"/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
+	if s.cfg.Catalog.Members != nil {
+		admin.HandleFunc(v1+"/members", s.listMembers).Methods(http.MethodGet)
+		admin.HandleFunc(v1+"/members/{id}", s.patchMember).Methods(http.MethodPatch)
+	}
+}
 
 // CreateMemberRequest is the body of POST /members.
 type CreateMemberRequest struct {
@@ -137,4 +173,151 @@ func (s *Server) getMemberTransactions(w http.ResponseWriter, r *http.Request) {
 		out.Data[i] = e.View()
 	}
 	respond.JSON(w, http.StatusOK, out)
+}
+
+// maxSearch bounds the search text of GET /members.
+const maxSearch = 255
+
+// listMembers answers GET /members: filters status, campaign_id (camp_… or
+// a bare UUID; another merchant's campaign matches nothing) and search (a
+// case-insensitive substring of the name or the email, wildcards taken
+// literally).
+func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
+	pageNum, perPage, err := page(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	q := r.URL.Query()
+	f := member.Filter{Status: q.Get("status"), Search: strings.TrimSpace(q.Get("search")),
+		Offset: (pageNum - 1) * perPage, Limit: perPage}
+	if f.Status != "" && !member.ValidStatus(f.Status) {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked"))
+		return
+	}
+	if v := strings.TrimSpace(q.Get("campaign_id")); v != "" {
+		id, ok := ids.Parse(ids.Campaign, v)
+		if !ok {
+			s.fail(w, r, apperr.Errorf(apperr.Invalid, "campaign_id: must be a campaign id (camp_…)"))
+			return
+		}
+		f.CampaignID = id
+	}
+	if len(f.Search) > maxSearch {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "search: must be at most %d bytes", maxSearch))
+		return
+	}
+	list, total, err := s.cfg.Catalog.Members.ListMembers(r.Context(), merchantOf(r).ID, f)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := List[AdminMember]{Data: make([]AdminMember, len(list)), Pagination: pagination(pageNum, perPage, total)}
+	for i := range list {
+		l := &list[i]
+		out.Data[i] = adminMember(&l.Member,
+			ledger.Wallet{Pending: l.Pending, Available: l.Available, TotalEarned: l.TotalEarned}, l.Stats)
+	}
+	respond.JSON(w, http.StatusOK, out)
+}
+
+// PatchMemberRequest is the body of PATCH /members/{id}. Every field is
+// optional; an absent or null field is left unchanged.
+type PatchMemberRequest struct {
+	Email      json.RawMessage  `json:"email"` // present at all: 400, the email is immutable
+	Name       Optional[string] `json:"name"`
+	ExternalID Optional[string] `json:"external_id"`
+	CampaignID Optional[string] `json:"campaign_id"`
+	Status     Optional[string] `json:"status"`
+	Metadata   json.RawMessage  `json:"metadata"` // an object; replaces the metadata
+}
+
+// patchMember answers PATCH /members/{id} with the updated member (200).
+func (s *Server) patchMember(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Member, "member")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req PatchMemberRequest
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	upd, err := s.memberUpdate(r, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	m, err := s.cfg.Catalog.Members.UpdateMember(r.Context(), merchantOf(r).ID, id, upd)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	view, err := s.adminMemberView(r, m)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusOK, Data[AdminMember]{Data: view})
+}
+
+// memberUpdate validates req into a member.Update.
+func (s *Server) memberUpdate(r *http.Request, req PatchMemberRequest) (member.Update, error) {
+	var upd member.Update
+	if req.Email != nil {
+		return upd, apperr.Errorf(apperr.Invalid, "email: cannot be changed")
+	}
+	if req.Name.Set {
+		name := strings.TrimSpace(req.Name.Value)
+		upd.Name = &name
+	}
+	if req.ExternalID.Set {
+		ext := strings.TrimSpace(req.ExternalID.Value)
+		upd.ExternalID = &ext
+	}
+	if req.Status.Set {
+		upd.Status = &req.Status.Value
+	}
+	if err := upd.Validate(); err != nil {
+		return upd, err
+	}
+	if meta, ok, err := objectField("metadata", req.Metadata); err != nil {
+		return upd, err
+	} else if ok {
+		upd.Metadata = meta
+	}
+	if req.CampaignID.Set {
+		cid, ok := ids.Parse(ids.Campaign, strings.TrimSpace(req.CampaignID.Value))
+		if !ok {
+			return upd, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+		}
+		if _, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), merchantOf(r).ID, cid); err != nil {
+			if apperr.Is(err, apperr.NotFound) {
+				return upd, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+			}
+			return upd, err
+		}
+		upd.CampaignID = &cid
+	}
+	return upd, nil
+}
+
+// AdminMember is the administrative member (spec 2.5).
+type AdminMember = member.AdminView
+
+func adminMember(m *member.Member, w ledger.Wallet, st member.Stats) AdminMember {
+	return m.AdminView(w.Pending, w.Available, w.TotalEarned, st.TotalReferrals)
+}
+
+// AdminWallet is GET /members/{id}/wallet (decision 20).
+type AdminWallet struct {
+	MemberID      string  `json:"member_id"`
+	Pending       int64   `json:"pending"`
+	Available     int64   `json:"available"`
+	TotalEarned   int64   `json:"total_earned"`
+	TotalRedeemed int64   `json:"total_redeemed"`
+	Cancelled     int64   `json:"cancelled"`
+	Currency      string  `json:"currency"`
+	UpdatedAt     *string `json:"updated_at"`
 }

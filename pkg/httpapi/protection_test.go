@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -17,6 +16,7 @@ import (
 	"time"
 
 	"github.com/gorilla/mux"
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -24,9 +24,10 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/httpapi"
-	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -47,54 +48,27 @@ type protectedOpts struct {
 // own routes (behind the same middleware through Server.Protected).
 func mustProtectedEnv(tb testing.TB, o protectedOpts) *apiEnv {
 	tb.Helper()
-	pool, box := mustPoolAndBox(tb)
 	if o.rdb == nil {
 		o.rdb = testenv.MustRedis(tb)
 	}
 	if o.log == nil {
 		o.log = zaptest.NewLogger(tb)
 	}
-	clk := &clock{t: t0}
-	ms := postgres.NewMerchantStore(pool, box)
-	s, router := httpapi.New(withBase(tb, pool, ms, clk, httpapi.Config{
-		Protection: httpapi.ProtectionConfig{
-			Limiter:     redisx.NewLimiter(o.rdb),
-			Idempotency: redisx.NewIdempotency(o.rdb),
-			Log:         o.log,
+	return mustEnvWith(tb, envOptions{
+		wire: func(*pgxpool.Pool, *secretbox.Box) httpapi.Config {
+			return httpapi.Config{Protection: httpapi.ProtectionConfig{
+				Limiter:     redisx.NewLimiter(o.rdb),
+				Idempotency: redisx.NewIdempotency(o.rdb),
+				Log:         o.log,
+			}}
 		},
-	}))
-	if o.routes != nil {
-		o.routes(s, router)
-	}
-	srv := httptest.NewServer(router)
-	tb.Cleanup(srv.Close)
-	return &apiEnv{
-		pool: pool, box: box, merchants: ms,
-		ledger: postgres.NewLedgerStore(pool, tickingClock(t0)),
-		reads:  postgres.NewWalletReads(pool),
-		clock:  clk, url: srv.URL, client: srv.Client(),
-	}
+		routes: o.routes,
+	})
 }
 
-// setRateLimit overrides the merchant's rate limit. The API caches a
-// merchant with its key, so this must precede the key's first request.
-func setRateLimit(tb testing.TB, tn *tenant, perSecond, burst int) {
-	tb.Helper()
-	if _, err := tn.env.pool.Exec(context.Background(),
-		`UPDATE merchants SET rate_limit_per_second = $2, rate_limit_burst = $3 WHERE id = $1`,
-		tn.merchant.ID, perSecond, burst); err != nil {
-		tb.Fatalf("set rate limit: %v", err)
-	}
-}
-
-// anotherKey returns the tenant's merchant with a second API key.
-func (tn *tenant) anotherKey(tb testing.TB) *tenant {
-	tb.Helper()
-	key, _, err := tn.env.merchants.CreateKey(context.Background(), tn.merchant.ID)
-	if err != nil {
-		tb.Fatalf("CreateKey: %v", err)
-	}
-	return &tenant{env: tn.env, merchant: tn.merchant, key: key}
+// rateLimited is a merchant's own rate limit of perSecond, with a burst.
+func rateLimited(perSecond, burst int) merchant.Merchant {
+	return merchant.Merchant{RateLimitPerSecond: perSecond, RateLimitBurst: burst}
 }
 
 // send is do with an Idempotency-Key (none when idemKey is "-").
@@ -163,8 +137,7 @@ var campaignBody = map[string]any{"name": "Padrão", "reward_type": "fixed", "re
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
 	env := mustProtectedEnv(t, protectedOpts{})
-	limited := env.mustTenant(t)
-	setRateLimit(t, limited, 5, 5)
+	limited := env.mustTenantWith(t, rateLimited(5, 5))
 	sibling := limited.anotherKey(t)
 	other := env.mustTenant(t)
 
@@ -240,8 +213,7 @@ func TestRateLimit(t *testing.T) {
 func TestRateLimitRefusesUnauthenticatedFirst(t *testing.T) {
 	t.Parallel()
 	env := mustProtectedEnv(t, protectedOpts{})
-	tn := env.mustTenant(t)
-	setRateLimit(t, tn, 1, 1)
+	tn := env.mustTenantWith(t, rateLimited(1, 1))
 	for range 3 {
 		r := env.call(t, request{method: http.MethodGet, path: "/api/v1/campaigns/camp_00000000000000000000000000000000",
 			header: map[string]string{"X-API-Key": "not-a-key"}})
@@ -577,8 +549,7 @@ func TestProtectionSurvivesRedisOutage(t *testing.T) {
 	t.Cleanup(func() { _ = rdb.Close() })
 	core, logs := observer.New(zap.InfoLevel)
 	env := mustProtectedEnv(t, protectedOpts{rdb: rdb, log: zap.New(core)})
-	tn := env.mustTenant(t)
-	setRateLimit(t, tn, 5, 5)
+	tn := env.mustTenantWith(t, rateLimited(5, 5))
 
 	r := tn.send(t, http.MethodPost, "/api/v1/campaigns", "camp", campaignBody)
 	wantStatus(t, r, http.StatusCreated)

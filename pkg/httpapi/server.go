@@ -1,7 +1,10 @@
 // Package httpapi is the HTTP edge of the API program: the member-facing
-// and administrative interfaces under /api/v1 (and, later, webhook
-// management under /v1/webhooks), with authentication, JSON decoding and
-// the mapping of errors to the spec's envelope.
+// and administrative interfaces under /api/v1 and webhook management under
+// /v1/webhooks, with authentication, JSON decoding and the mapping of errors
+// to the spec's envelope (through pkg/respond). Each resource has its file
+// (members.go, campaigns.go, referrals.go, redemptions.go, integrations.go,
+// webhooks.go, memberfacing.go): the store interfaces it needs, its routes,
+// handlers and views.
 package httpapi
 
 import (
@@ -16,9 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
@@ -31,22 +32,6 @@ type Merchants interface {
 	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
 	PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error)
 	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
-}
-
-// Campaigns is what the API needs of campaigns.
-type Campaigns interface {
-	CreateCampaign(ctx context.Context, c *campaign.Campaign) error
-	FindCampaignByID(ctx context.Context, merchantID, id uuid.UUID) (*campaign.Campaign, error)
-	FindDefaultCampaign(ctx context.Context, merchantID uuid.UUID) (*campaign.Campaign, error)
-	CampaignStats(ctx context.Context, merchantID, id uuid.UUID) (campaign.Stats, error)
-}
-
-// Members is what the API needs of members.
-type Members interface {
-	CreateMember(ctx context.Context, m *member.Member, codePrefix string) error
-	FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error)
-	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
-	MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error)
 }
 
 // Wallets is the read side of the wallet.
@@ -79,9 +64,18 @@ type Config struct {
 	EventPayloads EventPayloads
 	WebhookSender webhook.Sender
 
-	Catalog    CatalogConfig    // lists and updates (catalog.go)
+	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
-	Actions    ActionsConfig    // wallet actions through the ledger (actions.go)
+	Actions    ActionsConfig    // wallet actions through the ledger (actions.go, referrals.go, redemptions.go)
+}
+
+// CatalogConfig wires the list and update operations. A nil store leaves
+// its routes out of the router (they answer 405 or 404 like any unknown
+// route), so a partial wiring never turns into a 500.
+type CatalogConfig struct {
+	Members   MemberCatalog   // GET /members, PATCH /members/{id}
+	Campaigns CampaignCatalog // GET /campaigns, PATCH /campaigns/{id}
+	Referrals ReferralCatalog // GET /referrals, GET /referrals/{id}
 }
 
 // Server serves the API.
@@ -123,33 +117,18 @@ func New(cfg Config) (*Server, *mux.Router) {
 	admin := r.NewRoute().Subrouter()
 	admin.Use(s.withStyle(respond.Admin), s.authenticate, noteMerchant, s.checkQuery, s.rateLimit, s.idempotency)
 
-	s.registerReads(mf, admin)
-	s.registerCatalog(admin)
-	s.registerWalletActions(mf, admin)
+	s.registerMemberFacing(mf)
+	s.registerMembers(admin)
+	s.registerCampaigns(admin)
+	s.registerReferrals(admin)
+	s.registerRedemptions(mf, admin)
+	s.registerIntegrations(admin)
 	s.registerWebhooks(admin)
 	return s, r
 }
 
 // v1 is the path prefix of the member-facing and admin interfaces.
 const v1 = "/api/v1"
-
-// registerReads adds the member-facing reads and the admin routes of
-// members, campaigns and integrations.
-func (s *Server) registerReads(mf, admin *mux.Router) {
-	mf.HandleFunc(v1+"/member/me", s.getMemberMe).Methods(http.MethodGet)
-	mf.HandleFunc(v1+"/member/referrals", s.getMemberReferrals).Methods(http.MethodGet)
-	mf.HandleFunc(v1+"/wallet/balance", s.getWalletBalance).Methods(http.MethodGet)
-	mf.HandleFunc(v1+"/wallet/transactions", s.getWalletTransactions).Methods(http.MethodGet)
-
-	admin.HandleFunc(v1+"/integrations/{provider}", s.putIntegration).Methods(http.MethodPut)
-	admin.HandleFunc(v1+"/integrations/{provider}", s.getIntegration).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/campaigns", s.createCampaign).Methods(http.MethodPost)
-	admin.HandleFunc(v1+"/campaigns/{id}", s.getCampaign).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/members", s.createMember).Methods(http.MethodPost)
-	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
-	admin.HandleFunc(v1+"/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
-}
 
 type ctxKey int
 

@@ -9,12 +9,11 @@ import (
 	"strings"
 	"time"
 
-	"github.com/convida/convida/pkg/event"
-
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/outbox"

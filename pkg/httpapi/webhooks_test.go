@@ -16,12 +16,14 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
+	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -116,31 +118,28 @@ type hookEnv struct {
 
 func mustHookEnv(t *testing.T) *hookEnv {
 	t.Helper()
-	pool, box := mustPoolAndBox(t)
 	rc := mustHookReceiver(t)
 	roots := x509.NewCertPool()
 	roots.AddCert(rc.srv.Certificate())
-	clk := &clock{t: t0}
-	ms := postgres.NewMerchantStore(pool, box)
-	store := postgres.NewWebhookStore(pool, box)
 	rdb := testenv.MustRedis(t)
-	_, router := httpapi.New(withBase(t, pool, ms, clk, httpapi.Config{
-		Webhooks:      store,
-		DeliveryLog:   store,
-		EventPayloads: store,
-		WebhookSender: webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: true, RootCAs: roots}),
-		Protection: httpapi.ProtectionConfig{
-			Limiter: redisx.NewLimiter(rdb), Idempotency: redisx.NewIdempotency(rdb),
-		},
-	}))
-	srv := httptest.NewServer(router)
-	t.Cleanup(srv.Close)
 	v := openapitest.New(t)
-	return &hookEnv{
-		apiEnv: &apiEnv{pool: pool, box: box, merchants: ms, reads: postgres.NewWalletReads(pool),
-			clock: clk, url: srv.URL, client: v.Client(srv.URL)},
-		store: store, receiver: rc, v: v,
-	}
+	var store *postgres.WebhookStore
+	env := mustEnvWith(t, envOptions{
+		wire: func(pool *pgxpool.Pool, box *secretbox.Box) httpapi.Config {
+			store = postgres.NewWebhookStore(pool, box)
+			return httpapi.Config{
+				Webhooks:      store,
+				DeliveryLog:   store,
+				EventPayloads: store,
+				WebhookSender: webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: true, RootCAs: roots}),
+				Protection: httpapi.ProtectionConfig{
+					Limiter: redisx.NewLimiter(rdb), Idempotency: redisx.NewIdempotency(rdb),
+				},
+			}
+		},
+		client: v.Client,
+	})
+	return &hookEnv{apiEnv: env, store: store, receiver: rc, v: v}
 }
 
 // plain returns the environment with a client that does not validate, for

@@ -14,6 +14,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestRunGroupExactlyOnce: with one member and no failures every message is
@@ -31,9 +32,9 @@ func TestRunGroupExactlyOnce(t *testing.T) {
 	rec := newRecorder()
 	start := time.Now()
 	stop := startGroup(t, cfg, rec.handle)
-	waitFor(t, 30*time.Second, "10,000 messages handled", func() bool { return rec.handled() >= n })
+	testenv.Eventually(t, 30*time.Second, "10,000 messages handled", func() bool { return rec.handled() >= n })
 	elapsed := time.Since(start)
-	waitFor(t, 10*time.Second, "offsets committed", func() bool {
+	testenv.Eventually(t, 10*time.Second, "offsets committed", func() bool {
 		return mapsEqual(committedOffsets(t, brokers, "ledger", topic, parts), endOffsets(t, brokers, topic, parts))
 	})
 	stop()
@@ -56,7 +57,7 @@ func TestRunGroupExactlyOnce(t *testing.T) {
 	again := newRecorder()
 	startGroup(t, cfg, again.handle)
 	publishN(t, newWriter(t, brokers, topic), n, 1, 500)
-	waitFor(t, 15*time.Second, "the new message", func() bool { return again.handled() >= 1 })
+	testenv.Eventually(t, 15*time.Second, "the new message", func() bool { return again.handled() >= 1 })
 	time.Sleep(200 * time.Millisecond)
 	if got := again.handled(); got != 1 {
 		t.Errorf("restarted member handled %d messages, want only the 1 new one", got)
@@ -86,7 +87,7 @@ func TestRunGroupBatches(t *testing.T) {
 	cfg.MaxBatch = 100
 	rec := newRecorder()
 	startGroup(t, cfg, rec.handle)
-	waitFor(t, 15*time.Second, "backlog handled", func() bool { return rec.handled() >= n })
+	testenv.Eventually(t, 15*time.Second, "backlog handled", func() bool { return rec.handled() >= n })
 
 	rec.mu.Lock()
 	defer rec.mu.Unlock()
@@ -131,7 +132,7 @@ func TestRunGroupTransientRetry(t *testing.T) {
 	cfg := fastGroup(t, brokers, "g", topic)
 	cfg.Metrics = kafkabus.NewMetrics(reg, "test")
 	startGroup(t, cfg, h)
-	waitFor(t, 15*time.Second, "all handled", func() bool { return rec.count() >= n })
+	testenv.Eventually(t, 15*time.Second, "all handled", func() bool { return rec.count() >= n })
 
 	if got := rec.handled(); got != n {
 		t.Errorf("messages handled = %d, want %d (none twice)", got, n)
@@ -184,7 +185,7 @@ func TestRunGroupPermanentToDeadLetter(t *testing.T) {
 	cfg := fastGroup(t, brokers, "dispatcher", topic)
 	cfg.Metrics = kafkabus.NewMetrics(reg, "test")
 	startGroup(t, cfg, h)
-	waitFor(t, 15*time.Second, "offset past the poison message", func() bool {
+	testenv.Eventually(t, 15*time.Second, "offset past the poison message", func() bool {
 		return committedOffsets(t, brokers, "dispatcher", topic, 1)[0] == n
 	})
 
@@ -239,7 +240,7 @@ func TestRunGroupPanicIsPermanent(t *testing.T) {
 		}
 		return rec.handle(ctx, msgs)
 	})
-	waitFor(t, 15*time.Second, "offset past the panic", func() bool {
+	testenv.Eventually(t, 15*time.Second, "offset past the panic", func() bool {
 		return committedOffsets(t, brokers, "g", topic, 1)[0] == 3
 	})
 	if dlq := readAll(t, brokers, topic+".dlq", 1); len(dlq) != 1 || string(dlq[0].Value) != "1" {
@@ -287,8 +288,8 @@ func TestRunGroupRebalance(t *testing.T) {
 		}
 		time.Sleep(75 * time.Millisecond)
 	}
-	waitFor(t, 30*time.Second, "every message handled", func() bool { return rec.count() >= n })
-	waitFor(t, 10*time.Second, "offsets committed to the end", func() bool {
+	testenv.Eventually(t, 30*time.Second, "every message handled", func() bool { return rec.count() >= n })
+	testenv.Eventually(t, 10*time.Second, "offsets committed to the end", func() bool {
 		return mapsEqual(committedOffsets(t, brokers, "g", topic, parts), endOffsets(t, brokers, topic, parts))
 	})
 	stopB()
@@ -340,7 +341,7 @@ func TestRunGroupCancelMidBatchRedelivers(t *testing.T) {
 
 	rec := newRecorder()
 	startGroup(t, fastGroup(t, brokers, "g", topic), rec.handle)
-	waitFor(t, 15*time.Second, "redelivery", func() bool { return rec.count() >= n })
+	testenv.Eventually(t, 15*time.Second, "redelivery", func() bool { return rec.count() >= n })
 	for _, m := range first {
 		if rec.seen[string(m.Value)] != 1 {
 			t.Errorf("abandoned message %s (offset %d) redelivered %d times, want 1", m.Value, m.Offset, rec.seen[string(m.Value)])
@@ -410,7 +411,7 @@ func TestRunGroupMarksRepeats(t *testing.T) {
 	}
 	stop := startGroup(t, cfg, handle)
 	count := func() int { mu.Lock(); defer mu.Unlock(); return len(got) }
-	waitFor(t, 15*time.Second, "25 messages", func() bool { return count() >= 25 })
+	testenv.Eventually(t, 15*time.Second, "25 messages", func() bool { return count() >= 25 })
 	stop()
 
 	mu.Lock()
@@ -438,7 +439,7 @@ func TestRunGroupMarksRepeats(t *testing.T) {
 	got, failed = nil, true
 	mu.Unlock()
 	startGroup(t, cfg, handle)
-	waitFor(t, 15*time.Second, "25 more messages", func() bool { return count() >= 25 })
+	testenv.Eventually(t, 15*time.Second, "25 more messages", func() bool { return count() >= 25 })
 	mu.Lock()
 	defer mu.Unlock()
 	for _, s := range got {

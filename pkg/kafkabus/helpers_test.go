@@ -72,18 +72,6 @@ func startGroup(t *testing.T, cfg kafkabus.GroupConfig, h kafkabus.BatchHandler)
 	return stop
 }
 
-// waitFor polls cond until it holds or the timeout passes.
-func waitFor(t *testing.T, timeout time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(timeout)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %v waiting for %s", timeout, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
 // publishN publishes n messages key=k<i%keys>, value=<i> in chunks.
 func publishN(t *testing.T, w *kafkabus.Writer, from, n, keys int) {
 	t.Helper()

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,7 +20,7 @@ func TestCampaignListTieBreak(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaignFixed(), 0)
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
 	cs := postgres.NewCampaignStore(pool)
 	for i := 0; i < 4; i++ {
 		if err := cs.CreateCampaign(ctx, &campaign.Campaign{MerchantID: s.merchant.ID, Name: "c", RewardType: campaign.RewardFixed, RewardValue: 1}); err != nil {
@@ -40,7 +41,7 @@ func TestCampaignListTieBreak(t *testing.T) {
 		got = append(got, c.ID)
 		campIDs = append(campIDs, c.ID)
 	}
-	if want := idsDesc(campIDs); !sameIDs(got, want) {
+	if want := idsDesc(campIDs); !slices.Equal(got, want) {
 		t.Errorf("campaigns = %v, want by id descending %v", got, want)
 	}
 }
@@ -50,8 +51,8 @@ func TestCampaignTenantScope(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	a := mustSeed(t, pool, campaignFixed(), 0)
-	b := mustSeed(t, pool, campaignFixed(), 0)
+	a := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
+	b := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
 	yes := true
 	if _, err := postgres.NewCampaignStore(pool).UpdateCampaign(ctx, b.merchant.ID, a.campaign.ID, campaign.Update{IsDefault: &yes}); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("UpdateCampaign of another merchant's campaign = %v, want not_found", err)

@@ -3,7 +3,9 @@ package postgres_test
 import (
 	"bytes"
 	"context"
+	"slices"
 	"sort"
+	"strconv"
 	"testing"
 	"time"
 
@@ -22,25 +24,13 @@ func idsDesc(ids []uuid.UUID) []uuid.UUID {
 	return out
 }
 
-func sameIDs(got, want []uuid.UUID) bool {
-	if len(got) != len(want) {
-		return false
-	}
-	for i := range got {
-		if got[i] != want[i] {
-			return false
-		}
-	}
-	return true
-}
-
 // TestMemberListTieBreak: members created at the same instant are listed
 // by id, descending, so pages never overlap or skip.
 func TestMemberListTieBreak(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaignFixed(), 7)
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 7)
 	same := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
 	if _, err := pool.Exec(ctx, `UPDATE members SET created_at = $2 WHERE merchant_id = $1`, s.merchant.ID, same); err != nil {
 		t.Fatal(err)
@@ -61,7 +51,7 @@ func TestMemberListTieBreak(t *testing.T) {
 			walked = append(walked, l.ID)
 		}
 	}
-	if want := idsDesc(memberIDs); !sameIDs(walked, want) {
+	if want := idsDesc(memberIDs); !slices.Equal(walked, want) {
 		t.Errorf("members = %v, want by id descending %v", walked, want)
 	}
 }
@@ -72,8 +62,8 @@ func TestMemberTenantScope(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	a := mustSeed(t, pool, campaignFixed(), 2)
-	b := mustSeed(t, pool, campaignFixed(), 1)
+	a := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 2)
+	b := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
 	ms := postgres.NewMemberStore(pool)
 
 	name := "Mallory"
@@ -101,12 +91,12 @@ func TestListMembersSearch(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaignFixed(), 0)
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
 	ms := postgres.NewMemberStore(pool)
 	names := []string{`Ana Souza`, `100% Real`, `snake_case`, `back\slash`}
 	byName := map[string]uuid.UUID{}
 	for i, n := range names {
-		m := &member.Member{MerchantID: s.merchant.ID, Email: "m" + itoa(i) + "@example.com", Name: n, CampaignID: s.campaign.ID}
+		m := &member.Member{MerchantID: s.merchant.ID, Email: "m" + strconv.Itoa(i) + "@example.com", Name: n, CampaignID: s.campaign.ID}
 		if err := ms.CreateMember(ctx, m, s.merchant.CodePrefix); err != nil {
 			t.Fatal(err)
 		}

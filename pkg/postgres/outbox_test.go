@@ -21,7 +21,7 @@ func TestOutboxSweepRelaysStranded(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaignFixed(), 1)
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
 	rec, err := outbox.NewRecord(s.merchant.ID, s.members[0].ID, "referral.created", map[string]string{"id": "x"}, time.Now().Add(-time.Minute))
 	if err != nil {
 		t.Fatal(err)

@@ -18,8 +18,8 @@ func TestReferralTenantScope(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	a := mustSeed(t, pool, campaignFixed(), 2)
-	b := mustSeed(t, pool, campaignFixed(), 1)
+	a := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 2)
+	b := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
 	rs := postgres.NewReferralReads(pool)
 	if _, err := rs.FindReferralByID(ctx, b.merchant.ID, uuid.New()); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("FindReferralByID of an unknown referral = %v, want not_found", err)

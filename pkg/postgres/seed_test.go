@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"strconv"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -10,7 +11,7 @@ import (
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 type seeded struct {
@@ -20,40 +21,19 @@ type seeded struct {
 	members  []*member.Member
 }
 
-// mustSeed creates a merchant, a fixed-reward or percentage campaign and n members.
+// mustSeed creates a merchant (testenv's default), the campaign c and n
+// members of it.
 func mustSeed(t *testing.T, pool *pgxpool.Pool, c campaign.Campaign, n int) seeded {
 	t.Helper()
-	ctx := context.Background()
-	box, _ := secretbox.FromBase64(secretbox.NewKey())
-	ms := postgres.NewMerchantStore(pool, box)
-	m := &merchant.Merchant{Name: "Loja Exemplo", StoreURL: "https://loja.example.com", DashboardEmail: "owner@loja.example.com"}
-	if err := ms.CreateMerchant(ctx, m, "pw"); err != nil {
-		t.Fatalf("CreateMerchant: %v", err)
-	}
-	c.MerchantID = m.ID
-	if err := postgres.NewCampaignStore(pool).CreateCampaign(ctx, &c); err != nil {
-		t.Fatalf("CreateCampaign: %v", err)
-	}
-	s := seeded{pool: pool, merchant: m, campaign: &c}
+	m := testenv.MustMerchant(t, pool, nil, merchant.Merchant{})
+	s := seeded{pool: pool, merchant: m, campaign: testenv.MustCampaign(t, pool, m.ID, c)}
 	store := postgres.NewMemberStore(pool)
 	for i := 0; i < n; i++ {
-		mem := &member.Member{MerchantID: m.ID, Email: "member" + itoa(i) + "@example.com", Name: "Ana Souza", CampaignID: c.ID}
-		if err := store.CreateMember(ctx, mem, m.CodePrefix); err != nil {
+		mem := &member.Member{MerchantID: m.ID, Email: "member" + strconv.Itoa(i) + "@example.com", Name: "Ana Souza", CampaignID: s.campaign.ID}
+		if err := store.CreateMember(context.Background(), mem, m.CodePrefix); err != nil {
 			t.Fatalf("CreateMember: %v", err)
 		}
 		s.members = append(s.members, mem)
 	}
 	return s
-}
-
-func itoa(i int) string {
-	const digits = "0123456789"
-	if i < 10 {
-		return digits[i : i+1]
-	}
-	return itoa(i/10) + digits[i%10:i%10+1]
-}
-
-func campaignFixed() campaign.Campaign {
-	return campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 500, WarrantyDays: 7, IsActive: true}
 }

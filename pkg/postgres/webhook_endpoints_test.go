@@ -30,15 +30,10 @@ type webhookEnv struct {
 func mustWebhookEnv(t *testing.T) *webhookEnv {
 	t.Helper()
 	pool := testenv.MustPool(t)
-	s := mustSeed(t, pool, campaignFixed(), 1)
-	box, err := secretbox.FromBase64(secretbox.NewKey())
-	if err != nil {
-		t.Fatal(err)
-	}
-	other := &merchant.Merchant{Name: "Outra Loja", StoreURL: "https://outra.example.com", DashboardEmail: "o@example.com"}
-	if err := postgres.NewMerchantStore(pool, box).CreateMerchant(context.Background(), other, "pw"); err != nil {
-		t.Fatalf("CreateMerchant: %v", err)
-	}
+	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
+	box := testenv.MustBox(t)
+	other := testenv.MustMerchant(t, pool, box,
+		merchant.Merchant{Name: "Outra Loja", StoreURL: "https://outra.example.com", DashboardEmail: "o@example.com"})
 	return &webhookEnv{pool: pool, box: box, store: postgres.NewWebhookStore(pool, box),
 		a: s.merchant.ID, b: other.ID, member: s.members[0].ID}
 }
@@ -142,7 +137,7 @@ func TestWebhookSecretIsSealedAtRest(t *testing.T) {
 	if got, err := env.box.Open(current); err != nil || got != rotated.Secret {
 		t.Errorf("secret_sealed opens to %q, %v; want the current secret", got, err)
 	}
-	other, _ := secretbox.FromBase64(secretbox.NewKey())
+	other := testenv.MustBox(t)
 	if _, err := postgres.NewWebhookStore(env.pool, other).FindWebhook(ctx, env.a, ep.ID); err == nil {
 		t.Error("a store with another SECRETS_KEY opened the secret")
 	}

@@ -19,7 +19,7 @@ type Style int
 const (
 	// Admin codes are lowercase (admin, webhook management, ingest).
 	Admin Style = iota
-	// Member codes are uppercase (member-facing and creator operations).
+	// Member codes are uppercase (the member-facing operations).
 	Member
 )
 

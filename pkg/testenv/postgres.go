@@ -1,6 +1,9 @@
 // Package testenv gives tests the real parts: a PostgreSQL database cloned
 // from a migrated template, a Redis client, and an embedded Kafka broker
-// over TCP. Nothing here is a fake.
+// over TCP. Nothing here is a fake. It also holds what every package's
+// tests start from, so no package keeps its own copy: a merchant row with
+// its settings (seed.go), a tenant with an API key, a campaign, and
+// Eventually for conditions reached asynchronously.
 package testenv
 
 import (

@@ -1,0 +1,243 @@
+package httpapi
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/redemption"
+	"github.com/convida/convida/pkg/respond"
+)
+
+// RedemptionFinder reads redemptions.
+type RedemptionFinder interface {
+	FindRedemption(ctx context.Context, merchantID, id uuid.UUID) (*redemption.Redemption, error)
+}
+
+// registerRedemptions adds the two redeem operations: the admin one by
+// member id, the member-facing one by email.
+func (s *Server) registerRedemptions(mf, admin *mux.Router) {
+	admin.HandleFunc(v1+"/members/{id}/redeem", s.redeemAdmin).Methods(http.MethodPost)
+	mf.HandleFunc(v1+"/wallet/redeem", s.redeemMember).Methods(http.MethodPost)
+}
+
+// redeemRequest is a redemption as both interfaces ask for it.
+type redeemRequest struct {
+	member         *member.Member
+	amount         int64 // 0 = all available
+	typ            string
+	subscriptionID string
+}
+
+// redeemResult is what a redemption came to.
+type redeemResult struct {
+	redemption *redemption.Redemption
+	pending    bool // still pending after the timeout: 202
+}
+
+// redeem runs a redemption (decision 19): the ledger debits and creates it
+// pending, the dispatcher carries it out, and this waits up to the timeout
+// for the result. A refused redemption (the platform said no; the money is
+// back) is apperr.RedemptionFailed.
+func (s *Server) redeem(r *http.Request, req redeemRequest) (redeemResult, error) {
+	ctx := r.Context()
+	mer := merchantOf(r)
+	deadline := time.Now().Add(s.actionTimeout())
+	redemptionID := uuid.New()
+	if k := strings.TrimSpace(r.Header.Get("Idempotency-Key")); k != "" {
+		redemptionID = uuid.NewSHA1(redeemNamespace, []byte(mer.ID.String()+"\x00"+k))
+	}
+	cmd := ledger.Command{ID: "redeem:" + redemptionID.String(), Type: ledger.CmdRedeem, MerchantID: mer.ID,
+		MemberID: req.member.ID, IssuedAt: s.cfg.Now(), Redeem: &ledger.Redeem{RedemptionID: redemptionID,
+			Amount: req.amount, Type: req.typ, SubscriptionID: req.subscriptionID}}
+	if _, found, err := s.run(ctx, cmd, time.Until(deadline)); err != nil {
+		return redeemResult{}, err
+	} else if !found {
+		return redeemResult{}, apperr.Errorf(apperr.Unavailable, "the ledger did not answer in time; retry with the same Idempotency-Key")
+	}
+	_, _, err := s.cfg.Actions.Waiter.Wait(ctx, mer.ID, ledger.ResultCommandID(redemptionID), time.Until(deadline), nil)
+	if err != nil {
+		return redeemResult{}, err
+	}
+	red, err := s.cfg.Actions.Redemptions.FindRedemption(ctx, mer.ID, redemptionID)
+	if err != nil {
+		return redeemResult{}, err
+	}
+	if red.MemberID != req.member.ID {
+		// An Idempotency-Key reused for another member's redemption.
+		return redeemResult{}, apperr.Errorf(apperr.IdempotencyReused, "this Idempotency-Key was used for another redemption")
+	}
+	if red.Status == redemption.StatusFailed {
+		return redeemResult{redemption: red}, apperr.Errorf(apperr.RedemptionFailed,
+			"the platform refused the redemption %s; the amount was returned to the balance: %s",
+			ids.Format(ids.Redemption, red.ID), red.FailureReason)
+	}
+	return redeemResult{redemption: red, pending: red.Status == redemption.StatusPending}, nil
+}
+
+// redeemNamespace derives redemption ids from idempotency keys.
+var redeemNamespace = uuid.MustParse("6f1d3b8e-4c1a-4f0e-9a43-5a3c2b1d0e9f")
+
+// AdminRedeemRequest is the body of POST /members/{id}/redeem.
+type AdminRedeemRequest struct {
+	Amount         Int    `json:"amount"`
+	Type           string `json:"type"`
+	SubscriptionID string `json:"subscription_id"`
+}
+
+func (s *Server) redeemAdmin(w http.ResponseWriter, r *http.Request) {
+	var body AdminRedeemRequest
+	if err := decode(w, r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	req, err := redeemFields(body.Amount, false, body.Type, body.SubscriptionID, "type", "subscription_id")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if req.member, err = s.memberByPath(r); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	res, err := s.redeem(r, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	status := http.StatusOK
+	if res.pending {
+		status = http.StatusAccepted
+	}
+	respond.JSON(w, status, Data[redemption.View]{Data: res.redemption.AdminView()})
+}
+
+// redeemFields validates the common fields: amount (required and ≥ 1 when
+// amountRequired, else absent or null means all available), the type in
+// any vocabulary, and the subscription id a subscription discount needs.
+func redeemFields(amount Int, amountRequired bool, typ, subscriptionID, typeField, subField string) (redeemRequest, error) {
+	var req redeemRequest
+	switch {
+	case amountRequired && (!amount.Set || amount.Null):
+		return req, apperr.Errorf(apperr.Invalid, "amount: is required (integer cents)")
+	case amount.Set && !amount.Null && amount.Value < 1:
+		return req, apperr.Errorf(apperr.Invalid, "amount: must be a positive integer of cents")
+	}
+	req.amount = amount.Value
+	var ok bool
+	if req.typ, ok = redemption.TypeOf(strings.TrimSpace(typ)); !ok {
+		if typeField == "type" {
+			return req, apperr.Errorf(apperr.Invalid, "type: must be subscription_discount or store_credit")
+		}
+		return req, apperr.Errorf(apperr.Invalid, "destination: must be billing_subscription or store_coupon")
+	}
+	req.subscriptionID = strings.TrimSpace(subscriptionID)
+	if req.typ == redemption.TypeSubscriptionDiscount && req.subscriptionID == "" {
+		return req, apperr.Errorf(apperr.Invalid, "%s: is required for a subscription discount", subField)
+	}
+	if len(req.subscriptionID) > 255 {
+		return req, apperr.Errorf(apperr.Invalid, "%s: at most 255 characters", subField)
+	}
+	return req, nil
+}
+
+// MemberRedeemRequest is the body of POST /wallet/redeem.
+type MemberRedeemRequest struct {
+	Email          string `json:"email"`
+	Amount         Int    `json:"amount"`
+	Destination    string `json:"destination"`
+	SubscriptionID string `json:"subscriptionId"`
+}
+
+// MemberRedeemResponse is the answer of POST /wallet/redeem.
+type MemberRedeemResponse struct {
+	Success bool `json:"success"`
+	Data    struct {
+		MemberID       string       `json:"memberId"`
+		AmountRedeemed int64        `json:"amountRedeemed"`
+		Destination    string       `json:"destination"`
+		NewBalance     PublicWallet `json:"newBalance"`
+		Integration    *Integration `json:"integration"`
+	} `json:"data"`
+}
+
+// Integration is what the platform did: a Guru discount or a Yampi coupon.
+type Integration struct {
+	Provider       string  `json:"provider"`
+	SubscriptionID *string `json:"subscriptionId,omitempty"`
+	AppliedCycles  *int    `json:"appliedCycles,omitempty"`
+	CouponCode     *string `json:"couponCode,omitempty"`
+	ExpiresAt      *string `json:"expiresAt,omitempty"`
+}
+
+func integrationOf(red *redemption.Redemption) *Integration {
+	if red.Status != redemption.StatusCompleted {
+		return nil
+	}
+	in := &Integration{Provider: redemption.Provider(red.Type)}
+	if red.Type == redemption.TypeSubscriptionDiscount {
+		in.SubscriptionID, in.AppliedCycles = ptr(red.SubscriptionID), ptr(max(red.Result.AppliedCycles, 1))
+	} else {
+		in.CouponCode = ptr(red.Result.CouponCode)
+		in.ExpiresAt = jsontime.Ptr(red.Result.ExpiresAt)
+	}
+	return in
+}
+
+func (s *Server) redeemMember(w http.ResponseWriter, r *http.Request) {
+	var body MemberRedeemRequest
+	if err := decode(w, r, &body); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	body.Email = strings.TrimSpace(body.Email)
+	if body.Email == "" || !member.ValidEmail(body.Email) {
+		s.fail(w, r, apperr.Errorf(apperr.Invalid, "email: a valid email address is required"))
+		return
+	}
+	req, err := redeemFields(body.Amount, true, body.Destination, body.SubscriptionID, "destination", "subscriptionId")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	m, err := s.cfg.Members.FindMemberByEmailOrExternalID(r.Context(), merchantOf(r).ID, body.Email, "")
+	if apperr.Is(err, apperr.NotFound) {
+		err = apperr.Errorf(apperr.MemberNotFound, "member not found")
+	}
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	req.member = m
+	res, err := s.redeem(r, req)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	wallet, err := s.cfg.Wallets.FindWallet(r.Context(), m.MerchantID, m.ID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var out MemberRedeemResponse
+	out.Success = true
+	out.Data.MemberID = m.ID.String()
+	out.Data.AmountRedeemed = res.redemption.Amount
+	out.Data.Destination = redemption.Destination(res.redemption.Type)
+	out.Data.NewBalance = publicWallet(wallet)
+	out.Data.Integration = integrationOf(res.redemption)
+	status := http.StatusOK
+	if res.pending {
+		status = http.StatusAccepted
+	}
+	respond.JSON(w, status, out)
+}
