@@ -14,6 +14,7 @@ import (
 
 	"github.com/convida/convida/pkg/dispatch"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/topic"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -36,7 +37,7 @@ func TestOperatorLogLines(t *testing.T) {
 	first, second := f.event(t), f.event(t)
 	f.handle(t, first)
 	f.handle(t, second)
-	eventually(t, "the endpoint disabled", func() bool { return logs.FilterMessage("webhook endpoint disabled").Len() == 1 })
+	testenv.Eventually(t, 10*time.Second, "the endpoint disabled", func() bool { return logs.FilterMessage("webhook endpoint disabled").Len() == 1 })
 
 	webhookID := ids.Format(ids.Webhook, f.endpoint.ID)
 	eventOf := func(m map[string]string) string {

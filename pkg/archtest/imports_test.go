@@ -1,0 +1,245 @@
+// Package archtest keeps the picture of docs/architecture.md true: it reads
+// `go list` and the import blocks of every Go file and fails when a package
+// imports across the layers the wrong way, or when imports are not in
+// goimports -local order.
+package archtest
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strconv"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/convida/convida"
+
+// The layers of pkg/. Every package under pkg/ must be in exactly one, so a
+// new package is placed on purpose.
+var (
+	// leaves import nothing of ours but other leaves.
+	leaves = []string{"apperr", "money", "ids", "jsontime", "event", "retry", "batch", "secretbox", "respond", "openapi"}
+	// domain packages hold the rules.
+	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
+		"outbox", "creator", "fraud"}
+	// adapters talk to a dependency.
+	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker"}
+	// contracts bind domain types to an adapter's wire (topic names and
+	// codecs over kafkabus); test support builds real parts for tests.
+	contracts   = []string{"topic"}
+	testSupport = []string{"testenv", "archtest", "e2e", "readme", "openapi/openapitest"}
+	// edges receive the outside world.
+	edges = []string{"httpapi", "ingest", "dispatch", "scheduler", "dashboard"}
+	// wiring builds and runs the roles; only cmd/ may import it.
+	wiring = []string{"program"}
+)
+
+// forbiddenInCore are the dependencies the domain and the leaves never see.
+var forbiddenInCore = []string{
+	"github.com/jackc/pgx",
+	"github.com/segmentio/kafka-go",
+	"github.com/redis/go-redis",
+	"github.com/gorilla/mux",
+}
+
+type listed struct {
+	ImportPath                string
+	Dir                       string
+	Imports                   []string // direct, non-test
+	Deps                      []string // transitive, non-test
+	GoFiles                   []string
+	TestGoFiles, XTestGoFiles []string
+}
+
+func goList(t *testing.T) []listed {
+	t.Helper()
+	root := moduleRoot(t)
+	cmd := exec.Command("go", "list", "-deps=false", "-json", "./...")
+	cmd.Dir = root
+	var out, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.String())
+	}
+	var pkgs []listed
+	dec := json.NewDecoder(&out)
+	for dec.More() {
+		var p listed
+		if err := dec.Decode(&p); err != nil {
+			t.Fatalf("go list output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+func moduleRoot(t *testing.T) string {
+	t.Helper()
+	dir, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			t.Fatal("no go.mod above the test")
+		}
+		dir = parent
+	}
+}
+
+// layerOf names the layer of one of our import paths ("" for cmd/ and
+// outside packages).
+func layerOf(path string) string {
+	rel, ok := strings.CutPrefix(path, module+"/pkg/")
+	if !ok {
+		return ""
+	}
+	for _, l := range []struct {
+		name string
+		pkgs []string
+	}{{"leaf", leaves}, {"domain", domain}, {"adapter", adapters}, {"contract", contracts},
+		{"test support", testSupport}, {"edge", edges}, {"wiring", wiring}} {
+		if slices.Contains(l.pkgs, rel) {
+			return l.name
+		}
+	}
+	return "unplaced"
+}
+
+func short(path string) string { return strings.TrimPrefix(path, module+"/") }
+
+// TestImportRules enforces the direction of imports (docs/architecture.md,
+// "Layers"): domain and leaves import no driver, adapter, edge or wiring;
+// adapters import no edge, no wiring and no other adapter; edges do not
+// import the wiring; only cmd/ imports program.
+func TestImportRules(t *testing.T) {
+	var violations []string
+	bad := func(format string, args ...any) { violations = append(violations, fmt.Sprintf(format, args...)) }
+	for _, p := range goList(t) {
+		layer := layerOf(p.ImportPath)
+		if layer == "unplaced" {
+			bad("%s is in no layer: add it to a list in pkg/archtest/imports_test.go and to docs/architecture.md", short(p.ImportPath))
+			continue
+		}
+		for _, dep := range p.Deps {
+			depLayer := layerOf(dep)
+			switch layer {
+			case "leaf", "domain":
+				for _, f := range forbiddenInCore {
+					if strings.HasPrefix(dep, f) {
+						bad("%s (%s) depends on %s: the domain never sees a driver; declare an interface and implement it in an adapter", short(p.ImportPath), layer, dep)
+					}
+				}
+				if depLayer == "adapter" || depLayer == "contract" || depLayer == "edge" || depLayer == "wiring" {
+					bad("%s (%s) depends on %s (%s): the domain imports no adapter, edge or wiring", short(p.ImportPath), layer, short(dep), depLayer)
+				}
+				if layer == "leaf" && depLayer == "domain" {
+					bad("%s (leaf) depends on %s (domain): a leaf imports only other leaves", short(p.ImportPath), short(dep))
+				}
+			case "adapter", "contract":
+				if depLayer == "edge" || depLayer == "wiring" {
+					bad("%s (%s) depends on %s (%s): an adapter imports no edge; move the type it needs down to the domain", short(p.ImportPath), layer, short(dep), depLayer)
+				}
+			case "test support":
+				if depLayer == "edge" || depLayer == "wiring" {
+					if !strings.HasSuffix(p.ImportPath, "/e2e") {
+						bad("%s (test support) depends on %s (%s)", short(p.ImportPath), short(dep), depLayer)
+					}
+				}
+			case "edge":
+				if depLayer == "wiring" {
+					bad("%s (edge) depends on %s: only cmd/ imports program", short(p.ImportPath), short(dep))
+				}
+			}
+		}
+		if layer == "adapter" {
+			for _, imp := range p.Imports {
+				if layerOf(imp) == "adapter" {
+					bad("%s (adapter) imports %s (adapter): adapters do not import each other", short(p.ImportPath), short(imp))
+				}
+			}
+		}
+		if !strings.HasPrefix(p.ImportPath, module+"/cmd/") && layer != "wiring" {
+			for _, imp := range p.Imports {
+				if layerOf(imp) == "wiring" {
+					bad("%s imports %s: only cmd/ imports program", short(p.ImportPath), short(imp))
+				}
+			}
+		}
+	}
+	sort.Strings(violations)
+	for _, v := range slices.Compact(violations) {
+		t.Error(v)
+	}
+}
+
+// TestImportOrder checks every Go file's imports are grouped as
+// `goimports -local github.com/convida/convida` writes them: the standard
+// library, then third-party modules, then this module, each group apart.
+func TestImportOrder(t *testing.T) {
+	fset := token.NewFileSet()
+	for _, p := range goList(t) {
+		files := slices.Concat(p.GoFiles, p.TestGoFiles, p.XTestGoFiles)
+		for _, name := range files {
+			path := filepath.Join(p.Dir, name)
+			f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+			if err != nil {
+				t.Errorf("%s: %v", path, err)
+				continue
+			}
+			if msg := checkGroups(fset, f.Imports); msg != "" {
+				rel, _ := filepath.Rel(moduleRoot(t), path)
+				t.Errorf("%s: %s (run goimports -local %s -w %s)", rel, msg, module, rel)
+			}
+		}
+	}
+}
+
+// importClass orders the groups: 0 standard library, 1 third party, 2 ours.
+func importClass(path string) int {
+	switch {
+	case path == module || strings.HasPrefix(path, module+"/"):
+		return 2
+	case strings.Contains(strings.SplitN(path, "/", 2)[0], "."):
+		return 1
+	default:
+		return 0
+	}
+}
+
+// checkGroups reports how specs break the grouping, or "" when they keep it:
+// a blank line separates groups, a group holds one class, and classes
+// come in order, each in one group.
+func checkGroups(fset *token.FileSet, specs []*ast.ImportSpec) string {
+	lastLine, lastClass, groupClass := 0, -1, -1
+	for i, s := range specs {
+		path, _ := strconv.Unquote(s.Path.Value)
+		class := importClass(path)
+		line := fset.Position(s.Pos()).Line
+		newGroup := i == 0 || line > lastLine+1
+		switch {
+		case newGroup && class <= lastClass:
+			return fmt.Sprintf("%s starts a new group after the group it belongs to", path)
+		case !newGroup && class != groupClass:
+			return fmt.Sprintf("%s shares a group with imports of another kind (standard, third-party, %s)", path, module)
+		}
+		if newGroup {
+			groupClass = class
+		}
+		lastLine, lastClass = fset.Position(s.End()).Line, class
+	}
+	return ""
+}
