@@ -1,12 +1,12 @@
 // Package webhook is the outbound side of Convida (webhooks.md): the
-// endpoints merchants register,
-// the delivery log, the retry jobs the dispatcher works through, and the
-// mechanics of one attempt (signing, the dial-time address check, the
-// response classification, the retry schedule).
+// endpoints merchants register and their rules, the delivery log, the retry
+// jobs the dispatcher works through, and the mechanics of one attempt
+// (signing, the dial-time address check, the response classification, the
+// retry schedule).
 //
-// Storage lives in pkg/postgres (webhook_store.go), the management API in
-// pkg/httpapi (webhooks.go) and the delivery engine in pkg/dispatch; the event
-// types are named in pkg/event.
+// Storage lives in pkg/postgres (webhook_endpoints.go, webhook_attempts.go,
+// webhook_jobs.go), the management API in pkg/httpapi (webhooks.go) and the
+// delivery engine in pkg/dispatch; the event types are named in pkg/event.
 package webhook
 
 import (
