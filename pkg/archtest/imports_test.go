@@ -45,9 +45,9 @@ var (
 
 // forbiddenInCore are the dependencies the domain and the leaves never see.
 var forbiddenInCore = []string{
-	"github.com/jackc/pgx",
+	"github.com/jackc/pgx/v5",
 	"github.com/segmentio/kafka-go",
-	"github.com/redis/go-redis",
+	"github.com/redis/go-redis/v9",
 	"github.com/gorilla/mux",
 }
 
@@ -139,8 +139,8 @@ func TestImportRules(t *testing.T) {
 			switch layer {
 			case "leaf", "domain":
 				for _, f := range forbiddenInCore {
-					if strings.HasPrefix(dep, f) {
-						bad("%s (%s) depends on %s: the domain never sees a driver; declare an interface and implement it in an adapter", short(p.ImportPath), layer, dep)
+					if dep == f || strings.HasPrefix(dep, f+"/") {
+						bad("%s (%s) depends on %s: the domain never sees a driver; declare an interface and implement it in an adapter", short(p.ImportPath), layer, f)
 					}
 				}
 				if depLayer == "adapter" || depLayer == "contract" || depLayer == "edge" || depLayer == "wiring" {
