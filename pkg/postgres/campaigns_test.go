@@ -2,7 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"slices"
 	"testing"
 	"time"
 
@@ -11,24 +10,22 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestCampaignListTieBreak: campaigns created at the same instant are
 // listed by id, descending, so pages never overlap or skip.
 func TestCampaignListTieBreak(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
-	cs := postgres.NewCampaignStore(pool)
+	s := mustTenants(t, 0)[0]
+	cs := postgres.NewCampaignStore(s.pool)
 	for i := 0; i < 4; i++ {
 		if err := cs.CreateCampaign(ctx, &campaign.Campaign{MerchantID: s.merchant.ID, Name: "c", RewardType: campaign.RewardFixed, RewardValue: 1}); err != nil {
 			t.Fatal(err)
 		}
 	}
 	same := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	if _, err := pool.Exec(ctx, `UPDATE campaigns SET created_at = $2 WHERE merchant_id = $1`, s.merchant.ID, same); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE campaigns SET created_at = $2 WHERE merchant_id = $1`, s.merchant.ID, same); err != nil {
 		t.Fatal(err)
 	}
 
@@ -41,20 +38,16 @@ func TestCampaignListTieBreak(t *testing.T) {
 		got = append(got, c.ID)
 		campIDs = append(campIDs, c.ID)
 	}
-	if want := idsDesc(campIDs); !slices.Equal(got, want) {
-		t.Errorf("campaigns = %v, want by id descending %v", got, want)
-	}
+	wantIDsDesc(t, "campaigns", got, campIDs)
 }
 
 // TestCampaignTenantScope: one merchant cannot update another's campaign.
 func TestCampaignTenantScope(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	a := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
-	b := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
+	a, b := mustTwoTenants(t, 0, 0)
 	yes := true
-	if _, err := postgres.NewCampaignStore(pool).UpdateCampaign(ctx, b.merchant.ID, a.campaign.ID, campaign.Update{IsDefault: &yes}); !apperr.Is(err, apperr.NotFound) {
+	if _, err := postgres.NewCampaignStore(a.pool).UpdateCampaign(ctx, b.merchant.ID, a.campaign.ID, campaign.Update{IsDefault: &yes}); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("UpdateCampaign of another merchant's campaign = %v, want not_found", err)
 	}
 }

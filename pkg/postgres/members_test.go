@@ -14,29 +14,31 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/testenv"
 )
 
-// idsDesc returns ids sorted the way PostgreSQL orders uuid DESC.
-func idsDesc(ids []uuid.UUID) []uuid.UUID {
-	out := append([]uuid.UUID(nil), ids...)
-	sort.Slice(out, func(i, j int) bool { return bytes.Compare(out[i][:], out[j][:]) > 0 })
-	return out
+// wantIDsDesc checks that listed holds the created ids in the order
+// PostgreSQL gives uuid DESC: the tie-break of every list.
+func wantIDsDesc(t *testing.T, what string, listed, created []uuid.UUID) {
+	t.Helper()
+	want := append([]uuid.UUID(nil), created...)
+	sort.Slice(want, func(i, j int) bool { return bytes.Compare(want[i][:], want[j][:]) > 0 })
+	if !slices.Equal(listed, want) {
+		t.Errorf("%s = %v, want by id descending %v", what, listed, want)
+	}
 }
 
 // TestMemberListTieBreak: members created at the same instant are listed
 // by id, descending, so pages never overlap or skip.
 func TestMemberListTieBreak(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 7)
+	s := mustTenants(t, 7)[0]
 	same := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	if _, err := pool.Exec(ctx, `UPDATE members SET created_at = $2 WHERE merchant_id = $1`, s.merchant.ID, same); err != nil {
+	if _, err := s.pool.Exec(ctx, `UPDATE members SET created_at = $2 WHERE merchant_id = $1`, s.merchant.ID, same); err != nil {
 		t.Fatal(err)
 	}
 
-	ms := postgres.NewMemberStore(pool)
+	ms := postgres.NewMemberStore(s.pool)
 	var memberIDs []uuid.UUID
 	for _, m := range s.members {
 		memberIDs = append(memberIDs, m.ID)
@@ -51,20 +53,16 @@ func TestMemberListTieBreak(t *testing.T) {
 			walked = append(walked, l.ID)
 		}
 	}
-	if want := idsDesc(memberIDs); !slices.Equal(walked, want) {
-		t.Errorf("members = %v, want by id descending %v", walked, want)
-	}
+	wantIDsDesc(t, "members", walked, memberIDs)
 }
 
 // TestMemberTenantScope: the member methods of one merchant miss the rows
 // of another.
 func TestMemberTenantScope(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	a := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 2)
-	b := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
-	ms := postgres.NewMemberStore(pool)
+	a, b := mustTwoTenants(t, 2, 1)
+	ms := postgres.NewMemberStore(a.pool)
 
 	name := "Mallory"
 	if _, err := ms.UpdateMember(ctx, b.merchant.ID, a.members[0].ID, member.Update{Name: &name}); !apperr.Is(err, apperr.NotFound) {
@@ -89,10 +87,9 @@ func TestMemberTenantScope(t *testing.T) {
 // LIKE wildcards and escape character are literal.
 func TestListMembersSearch(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 0)
-	ms := postgres.NewMemberStore(pool)
+	s := mustTenants(t, 0)[0]
+	ms := postgres.NewMemberStore(s.pool)
 	names := []string{`Ana Souza`, `100% Real`, `snake_case`, `back\slash`}
 	byName := map[string]uuid.UUID{}
 	for i, n := range names {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
-	"github.com/convida/convida/pkg/testenv"
 )
 
 type recordingPublisher struct{ got []outbox.Record }
@@ -19,23 +18,22 @@ func (p *recordingPublisher) PublishEvents(_ context.Context, recs []outbox.Reco
 
 func TestOutboxSweepRelaysStranded(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
+	s := mustTenants(t, 1)[0]
 	rec, err := outbox.NewRecord(s.merchant.ID, s.members[0].ID, "referral.created", map[string]string{"id": "x"}, time.Now().Add(-time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}
 	fresh, _ := outbox.NewRecord(s.merchant.ID, s.members[0].ID, "referral.created", map[string]string{"id": "y"}, time.Now())
 	for _, r := range []outbox.Record{rec, fresh} {
-		if _, err := pool.Exec(ctx, `WITH o AS (INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
+		if _, err := s.pool.Exec(ctx, `WITH o AS (INSERT INTO outbox (merchant_id, event_id, member_id, type, payload, created_at)
 VALUES ($1, $2, $3, $4, $5, $6) RETURNING merchant_id, event_id, created_at)
 INSERT INTO outbox_pending SELECT * FROM o`, r.MerchantID, r.EventID, r.MemberID, r.Type, string(r.Payload), r.CreatedAt); err != nil {
 			t.Fatal(err)
 		}
 	}
 	pub := &recordingPublisher{}
-	relay := outbox.NewRelay(postgres.NewOutboxStore(pool), pub)
+	relay := outbox.NewRelay(postgres.NewOutboxStore(s.pool), pub)
 	n, err := relay.Sweep(ctx, time.Now(), 30*time.Second, 100)
 	if err != nil || n != 1 || len(pub.got) != 1 || pub.got[0].EventID != rec.EventID {
 		t.Fatalf("Sweep = %d, %v, published %d; want only the stranded record", n, err, len(pub.got))
@@ -44,7 +42,7 @@ INSERT INTO outbox_pending SELECT * FROM o`, r.MerchantID, r.EventID, r.MemberID
 		t.Errorf("payload changed: %s != %s", pub.got[0].Payload, rec.Payload)
 	}
 	var pending bool
-	_ = pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox_pending WHERE event_id = $1)`, rec.EventID).Scan(&pending)
+	_ = s.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM outbox_pending WHERE event_id = $1)`, rec.EventID).Scan(&pending)
 	if pending {
 		t.Error("stranded record not marked relayed")
 	}

@@ -9,18 +9,15 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/referral"
-	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestReferralTenantScope: the referral reads of one merchant miss the
 // rows of another.
 func TestReferralTenantScope(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	a := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 2)
-	b := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
-	rs := postgres.NewReferralReads(pool)
+	a, b := mustTwoTenants(t, 2, 1)
+	rs := postgres.NewReferralReads(a.pool)
 	if _, err := rs.FindReferralByID(ctx, b.merchant.ID, uuid.New()); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("FindReferralByID of an unknown referral = %v, want not_found", err)
 	}

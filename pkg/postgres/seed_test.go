@@ -21,6 +21,26 @@ type seeded struct {
 	members  []*member.Member
 }
 
+// mustTenants creates, on one fresh database, a merchant per count, each
+// with testenv's fixed campaign and that many members.
+func mustTenants(t *testing.T, counts ...int) []seeded {
+	t.Helper()
+	pool := testenv.MustPool(t)
+	out := make([]seeded, len(counts))
+	for i, n := range counts {
+		out[i] = mustSeed(t, pool, testenv.FixedCampaign(500, 7), n)
+	}
+	return out
+}
+
+// mustTwoTenants returns two merchants on one database, with na and nb
+// members: the setting of every tenant-isolation test.
+func mustTwoTenants(t *testing.T, na, nb int) (seeded, seeded) {
+	t.Helper()
+	ts := mustTenants(t, na, nb)
+	return ts[0], ts[1]
+}
+
 // mustSeed creates a merchant (testenv's default), the campaign c and n
 // members of it.
 func mustSeed(t *testing.T, pool *pgxpool.Pool, c campaign.Campaign, n int) seeded {

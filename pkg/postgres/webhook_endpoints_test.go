@@ -29,8 +29,8 @@ type webhookEnv struct {
 
 func mustWebhookEnv(t *testing.T) *webhookEnv {
 	t.Helper()
-	pool := testenv.MustPool(t)
-	s := mustSeed(t, pool, testenv.FixedCampaign(500, 7), 1)
+	s := mustTenants(t, 1)[0]
+	pool := s.pool
 	box := testenv.MustBox(t)
 	other := testenv.MustMerchant(t, pool, box,
 		merchant.Merchant{Name: "Outra Loja", StoreURL: "https://outra.example.com", DashboardEmail: "o@example.com"})
