@@ -35,8 +35,11 @@ type Service struct {
 	limiter    Limiter
 	rateLimit  int
 	log        *zap.Logger
-	now        func() time.Time
-	metrics    *Metrics
+	// lines writes the outcome lines through check, so it reports the
+	// caller of check rather than check itself.
+	lines   *zap.Logger
+	now     func() time.Time
+	metrics *Metrics
 }
 
 // Config wires a Service.
@@ -65,12 +68,15 @@ func New(cfg Config) *Service {
 	if cfg.CacheTTL == 0 {
 		cfg.CacheTTL = 5 * time.Second
 	}
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
 	return &Service{
 		merchants:  newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
 		coupons:    newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now),
 		deliveries: cfg.Deliveries, dedupe: cfg.Dedupe, publisher: cfg.Publisher,
 		limiter: cfg.Limiter, rateLimit: cfg.RateLimit,
-		log: cfg.Log, now: cfg.Now, metrics: cfg.Metrics,
+		log: cfg.Log, lines: cfg.Log.WithOptions(zap.AddCallerSkip(1)), now: cfg.Now, metrics: cfg.Metrics,
 	}
 }
 
@@ -260,10 +266,7 @@ var outcomeMessages = map[string]string{
 // check returns the entry of an info line of an outcome, nil when info is
 // off: the fields are built only for a line that is written.
 func (s *Service) check(msg string) *zapcore.CheckedEntry {
-	if s.log == nil {
-		return nil
-	}
-	return s.log.Check(zapcore.InfoLevel, msg)
+	return s.lines.Check(zapcore.InfoLevel, msg)
 }
 
 func (s *Service) unavailable(w http.ResponseWriter, d *inbound.Delivery, err error) {
