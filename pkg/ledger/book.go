@@ -250,8 +250,17 @@ func (b *Book) wallet(merchantID, memberID uuid.UUID) *Wallet {
 }
 
 // move applies signed deltas to the member's wallet, appends the entry,
-// emits wallet.credited or wallet.debited for credits and debits (and for
-// returnedMoney, a cancelled debit), and returns the entry's id.
+// emits its wallet event and returns the entry's id.
+//
+// Every balance change of a member has one event (docs/webhooks.md), so
+// that a merchant can mirror the wallet from events alone. The event
+// follows from the deltas, not from the entry type, so that no new move can
+// forget it: money that enters the wallet (pending + available grows: a
+// credit, a failed redemption's money returned) is wallet.credited, money
+// that leaves it (a cancelled or reversed credit, a redemption's debit) is
+// wallet.debited, each with the entry's amount, reference and balance
+// after. A release moves money inside the wallet (pending → available):
+// its event is the referral's, referral.approved (see transition).
 func (b *Book) move(cmd Command, e Entry, d walletDelta) uuid.UUID {
 	w := b.wallet(cmd.MerchantID, cmd.MemberID)
 	w.Pending += d.pending
@@ -269,14 +278,7 @@ func (b *Book) move(cmd Command, e Entry, d walletDelta) uuid.UUID {
 	e.PendingAfter, e.AvailableAfter = w.Pending, w.Available
 	e.CreatedAt = w.UpdatedAt
 	b.Entries = append(b.Entries, e)
-	typ := ""
-	switch {
-	case e.Type == EntryCredit || d.returnedMoney:
-		typ = event.WalletCredited
-	case e.Type == EntryDebit:
-		typ = event.WalletDebited
-	}
-	if typ != "" {
+	if typ := walletEvent(d); typ != "" {
 		b.emit(cmd, typ, WalletEventData{
 			MemberID:    memberIDString(cmd.MemberID),
 			Transaction: e.View(),
@@ -286,9 +288,22 @@ func (b *Book) move(cmd Command, e Entry, d walletDelta) uuid.UUID {
 	return e.ID
 }
 
+// walletEvent is the event of a move: wallet.credited when it adds money
+// to the wallet, wallet.debited when it takes money out, "" when it only
+// moves money from pending to available (a release).
+func walletEvent(d walletDelta) string {
+	switch net := d.pending + d.available; {
+	case net > 0:
+		return event.WalletCredited
+	case net < 0:
+		return event.WalletDebited
+	}
+	return ""
+}
+
+// walletDelta is what a move changes in the wallet's figures.
 type walletDelta struct {
 	pending, available, earned, redeemed, cancelled int64
-	returnedMoney                                   bool // a failed redemption gives its debit back
 }
 
 func (b *Book) emit(cmd Command, typ string, data any) {

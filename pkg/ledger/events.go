@@ -5,6 +5,7 @@ import (
 
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/referral"
 )
 
 // Balance is the wallet part of admin shapes: {pending, available, currency}.
@@ -31,6 +32,16 @@ type WalletEventData struct {
 	MemberID    string          `json:"member_id"`
 	Transaction TransactionView `json:"transaction"`
 	Wallet      Balance         `json:"wallet"`
+}
+
+// ReferralApprovedData is the data of referral.approved: the referral in
+// its admin shape (reward_amount is what the release moved from pending to
+// available) and the wallet right after the release. A referral's approval
+// is the one money movement without a wallet.* event, so this is what lets
+// a merchant mirror the wallet from events alone (docs/webhooks.md).
+type ReferralApprovedData struct {
+	referral.View
+	BalanceAfter Balance `json:"balance_after"`
 }
 
 // BalanceAfter is the wallet right after the entry.
@@ -63,3 +74,11 @@ func referenceID(typ string, id uuid.UUID) string {
 }
 
 func memberIDString(id uuid.UUID) string { return ids.Format(ids.Member, id) }
+
+// balance is w in the admin shape; the zero balance when w is nil.
+func (w *Wallet) balance() Balance {
+	if w == nil {
+		return Balance{Currency: "BRL"}
+	}
+	return Balance{Pending: w.Pending, Available: w.Available, Currency: "BRL"}
+}

@@ -106,7 +106,7 @@ func (b *Book) redemptionResult(cmd Command, m *member.Member) {
 		red.Status, red.FailureReason = redemption.StatusFailed, res.FailureReason
 		b.move(cmd, Entry{Type: EntryCancel, Amount: red.Amount, Description: "Redemption failed: amount returned",
 			ReferenceType: "redemption", ReferenceID: red.ID, TransactionID: red.DebitTxnID},
-			walletDelta{available: red.Amount, redeemed: -red.Amount, returnedMoney: true})
+			walletDelta{available: red.Amount, redeemed: -red.Amount})
 		b.setTxnStatus(red.DebitTxnID, TxnCancelled)
 	}
 	b.record(cmd, OutcomeApplied, "", "redemption "+red.Status, RedemptionResultData{RedemptionID: red.ID, Status: red.Status, Amount: red.Amount})

@@ -33,8 +33,9 @@ func (b *Book) referralAction(cmd Command, m *member.Member, a referral.Action) 
 
 // transition carries out referral.Next's decision on r: a refusal is
 // recorded with its code (invalid_state), a transition that changes nothing
-// as a noop; otherwise the credit is moved, the referral updated and its
-// event emitted.
+// as a noop; otherwise the credit is moved (with its wallet.* event, see
+// move), the referral updated and its event emitted: referral.approved
+// carries the wallet after the release (ReferralApprovedData).
 func (b *Book) transition(cmd Command, m *member.Member, r *referral.Referral, a referral.Action) {
 	var available int64
 	if w := b.Wallets[ScopedID{cmd.MerchantID, cmd.MemberID}]; w != nil {
@@ -60,7 +61,12 @@ func (b *Book) transition(cmd Command, m *member.Member, r *referral.Referral, a
 		r.Notes = cmd.Notes
 	}
 	b.touchReferral(r)
-	b.emit(cmd, statusEvent(t.To), r.AdminView(m.Name, m.Email))
+	var data any = r.AdminView(m.Name, m.Email)
+	if t.To == referral.StatusApproved {
+		data = ReferralApprovedData{View: r.AdminView(m.Name, m.Email),
+			BalanceAfter: b.Wallets[ScopedID{cmd.MerchantID, cmd.MemberID}].balance()}
+	}
+	b.emit(cmd, statusEvent(t.To), data)
 	b.record(cmd, OutcomeApplied, "", t.To, referralResult(r))
 }
 
