@@ -14,6 +14,7 @@ import (
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/respond"
 )
@@ -46,11 +47,15 @@ type redeemResult struct {
 
 // redeem runs a redemption (decision 19): the ledger debits and creates it
 // pending, the dispatcher carries it out, and this waits up to the timeout
-// for the result. A refused redemption (the platform said no; the money is
-// back) is apperr.RedemptionFailed.
+// for the result. A redemption whose platform is not configured is refused
+// first (apperr.IntegrationNotConfigured, see integrationReady); one the
+// platform refused (the money is back) is apperr.RedemptionFailed.
 func (s *Server) redeem(r *http.Request, req redeemRequest) (redeemResult, error) {
 	ctx := r.Context()
 	mer := merchantOf(r)
+	if err := s.integrationReady(ctx, mer.ID, req.typ); err != nil {
+		return redeemResult{}, err
+	}
 	deadline := time.Now().Add(s.actionTimeout())
 	redemptionID := uuid.New()
 	if k := strings.TrimSpace(r.Header.Get("Idempotency-Key")); k != "" {
@@ -82,6 +87,29 @@ func (s *Server) redeem(r *http.Request, req redeemRequest) (redeemResult, error
 			ids.Format(ids.Redemption, red.ID), red.FailureReason)
 	}
 	return redeemResult{redemption: red, pending: red.Status == redemption.StatusPending}, nil
+}
+
+// integrationReady refuses, with apperr.IntegrationNotConfigured, a
+// redemption of typ whose platform lacks a setting it needs
+// (redemption.MissingSetting). It runs before the ledger: the redemption
+// could only fail, and debiting first would leave a cancelled debit and a
+// wallet.debited/wallet.credited pair for an error known up front.
+func (s *Server) integrationReady(ctx context.Context, merchantID uuid.UUID, typ string) error {
+	provider := redemption.Provider(typ)
+	var settings merchant.Integration
+	in, err := s.cfg.Merchants.FindIntegration(ctx, merchantID, provider)
+	switch {
+	case err == nil:
+		settings = *in
+	case !apperr.Is(err, apperr.NotFound):
+		return err
+	}
+	if missing := redemption.MissingSetting(typ, settings); missing != "" {
+		return apperr.Errorf(apperr.IntegrationNotConfigured,
+			"the %s integration is not configured for redemptions: its %s is not set (PUT /api/v1/integrations/%s)",
+			provider, missing, provider)
+	}
+	return nil
 }
 
 // redeemNamespace derives redemption ids from idempotency keys.

@@ -47,9 +47,9 @@ type guruDiscount struct {
 const guruCycles = 1
 
 func (e *Executor) newGuru(settings merchant.Integration, req Request) (*guru, error) {
-	switch {
-	case settings.UserToken == "":
-		return nil, apperr.Errorf(apperr.Unprocessable, "the guru user token is not set in the merchant's settings")
+	switch missing := MissingSetting(TypeSubscriptionDiscount, settings); {
+	case missing != "":
+		return nil, apperr.Errorf(apperr.Unprocessable, "the guru %s is not set in the merchant's settings", missing)
 	case strings.TrimSpace(req.SubscriptionID) == "":
 		return nil, apperr.Errorf(apperr.Unprocessable, "the redemption has no guru subscription id")
 	}

@@ -88,13 +88,8 @@ type yampi struct {
 }
 
 func (e *Executor) newYampi(settings merchant.Integration, req Request) (*yampi, error) {
-	switch {
-	case settings.UserToken == "":
-		return nil, apperr.Errorf(apperr.Unprocessable, "the yampi user token is not set in the merchant's settings")
-	case settings.UserSecretKey == "":
-		return nil, apperr.Errorf(apperr.Unprocessable, "the yampi user secret key is not set in the merchant's settings")
-	case strings.TrimSpace(settings.StoreAlias) == "":
-		return nil, apperr.Errorf(apperr.Unprocessable, "the yampi store alias is not set in the merchant's settings")
+	if missing := MissingSetting(TypeStoreCredit, settings); missing != "" {
+		return nil, apperr.Errorf(apperr.Unprocessable, "the yampi %s is not set in the merchant's settings", missing)
 	}
 	p, err := e.newPlatform(merchant.ProviderYampi, settings, req)
 	if err != nil {

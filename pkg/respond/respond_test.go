@@ -22,6 +22,8 @@ func TestWireCode(t *testing.T) {
 		{apperr.InsufficientBalance, Admin, "insufficient_balance", 422},
 		{apperr.EmailExists, Admin, "email_exists", http.StatusConflict},
 		{apperr.Internal, Admin, "internal", 500},
+		{apperr.IntegrationNotConfigured, Admin, "integration_not_configured", 422},
+		{apperr.IntegrationNotConfigured, Member, "INTEGRATION_NOT_CONFIGURED", 422},
 	}
 	for _, tt := range tests {
 		if got := WireCode(tt.code, tt.style); got != tt.want {
