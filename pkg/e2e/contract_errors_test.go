@@ -583,12 +583,16 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 		coupons[i] = b.newMember(down[i], "queda"+strconv.Itoa(i)+"@example.com", "Queda").CouponCode
 	}
 	key := fx.main.apiKey
-	ana := ids.Format(ids.Member, fx.ana.ID)
 	approve := probe{"POST", "/api/v1/referrals/" + fx.referrals["ce-late-approve"] + "/approve", []byte(`{"notes":"late"}`), keyed(key)}
 	reject := probe{"POST", "/api/v1/referrals/" + fx.referrals["ce-late-reject"] + "/reject", []byte(`{"reason":"test_order"}`), keyed(key)}
-	redeemAdmin := probe{"POST", "/api/v1/members/" + ana + "/redeem", []byte(`{"amount":100,"type":"store_credit"}`), keyed(key)}
-	redeemMember := probe{"POST", "/api/v1/wallet/redeem", jsonBody(map[string]any{"email": fx.ana.Email, "amount": 100,
-		"destination": "store_coupon"}), keyed(key)}
+	// A redemption reads its platform's settings first: a tenant of this
+	// deployment, whose SECRETS_KEY opens them.
+	redeemer := b.newTenant(fixed)
+	bia := b.newMember(redeemer, "bia@example.com", "Bia")
+	redeemAdmin := probe{"POST", "/api/v1/members/" + ids.Format(ids.Member, bia.ID) + "/redeem",
+		[]byte(`{"amount":100,"type":"store_credit"}`), keyed(redeemer.apiKey)}
+	redeemMember := probe{"POST", "/api/v1/wallet/redeem", jsonBody(map[string]any{"email": bia.Email, "amount": 100,
+		"destination": "store_coupon"}), keyed(redeemer.apiKey)}
 
 	// The ledger does not answer within ACTION_TIMEOUT.
 	t.Run("ledger slow", func(t *testing.T) {
@@ -609,7 +613,7 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 			// the one that is not waiting for the ledger is 409.
 			t.Run(name+" twice", func(t *testing.T) {
 				t.Parallel()
-				p := probe{p.method, p.path, p.body, keyed(key, "Idempotency-Key", "twice-"+name)}
+				p := probe{p.method, p.path, p.body, keyed(redeemer.apiKey, "Idempotency-Key", "twice-"+name)}
 				got := make(chan reply, 2)
 				for range 2 {
 					go func() { got <- api.send(t, p) }()
