@@ -27,15 +27,16 @@ const (
 	InsufficientBalance Code = "insufficient_balance"
 	BelowMinRedemption  Code = "below_min_redemption"
 	RedemptionFailed    Code = "redemption_failed"
+	IdempotencyReused   Code = "idempotency_key_reused"
+	IdempotencyInUse    Code = "idempotency_key_in_use"
+	RateLimited         Code = "rate_limited"
+	PayloadTooLarge     Code = "payload_too_large"
+	Unprocessable       Code = "unprocessable"
+	Unavailable         Code = "unavailable"
+
 	// IntegrationNotConfigured: a redemption needs a platform whose
 	// credentials the merchant has not set; refused before the ledger.
 	IntegrationNotConfigured Code = "integration_not_configured"
-	IdempotencyReused        Code = "idempotency_key_reused"
-	IdempotencyInUse         Code = "idempotency_key_in_use"
-	RateLimited              Code = "rate_limited"
-	PayloadTooLarge          Code = "payload_too_large"
-	Unprocessable            Code = "unprocessable"
-	Unavailable              Code = "unavailable"
 )
 
 // Error is an error with a Code and a message safe to show to the caller.

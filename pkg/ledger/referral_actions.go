@@ -61,10 +61,10 @@ func (b *Book) transition(cmd Command, m *member.Member, r *referral.Referral, a
 		r.Notes = cmd.Notes
 	}
 	b.touchReferral(r)
-	var data any = r.AdminView(m.Name, m.Email)
+	view := r.AdminView(m.Name, m.Email)
+	var data any = view
 	if t.To == referral.StatusApproved {
-		data = ReferralApprovedData{View: r.AdminView(m.Name, m.Email),
-			BalanceAfter: b.Wallets[ScopedID{cmd.MerchantID, cmd.MemberID}].balance()}
+		data = ReferralApprovedData{View: view, BalanceAfter: b.Wallets[ScopedID{cmd.MerchantID, cmd.MemberID}].balance()}
 	}
 	b.emit(cmd, statusEvent(t.To), data)
 	b.record(cmd, OutcomeApplied, "", t.To, referralResult(r))

@@ -24,24 +24,25 @@ const (
 )
 
 var statuses = map[apperr.Code]int{
-	apperr.Invalid:                  http.StatusBadRequest,
-	apperr.MissingFields:            http.StatusBadRequest,
-	apperr.Unauthorized:             http.StatusUnauthorized,
-	apperr.NotFound:                 http.StatusNotFound,
-	apperr.MemberNotFound:           http.StatusNotFound,
-	apperr.EmailExists:              http.StatusConflict,
-	apperr.Conflict:                 http.StatusConflict,
-	apperr.InvalidState:             http.StatusConflict,
-	apperr.IdempotencyInUse:         http.StatusConflict,
-	apperr.IdempotencyReused:        http.StatusUnprocessableEntity,
-	apperr.InsufficientBalance:      http.StatusUnprocessableEntity,
-	apperr.BelowMinRedemption:       http.StatusUnprocessableEntity,
-	apperr.RedemptionFailed:         http.StatusUnprocessableEntity,
+	apperr.Invalid:             http.StatusBadRequest,
+	apperr.MissingFields:       http.StatusBadRequest,
+	apperr.Unauthorized:        http.StatusUnauthorized,
+	apperr.NotFound:            http.StatusNotFound,
+	apperr.MemberNotFound:      http.StatusNotFound,
+	apperr.EmailExists:         http.StatusConflict,
+	apperr.Conflict:            http.StatusConflict,
+	apperr.InvalidState:        http.StatusConflict,
+	apperr.IdempotencyInUse:    http.StatusConflict,
+	apperr.IdempotencyReused:   http.StatusUnprocessableEntity,
+	apperr.InsufficientBalance: http.StatusUnprocessableEntity,
+	apperr.BelowMinRedemption:  http.StatusUnprocessableEntity,
+	apperr.RedemptionFailed:    http.StatusUnprocessableEntity,
+	apperr.Unprocessable:       http.StatusUnprocessableEntity,
+	apperr.PayloadTooLarge:     http.StatusRequestEntityTooLarge,
+	apperr.RateLimited:         http.StatusTooManyRequests,
+	apperr.Unavailable:         http.StatusServiceUnavailable,
+
 	apperr.IntegrationNotConfigured: http.StatusUnprocessableEntity,
-	apperr.Unprocessable:            http.StatusUnprocessableEntity,
-	apperr.PayloadTooLarge:          http.StatusRequestEntityTooLarge,
-	apperr.RateLimited:              http.StatusTooManyRequests,
-	apperr.Unavailable:              http.StatusServiceUnavailable,
 }
 
 // Status returns the HTTP status of an error code (500 for unknown codes).
