@@ -7,6 +7,15 @@ package event
 import "slices"
 
 // The subscribable event types of spec 6.1.
+//
+// The money events are WalletCredited, WalletDebited and ReferralApproved:
+// every change of a wallet's pending or available balance has exactly one
+// of them, with its amount, its referral or redemption and the balance
+// after it, so that a merchant can mirror the wallet from them
+// (docs/webhooks.md, "Mirroring a wallet"; the rule is ledger's Book.move).
+// Money into the wallet is wallet.credited, money out of it (from pending
+// or available) wallet.debited, and a release from pending to available
+// referral.approved.
 const (
 	MemberCreated       = "member.created"
 	MemberUpdated       = "member.updated"
