@@ -88,8 +88,8 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
 	rdb := redis.NewClient(redisx.FailFast(ropt))
-	brk := redisx.NewBreaker(redisx.BreakerConfig{Ping: pinger(rdb), Log: log.Named("redis")})
-	if err := brk.Do(ctx, pinger(rdb)); err != nil { // down: the breaker opens and probes
+	brk := redisx.NewBreaker(redisx.BreakerConfig{Ping: redisx.Probe(rdb), Log: log.Named("redis")})
+	if err := brk.Do(ctx, redisx.Probe(rdb)); err != nil { // down: the breaker opens and probes
 		log.Warn("redis unavailable at start; continuing degraded", zap.Error(err))
 	}
 	if err := kafkabus.EnsureTopics(ctx, cfg.KafkaBrokers, topic.Specs(cfg.KafkaPartitions)...); err != nil {
@@ -114,10 +114,6 @@ func (d *Deps) Close() {
 	d.RedisBreaker.Close()
 	_ = d.Redis.Close()
 	d.Pool.Close()
-}
-
-func pinger(rdb *redis.Client) func(context.Context) error {
-	return func(ctx context.Context) error { return rdb.Ping(ctx).Err() }
 }
 
 // AddOps adds /healthz, /readyz and /metrics to r.
@@ -150,7 +146,7 @@ func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 		checks["postgres"] = "unavailable"
 		status, code = "unavailable", http.StatusServiceUnavailable
 	}
-	if err := d.RedisBreaker.Do(ctx, pinger(d.Redis)); err != nil {
+	if err := d.RedisBreaker.Do(ctx, func(ctx context.Context) error { return d.Redis.Ping(ctx).Err() }); err != nil {
 		checks["redis"] = "unavailable"
 		if code == http.StatusOK {
 			status = "degraded"

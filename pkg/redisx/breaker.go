@@ -196,6 +196,23 @@ func (b *Breaker) Close() {
 	b.wg.Wait()
 }
 
+// Probe returns the Breaker's probe of rdb: a dial of Redis by itself,
+// then a PING through rdb. While Redis refuses connections a probe costs
+// one refused dial, outside rdb's pool: go-redis would log every failed
+// dial of its pool, and after PoolSize of them stop dialing for a second
+// at a time, which would delay the recovery.
+func Probe(rdb *redis.Client) func(context.Context) error {
+	opt := rdb.Options()
+	return func(ctx context.Context) error {
+		conn, err := opt.Dialer(ctx, opt.Network, opt.Addr)
+		if err != nil {
+			return err
+		}
+		_ = conn.Close()
+		return rdb.Ping(ctx).Err()
+	}
+}
+
 // FailFast sets, where the URL left them unset, the client options that
 // make a call against a dead Redis fail in milliseconds instead of seconds:
 // go-redis's defaults dial five times 100 ms apart per connection and retry

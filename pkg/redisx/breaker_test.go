@@ -268,7 +268,7 @@ func TestBreakerWithDeadRedisIsFast(t *testing.T) {
 	t.Parallel()
 	rdb := redis.NewClient(redisx.FailFast(&redis.Options{Addr: "127.0.0.1:1"}))
 	t.Cleanup(func() { _ = rdb.Close() })
-	b := redisx.NewBreaker(redisx.BreakerConfig{Ping: func(ctx context.Context) error { return rdb.Ping(ctx).Err() }})
+	b := redisx.NewBreaker(redisx.BreakerConfig{Ping: redisx.Probe(rdb)})
 	t.Cleanup(b.Close)
 	d := redisx.NewDedupe(rdb, b)
 	start := time.Now()
