@@ -27,16 +27,17 @@ const (
 	redisUpReference = 10  // rounds with Redis up, for the log
 )
 
-// TestRedisDownCostsNothing kills the stack's Redis (its own redis-server,
+// TestRedisDownLoad kills the stack's Redis (its own redis-server,
 // never the shared one) and sends Guru and Yampi sales and repeats: every
 // answer is right and fast, /readyz says degraded, the API's rate limit and
 // idempotency stay out of the way, nothing is lost. Then it starts Redis
 // again on the same port and measures how long until a repeat is answered
-// "duplicate" from Redis. Not parallel: it measures answer times, which
-// the other tests' load would blur.
-func TestRedisDownCostsNothing(t *testing.T) {
+// "duplicate" from Redis. It measures answer times, which the rest of the
+// suite beside it would blur: -short skips it, and `make test` runs it with
+// the other load tests, before them since it is not parallel.
+func TestRedisDownLoad(t *testing.T) {
 	if testing.Short() {
-		t.Skip("measures answer times with Redis stopped and restarted")
+		t.Skip("measures answer times: make test runs it on its own")
 	}
 	rs := testenv.StartRedisServer(t)
 	s, tn, m := startWithAna(t, stackOptions{redisURL: rs.URL()}, redisDownReward)
