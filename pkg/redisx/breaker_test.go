@@ -288,3 +288,70 @@ func TestBreakerWithDeadRedisIsFast(t *testing.T) {
 		t.Errorf("100 skipped calls took %v", took)
 	}
 }
+
+// A Redis that accepts connections but never answers (a stopped process, a
+// full machine) costs the first call the client's timeouts, and the calls
+// after it nothing; the probe, which connects, still finds it down.
+func TestBreakerWithHungRedis(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	var held []net.Conn
+	t.Cleanup(func() {
+		_ = l.Close()
+		mu.Lock()
+		defer mu.Unlock()
+		for _, c := range held {
+			_ = c.Close()
+		}
+	})
+	go func() { // accept and hold every connection, never answer
+		for {
+			c, err := l.Accept()
+			if err != nil {
+				return
+			}
+			mu.Lock()
+			held = append(held, c)
+			mu.Unlock()
+		}
+	}()
+	rdb := redis.NewClient(redisx.FailFast(&redis.Options{Addr: l.Addr().String()}))
+	t.Cleanup(func() { _ = rdb.Close() })
+	probed := make(chan error, 16)
+	probe := redisx.Probe(rdb)
+	b := redisx.NewBreaker(redisx.BreakerConfig{Ping: func(ctx context.Context) error {
+		err := probe(ctx)
+		probed <- err
+		return err
+	}})
+	t.Cleanup(b.Close)
+	lim := redisx.NewLimiter(rdb, b)
+	start := time.Now()
+	if _, _, _, err := lim.Allow(context.Background(), "k", 1, 1); err == nil {
+		t.Fatal("Allow against a hung Redis: no error")
+	}
+	if took := time.Since(start); took > 3*time.Second {
+		t.Errorf("first call against a hung Redis took %v, want about the 500 ms read timeout", took)
+	} else {
+		t.Logf("first call against a hung Redis took %v", took)
+	}
+	start = time.Now()
+	if _, _, _, err := lim.Allow(context.Background(), "k", 1, 1); !errors.Is(err, redisx.ErrUnavailable) {
+		t.Fatalf("second call returned %v, want ErrUnavailable", err)
+	}
+	if took := time.Since(start); took > 10*time.Millisecond {
+		t.Errorf("skipped call took %v", took)
+	}
+	select {
+	case err := <-probed:
+		if err == nil || !b.Open() {
+			t.Errorf("probe of a hung Redis: %v, open %v; want an error and the breaker open", err, b.Open())
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("no probe within 5 s")
+	}
+}
