@@ -65,6 +65,7 @@ type stack struct {
 type stackOptions struct {
 	brokers     []string // reuse a broker
 	databaseURL string   // reuse a database
+	redisURL    string   // another Redis than the shared test one
 	noLedger    bool
 	dispatcher  bool              // run the dispatcher (webhooks, redemptions)
 	scheduler   bool              // run the scheduler (SCHEDULER_INTERVAL in env)
@@ -85,6 +86,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 		t.Fatal(err)
 	}
 	cfg.DatabaseURL, cfg.RedisURL, cfg.KafkaBrokers = opt.databaseURL, testenv.RedisURL(), opt.brokers
+	if opt.redisURL != "" {
+		cfg.RedisURL = opt.redisURL
+	}
 	cfg.SecretsKey = secretbox.NewKey()
 	cfg.LedgerGroup = "ledger-test"
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))

@@ -196,7 +196,7 @@ func TestContractCatalogExamples(t *testing.T) {
 	rdb := testenv.MustRedis(t)
 	v := openapitest.New(t)
 	env := mustContractEnv(t, v, httpapi.ProtectionConfig{
-		Limiter: redisx.NewLimiter(rdb), Idempotency: redisx.NewIdempotency(rdb), PerSecond: 1000, Burst: 1000})
+		Limiter: redisx.NewLimiter(rdb, nil), Idempotency: redisx.NewIdempotency(rdb, nil), PerSecond: 1000, Burst: 1000})
 	tn := env.mustTenant(t)
 	camp := tn.mustCampaign(t, map[string]any{"name": "Padrão", "reward_type": "percentage", "reward_value": 10})
 	ana := tn.mustMember(t, "ana@example.com", "Ana Souza")
@@ -247,7 +247,7 @@ func TestContractCatalogExamples(t *testing.T) {
 
 	// The rate limit, on a server whose keys may make 2 requests at once.
 	lv := openapitest.New(t)
-	limited := mustContractEnv(t, lv, httpapi.ProtectionConfig{Limiter: redisx.NewLimiter(rdb), PerSecond: 1, Burst: 2})
+	limited := mustContractEnv(t, lv, httpapi.ProtectionConfig{Limiter: redisx.NewLimiter(rdb, nil), PerSecond: 1, Burst: 2})
 	ltn := limited.mustTenant(t)
 	var last reply
 	for range 3 {

@@ -56,7 +56,9 @@ type Idempotency interface {
 // ProtectionConfig wires rate limits and idempotency records. A nil Limiter
 // or Idempotency turns that feature off; zero durations and limits take the
 // defaults below. New keeps its own copy, in which the middleware keeps its
-// state (outage reports, breakers); the caller's value is never changed.
+// state (outage reports); the caller's value is never changed. The stores
+// are expected to answer at once while they are down (redisx.Breaker):
+// the middleware calls them on every request.
 type ProtectionConfig struct {
 	Limiter     Limiter
 	Idempotency Idempotency
@@ -128,65 +130,37 @@ func (p *ProtectionConfig) limitOf(r *http.Request) (perSecond, burst int) {
 // lives in the Server's copy of the config and is used through sync/atomic
 // functions (atomic.Int64 would make copying a Config a vet error).
 type protectionState struct {
-	limiter, idempotency breaker
+	limiter, idempotency outage
 	lastReport           int64 // unix nanoseconds of the last outage report
 	unreported           int64 // failures since
 }
 
-// breaker skips a failing store for breakerPause: during an outage a
-// request costs no Redis call, and one request per pause probes whether the
-// store is back. (go-redis dials a refused connection five times before it
-// gives up, so without the breaker every request would wait for that.)
-type breaker struct {
-	openUntil int64 // unix nanoseconds; 0 while the store answers
-}
+// outage remembers that a store failed, so that its return is logged once.
+// Skipping a store that is down is the stores' business: redisx's one
+// Breaker per process answers every call at once while Redis is down, and
+// probes it in the background (go-redis would otherwise dial a refused
+// connection for every request).
+type outage struct{ failing int32 }
 
-// breakerPause is how long a failed store is skipped.
-const breakerPause = time.Second
-
-// allow reports whether to call the store now; after a pause one caller
-// at a time is let through as the probe.
-func (b *breaker) allow(now int64) bool {
-	until := atomic.LoadInt64(&b.openUntil)
-	if until == 0 {
-		return true
-	}
-	return now >= until && atomic.CompareAndSwapInt64(&b.openUntil, until, now+int64(breakerPause))
-}
-
-func (b *breaker) fail(now int64) { atomic.StoreInt64(&b.openUntil, now+int64(breakerPause)) }
-
-// succeed closes the breaker and reports whether it was open.
-func (b *breaker) succeed() bool {
-	until := atomic.LoadInt64(&b.openUntil)
-	return until != 0 && atomic.CompareAndSwapInt64(&b.openUntil, until, 0)
-}
-
-// callStore calls a store through its breaker (none when b is nil: ending
-// a claim is always tried), within Timeout and beyond the client's hanging
+// callStore calls a store within Timeout and beyond the client's hanging
 // up (so that a completed request's answer is still stored). It returns
-// false when the store was skipped or failed: the caller then serves the
-// request without the feature. Failures are logged at most once per
-// reportEvery, however many requests fail.
-func (s *Server) callStore(r *http.Request, b *breaker, feature string, call func(context.Context) error) bool {
+// false when the store failed: the caller then serves the request without
+// the feature. Failures are logged at most once per reportEvery, however
+// many requests fail, and the first success after a failure of feature's
+// store once.
+func (s *Server) callStore(r *http.Request, o *outage, feature string, call func(context.Context) error) bool {
 	p := &s.cfg.Protection
-	if b != nil && !b.allow(time.Now().UnixNano()) {
-		atomic.AddInt64(&p.state.unreported, 1)
-		return false
-	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), orDefault(p.Timeout, defaultTimeout))
 	err := call(ctx)
 	cancel()
 	if err == nil {
-		if b != nil && b.succeed() {
+		if atomic.LoadInt32(&o.failing) == 1 && atomic.CompareAndSwapInt32(&o.failing, 1, 0) {
 			s.protectionLog().Info("redis available again: " + feature + " resumed")
 		}
 		return true
 	}
+	atomic.StoreInt32(&o.failing, 1)
 	now := time.Now().UnixNano()
-	if b != nil {
-		b.fail(now)
-	}
 	last := atomic.LoadInt64(&p.state.lastReport)
 	if now-last < int64(reportEvery) || !atomic.CompareAndSwapInt64(&p.state.lastReport, last, now) {
 		atomic.AddInt64(&p.state.unreported, 1)
@@ -366,7 +340,7 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Ha
 	kept := false
 	defer func() {
 		if !kept {
-			s.callStore(r, nil, "idempotency", func(ctx context.Context) error {
+			s.callStore(r, &p.state.idempotency, "idempotency", func(ctx context.Context) error {
 				return p.Idempotency.Release(ctx, claim)
 			})
 		}
@@ -386,7 +360,7 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Ha
 	if err != nil {
 		return
 	}
-	kept = s.callStore(r, nil, "idempotency", func(ctx context.Context) error {
+	kept = s.callStore(r, &p.state.idempotency, "idempotency", func(ctx context.Context) error {
 		return p.Idempotency.Complete(ctx, claim, raw, orDefault(p.Retention, defaultRetention))
 	})
 }

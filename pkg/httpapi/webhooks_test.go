@@ -133,7 +133,7 @@ func mustHookEnv(t *testing.T) *hookEnv {
 				EventPayloads: store,
 				WebhookSender: webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: true, RootCAs: roots}),
 				Protection: httpapi.ProtectionConfig{
-					Limiter: redisx.NewLimiter(rdb), Idempotency: redisx.NewIdempotency(rdb),
+					Limiter: redisx.NewLimiter(rdb, nil), Idempotency: redisx.NewIdempotency(rdb, nil),
 				},
 			}
 		},

@@ -19,6 +19,7 @@ import (
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/topic"
@@ -37,6 +38,10 @@ type Deps struct {
 	Events   *topic.EventBus
 	Bus      *kafkabus.Metrics
 	Ledger   *ledger.Metrics
+
+	// RedisBreaker is the one breaker of every Redis user of the process:
+	// while Redis is down each of them skips it at once.
+	RedisBreaker *redisx.Breaker
 }
 
 // NewLogger returns a JSON logger at level.
@@ -82,18 +87,20 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 		pool.Close()
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	rdb := redis.NewClient(ropt)
-	if err := rdb.Ping(ctx).Err(); err != nil {
+	rdb := redis.NewClient(redisx.FailFast(ropt))
+	brk := redisx.NewBreaker(redisx.BreakerConfig{Ping: redisx.Probe(rdb), Log: log.Named("redis")})
+	if err := brk.Do(ctx, redisx.Probe(rdb)); err != nil { // down: the breaker opens and probes
 		log.Warn("redis unavailable at start; continuing degraded", zap.Error(err))
 	}
 	if err := kafkabus.EnsureTopics(ctx, cfg.KafkaBrokers, topic.Specs(cfg.KafkaPartitions)...); err != nil {
 		pool.Close()
+		brk.Close()
 		_ = rdb.Close()
 		return nil, fmt.Errorf("KAFKA_BROKERS: %w", err)
 	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
-	d := &Deps{Config: cfg, Log: log, Pool: pool, Redis: rdb, Box: box, Registry: reg, Now: time.Now,
+	d := &Deps{Config: cfg, Log: log, Pool: pool, Redis: rdb, RedisBreaker: brk, Box: box, Registry: reg, Now: time.Now,
 		Bus: kafkabus.NewMetrics(reg, program), Ledger: ledger.NewMetrics(reg)}
 	d.Commands = topic.NewCommandBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Commands, Logger: log, Metrics: d.Bus}))
 	d.Events = topic.NewEventBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Events, Logger: log, Metrics: d.Bus}))
@@ -104,6 +111,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 func (d *Deps) Close() {
 	_ = d.Commands.Close()
 	_ = d.Events.Close()
+	d.RedisBreaker.Close()
 	_ = d.Redis.Close()
 	d.Pool.Close()
 }
@@ -127,7 +135,8 @@ func RunOps(ctx context.Context, d *Deps, name string) error {
 
 // serveReady answers 200 "ready" when every dependency answers, 200
 // "degraded" when only Redis is down (the service keeps working without
-// it), and 503 when PostgreSQL is down.
+// it; while the breaker is open Redis is not even asked), and 503 when
+// PostgreSQL is down.
 func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
@@ -137,7 +146,7 @@ func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 		checks["postgres"] = "unavailable"
 		status, code = "unavailable", http.StatusServiceUnavailable
 	}
-	if err := d.Redis.Ping(ctx).Err(); err != nil {
+	if err := d.RedisBreaker.Do(ctx, func(ctx context.Context) error { return d.Redis.Ping(ctx).Err() }); err != nil {
 		checks["redis"] = "unavailable"
 		if code == http.StatusOK {
 			status = "degraded"

@@ -49,7 +49,7 @@ func NewLedger(d *Deps) *Ledger {
 		},
 		Store:    postgres.NewLedgerStore(d.Pool, d.Now),
 		Relay:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
-		Notifier: redisx.NewResults(d.Redis, d.Log),
+		Notifier: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log),
 		Metrics:  d.Ledger,
 		Log:      d.Log.Named("ledger"),
 	}
@@ -103,12 +103,12 @@ func (in *Ingest) Router() *mux.Router {
 		Merchants:  postgres.NewMerchantStore(d.Pool, d.Box),
 		Coupons:    postgres.NewMemberStore(d.Pool),
 		Deliveries: postgres.NewDeliveryStore(d.Pool),
-		Dedupe:     redisx.NewDedupe(d.Redis),
+		Dedupe:     redisx.NewDedupe(d.Redis, d.RedisBreaker),
 		Publisher:  d.Commands,
 		Log:        d.Log.Named("ingest"),
 		Now:        in.Now,
 		Metrics:    ingest.NewMetrics(d.Registry),
-		Limiter:    redisx.NewLimiter(d.Redis),
+		Limiter:    redisx.NewLimiter(d.Redis, d.RedisBreaker),
 		RateLimit:  d.Config.IngestRateLimit,
 	})
 	r := mux.NewRouter()
@@ -163,13 +163,13 @@ func (a *API) Router() *mux.Router {
 			Referrals: postgres.NewReferralReads(d.Pool),
 		},
 		Protection: httpapi.ProtectionConfig{
-			Limiter:     redisx.NewLimiter(d.Redis),
-			Idempotency: redisx.NewIdempotency(d.Redis),
+			Limiter:     redisx.NewLimiter(d.Redis, d.RedisBreaker),
+			Idempotency: redisx.NewIdempotency(d.Redis, d.RedisBreaker),
 			Log:         d.Log.Named("api"),
 		},
 		Actions: httpapi.ActionsConfig{
 			Commands:    d.Commands,
-			Waiter:      &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.Log)},
+			Waiter:      &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)},
 			Redemptions: outcomes,
 			Referrals:   postgres.NewReferralReads(d.Pool),
 			Timeout:     d.Config.ActionTimeout,

@@ -1,7 +1,9 @@
 // Package redisx is the Redis adapter: the ingest dedupe fast path,
 // idempotency records, rate limits and the channel on which the ledger
 // announces command outcomes. Redis holds only what can be rebuilt; every
-// caller has a database fallback.
+// caller has a fallback. Every type here calls Redis through the process's
+// one Breaker, so that a Redis that is down is skipped at once by all of
+// them (breaker.go).
 package redisx
 
 import (
@@ -20,6 +22,7 @@ import (
 // a tenth of the ingest's CPU.
 type Dedupe struct {
 	rdb   redis.UniversalClient
+	brk   *Breaker
 	group *batch.Group[dedupeOp, bool]
 }
 
@@ -29,38 +32,51 @@ type dedupeOp struct {
 	ttl time.Duration
 }
 
-// NewDedupe returns a Dedupe on rdb.
-func NewDedupe(rdb redis.UniversalClient) *Dedupe {
-	d := &Dedupe{rdb: rdb}
+// NewDedupe returns a Dedupe on rdb that skips Redis while brk is open.
+func NewDedupe(rdb redis.UniversalClient, brk *Breaker) *Dedupe {
+	d := &Dedupe{rdb: rdb, brk: brk}
 	d.group = batch.New(2, 256, d.flush)
 	return d
 }
 
-// Seen reports whether key was remembered.
+// Seen reports whether key was remembered. While the Breaker is open it
+// returns ErrUnavailable at once.
 func (d *Dedupe) Seen(ctx context.Context, key string) (bool, error) {
+	if err := d.brk.Check(); err != nil {
+		return false, err
+	}
 	return d.group.Do(ctx, dedupeOp{key: key})
 }
 
-// Remember stores key for ttl (which must be positive).
+// Remember stores key for ttl (which must be positive). While the Breaker
+// is open it returns ErrUnavailable at once.
 func (d *Dedupe) Remember(ctx context.Context, key string, ttl time.Duration) error {
 	if ttl <= 0 {
 		return errors.New("dedupe: ttl must be positive")
+	}
+	if err := d.brk.Check(); err != nil {
+		return err
 	}
 	_, err := d.group.Do(ctx, dedupeOp{key: key, ttl: ttl})
 	return err
 }
 
+// flush goes through the Breaker too: the operations queued behind a
+// flush that found Redis down fail at once.
 func (d *Dedupe) flush(ctx context.Context, ops []dedupeOp) ([]bool, error) {
 	cmds := make([]redis.Cmder, len(ops))
-	_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
-		for i, op := range ops {
-			if op.ttl > 0 {
-				cmds[i] = p.Set(ctx, op.key, 1, op.ttl)
-			} else {
-				cmds[i] = p.Exists(ctx, op.key)
+	err := d.brk.Do(ctx, func(ctx context.Context) error {
+		_, err := d.rdb.Pipelined(ctx, func(p redis.Pipeliner) error {
+			for i, op := range ops {
+				if op.ttl > 0 {
+					cmds[i] = p.Set(ctx, op.key, 1, op.ttl)
+				} else {
+					cmds[i] = p.Exists(ctx, op.key)
+				}
 			}
-		}
-		return nil
+			return nil
+		})
+		return err
 	})
 	if err != nil {
 		return nil, err

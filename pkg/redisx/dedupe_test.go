@@ -18,7 +18,7 @@ func TestDedupeConcurrent(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rdb := testenv.MustRedis(t)
-	d := redisx.NewDedupe(rdb)
+	d := redisx.NewDedupe(rdb, nil)
 	prefix := "test:dedupe:" + uuid.NewString() + ":"
 
 	var wg sync.WaitGroup
@@ -50,7 +50,7 @@ func TestDedupeConcurrent(t *testing.T) {
 func TestDedupeRedisDown(t *testing.T) {
 	t.Parallel()
 	rdb := testenv.MustRedis(t)
-	d := redisx.NewDedupe(rdb)
+	d := redisx.NewDedupe(rdb, nil)
 	_ = rdb.Close()
 	if _, err := d.Seen(context.Background(), "x"); err == nil {
 		t.Fatal("Seen on a closed client: want an error (the ingest then skips the fast path)")

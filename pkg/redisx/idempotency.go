@@ -20,10 +20,17 @@ import (
 // claim (while it runs) or the stored answer (once it completed). Every
 // transition is one Lua script, so two requests racing for a key cannot
 // both claim it.
-type Idempotency struct{ rdb redis.UniversalClient }
+// While the Breaker is open every method returns ErrUnavailable at once.
+type Idempotency struct {
+	rdb redis.UniversalClient
+	brk *Breaker
+}
 
-// NewIdempotency returns an Idempotency on rdb.
-func NewIdempotency(rdb redis.UniversalClient) *Idempotency { return &Idempotency{rdb: rdb} }
+// NewIdempotency returns an Idempotency on rdb that skips Redis while brk
+// is open.
+func NewIdempotency(rdb redis.UniversalClient, brk *Breaker) *Idempotency {
+	return &Idempotency{rdb: rdb, brk: brk}
+}
 
 // beginScript claims an absent record or reports the present one:
 // {"claimed"}, {"reused"}, {"in_flight"} or {"done", answer}.
@@ -74,7 +81,11 @@ func (s *Idempotency) Begin(ctx context.Context, scope, key, fingerprint string,
 	if err != nil {
 		return "", nil, err
 	}
-	v, err := beginScript.Run(ctx, s.rdb, []string{rkey}, fingerprint, token, lock.Milliseconds()).StringSlice()
+	var v []string
+	err = s.brk.Do(ctx, func(ctx context.Context) (err error) {
+		v, err = beginScript.Run(ctx, s.rdb, []string{rkey}, fingerprint, token, lock.Milliseconds()).StringSlice()
+		return err
+	})
 	if err != nil {
 		return "", nil, fmt.Errorf("redisx: idempotency begin: %w", err)
 	}
@@ -102,7 +113,9 @@ func (s *Idempotency) Complete(ctx context.Context, claim string, answer []byte,
 	if err != nil {
 		return err
 	}
-	if err := completeScript.Run(ctx, s.rdb, []string{rkey}, token, answer, ttl.Milliseconds()).Err(); err != nil {
+	if err := s.brk.Do(ctx, func(ctx context.Context) error {
+		return completeScript.Run(ctx, s.rdb, []string{rkey}, token, answer, ttl.Milliseconds()).Err()
+	}); err != nil {
 		return fmt.Errorf("redisx: idempotency complete: %w", err)
 	}
 	return nil
@@ -115,7 +128,9 @@ func (s *Idempotency) Release(ctx context.Context, claim string) error {
 	if err != nil {
 		return err
 	}
-	if err := releaseScript.Run(ctx, s.rdb, []string{rkey}, token).Err(); err != nil {
+	if err := s.brk.Do(ctx, func(ctx context.Context) error {
+		return releaseScript.Run(ctx, s.rdb, []string{rkey}, token).Err()
+	}); err != nil {
 		return fmt.Errorf("redisx: idempotency release: %w", err)
 	}
 	return nil

@@ -15,7 +15,7 @@ import (
 func TestIdempotencyLifecycle(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := redisx.NewIdempotency(testenv.MustRedis(t))
+	s := redisx.NewIdempotency(testenv.MustRedis(t), nil)
 	scope, key := uuid.NewString(), "key:with:colons"
 
 	claim, answer, err := s.Begin(ctx, scope, key, "fp1", time.Minute)
@@ -55,7 +55,7 @@ func TestIdempotencyLifecycle(t *testing.T) {
 func TestIdempotencyRelease(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := redisx.NewIdempotency(testenv.MustRedis(t))
+	s := redisx.NewIdempotency(testenv.MustRedis(t), nil)
 	scope := uuid.NewString()
 	claim, _, err := s.Begin(ctx, scope, "k", "fp", time.Minute)
 	if err != nil {
@@ -74,7 +74,7 @@ func TestIdempotencyRelease(t *testing.T) {
 func TestIdempotencyExpiredClaim(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	s := redisx.NewIdempotency(testenv.MustRedis(t))
+	s := redisx.NewIdempotency(testenv.MustRedis(t), nil)
 	scope := uuid.NewString()
 	stale, _, err := s.Begin(ctx, scope, "k", "fp", 50*time.Millisecond)
 	if err != nil {
@@ -105,12 +105,12 @@ func TestIdempotencyExpiredClaim(t *testing.T) {
 func TestIdempotencyErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	down := redisx.NewIdempotency(deadRedis(t))
+	down := redisx.NewIdempotency(deadRedis(t), nil)
 	_, _, err := down.Begin(ctx, uuid.NewString(), "k", "fp", time.Minute)
 	if err == nil || apperr.Is(err, apperr.IdempotencyInUse) || apperr.Is(err, apperr.IdempotencyReused) {
 		t.Errorf("Begin with Redis down: err %v, want a plain error", err)
 	}
-	s := redisx.NewIdempotency(testenv.MustRedis(t))
+	s := redisx.NewIdempotency(testenv.MustRedis(t), nil)
 	for _, claim := range []string{"", "nonsense", "0123456789abcdef0123456789abcdef:other:key"} {
 		if err := s.Complete(ctx, claim, []byte("x"), time.Minute); err == nil {
 			t.Errorf("Complete(%q): no error, want one", claim)

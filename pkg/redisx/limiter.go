@@ -13,12 +13,16 @@ import (
 // make burst requests at once, and the allowance refills at perSecond. It
 // implements httpapi.Limiter. Its state is one small key per limited
 // identity ("rate:" + key) that expires once the allowance is full again,
-// so losing Redis loses nothing that matters.
-type Limiter struct{ l *redis_rate.Limiter }
+// so losing Redis loses nothing that matters. While the Breaker is open
+// Allow returns ErrUnavailable at once.
+type Limiter struct {
+	l   *redis_rate.Limiter
+	brk *Breaker
+}
 
-// NewLimiter returns a Limiter on rdb.
-func NewLimiter(rdb redis.UniversalClient) *Limiter {
-	return &Limiter{l: redis_rate.NewLimiter(rdb)}
+// NewLimiter returns a Limiter on rdb that skips Redis while brk is open.
+func NewLimiter(rdb redis.UniversalClient, brk *Breaker) *Limiter {
+	return &Limiter{l: redis_rate.NewLimiter(rdb), brk: brk}
 }
 
 // Allow counts one request of key against a limit of perSecond requests per
@@ -33,7 +37,11 @@ func (l *Limiter) Allow(ctx context.Context, key string, perSecond, burst int) (
 	if perSecond < 1 || burst < 1 {
 		return 0, 0, 0, fmt.Errorf("redisx: rate limit %d/s burst %d: both must be at least 1", perSecond, burst)
 	}
-	res, err := l.l.Allow(ctx, key, redis_rate.Limit{Rate: perSecond, Burst: burst, Period: time.Second})
+	var res *redis_rate.Result
+	err = l.brk.Do(ctx, func(ctx context.Context) (err error) {
+		res, err = l.l.Allow(ctx, key, redis_rate.Limit{Rate: perSecond, Burst: burst, Period: time.Second})
+		return err
+	})
 	if err != nil {
 		return 0, 0, 0, fmt.Errorf("redisx: rate limit: %w", err)
 	}

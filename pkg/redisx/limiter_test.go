@@ -15,7 +15,7 @@ import (
 func TestLimiterBurstThenRefuses(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := redisx.NewLimiter(testenv.MustRedis(t))
+	l := redisx.NewLimiter(testenv.MustRedis(t), nil)
 	key := "test:" + uuid.NewString()
 
 	for i, wantRemaining := range []int{2, 1, 0} {
@@ -53,7 +53,7 @@ func TestLimiterBurstThenRefuses(t *testing.T) {
 func TestLimiterRefills(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := redisx.NewLimiter(testenv.MustRedis(t))
+	l := redisx.NewLimiter(testenv.MustRedis(t), nil)
 	key := "test:" + uuid.NewString()
 	if _, retryAfter, _, err := l.Allow(ctx, key, 20, 1); err != nil || retryAfter != 0 {
 		t.Fatalf("first: retryAfter %v, err %v; want allowed", retryAfter, err)
@@ -71,13 +71,13 @@ func TestLimiterRefills(t *testing.T) {
 func TestLimiterErrors(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	l := redisx.NewLimiter(testenv.MustRedis(t))
+	l := redisx.NewLimiter(testenv.MustRedis(t), nil)
 	for _, tc := range []struct{ perSecond, burst int }{{0, 1}, {1, 0}, {-1, 5}} {
 		if _, _, _, err := l.Allow(ctx, "test:"+uuid.NewString(), tc.perSecond, tc.burst); err == nil {
 			t.Errorf("Allow(%d/s, burst %d): no error, want one", tc.perSecond, tc.burst)
 		}
 	}
-	down := redisx.NewLimiter(deadRedis(t))
+	down := redisx.NewLimiter(deadRedis(t), nil)
 	if _, _, _, err := down.Allow(ctx, "test:"+uuid.NewString(), 1, 1); err == nil {
 		t.Error("Allow with Redis down: no error, want one")
 	}
