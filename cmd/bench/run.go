@@ -469,12 +469,16 @@ func databaseName(url string) string {
 // stopped) and the ledger draining the backlog on its own.
 func (r *report) printPhased(p func(string, ...any)) {
 	send := r.Load.End.Sub(r.Load.Start)
-	p("  phased: ingest alone  %.0f orders/s answered over %v; CPU %s", float64(r.Load.accepted())/send.Seconds(),
-		send.Round(time.Millisecond), r.SendCPU)
+	db := "postgres " + databaseName(r.Options.Database)
+	sendRate := float64(r.Load.accepted()) / send.Seconds()
+	p("  phased: ingest alone  %.0f orders/s answered over %v; CPU %s; backends of the bench's database %.0f µs per order",
+		sendRate, send.Round(time.Millisecond), r.SendCPU, r.SendCPU.ByName[db]/sendRate*1e6)
 	drain := r.LastCommit.Sub(r.LedgerRestart)
-	p("  phased: ledger alone  %.0f orders/s over %v from restart (group join included), %.0f orders/s from its first credit; CPU %s",
-		float64(r.Credited)/drain.Seconds(), drain.Round(time.Millisecond),
-		float64(r.Credited)/r.LastCommit.Sub(r.FirstCommit).Seconds(), r.DrainCPU)
+	drainRate := float64(r.Credited) / drain.Seconds()
+	p("  phased: ledger alone  %.0f orders/s over %v from restart (group join included), %.0f orders/s from its first credit; "+
+		"CPU %s; backends of the bench's database %.0f µs per order",
+		drainRate, drain.Round(time.Millisecond), float64(r.Credited)/r.LastCommit.Sub(r.FirstCommit).Seconds(), r.DrainCPU,
+		r.DrainCPU.ByName[db]/drainRate*1e6)
 }
 
 func (u cpuUse) String() string {
