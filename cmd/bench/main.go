@@ -18,7 +18,8 @@
 // dispatcher to a fake Yampi, redeems.go).
 //
 // With -ingest it targets an ingest that is already running instead (see
-// docs/benchmarks.md).
+// docs/benchmarks.md). LEDGER_LINGER in the environment sets the
+// in-process ledger's linger (program.Config.LedgerLinger), to compare.
 package main
 
 import (
