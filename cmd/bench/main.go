@@ -85,7 +85,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Ingest, "ingest", "", "base URL of a running ingest (e.g. http://127.0.0.1:8081); "+
 		"then -database is that deployment's database (not dropped) and SECRETS_KEY its key")
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the credits after the last send")
-	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window (in-process pipeline included) to this file")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window (in-process pipeline included; the first sales level's) to this file")
 	fs.BoolVar(&o.TraceLedger, "trace-ledger", false, "diagnostic: run the ledger with its store and relay timed (every ApplyBatch and relay)")
 	fs.BoolVar(&o.Phased, "phased", false, "diagnostic: stop the ledger while sending and restart it after the last answer, "+
 		"to measure the ingest and the ledger each on its own (end-to-end figures are then not meaningful)")

@@ -112,6 +112,7 @@ func runSalesLevels(ctx context.Context, s *stack, t *tenant, o options, seeding
 		lo.Concurrency = level
 		tn := t
 		if i > 0 {
+			lo.CPUProfile = "" // -cpuprofile is the first level's
 			start := time.Now()
 			var err error
 			if tn, err = seed(ctx, s, o.Members); err != nil {
