@@ -51,20 +51,24 @@ fuzz:
 	$(GO) test -run='^$$' -fuzz=FuzzYampi -fuzztime=$(FUZZTIME) ./pkg/inbound/
 
 ## bench: the load tests in sequence on one in-process pipeline (docs/benchmarks.md): ORDERS sales
-## end to end over MEMBERS members, then balance reads at increasing concurrency, then REDEMPTIONS
+## end to end over MEMBERS members once per level of CONCURRENCY senders (32, what a platform holds,
+## then 512, a burst; each level after the first on a freshly seeded merchant, and a table of the
+## levels side by side at the end), then balance reads at increasing concurrency, then REDEMPTIONS
 ## redeem round trips against a fake Yampi, then DELIVERIES signed webhooks to a local receiver
 ## beside a bare HTTP loop
 ORDERS ?= 50000
 MEMBERS ?= 5000
+CONCURRENCY ?= 32,512
 REDEMPTIONS ?= 2000
 DELIVERIES ?= 100000
 bench: services
-	$(GO) run ./cmd/bench -mode all -orders $(ORDERS) -members $(MEMBERS) -redemptions $(REDEMPTIONS) -deliveries $(DELIVERIES)
+	$(GO) run ./cmd/bench -mode all -orders $(ORDERS) -members $(MEMBERS) -concurrency $(CONCURRENCY) \
+		-redemptions $(REDEMPTIONS) -deliveries $(DELIVERIES)
 
 ## bench-sales, bench-reads, bench-redeems, bench-dispatch: one of them alone (each on a fresh database)
 .PHONY: bench-sales bench-reads bench-redeems bench-dispatch
 bench-sales: services
-	$(GO) run ./cmd/bench -mode sales -orders $(ORDERS) -members $(MEMBERS)
+	$(GO) run ./cmd/bench -mode sales -orders $(ORDERS) -members $(MEMBERS) -concurrency $(CONCURRENCY)
 bench-reads: services
 	$(GO) run ./cmd/bench -mode reads -members $(MEMBERS)
 bench-redeems: services

@@ -9,14 +9,17 @@
 // orders/s and the order-to-credit latency. It then checks every wallet and
 // the ledger invariants and exits 1 when they do not hold.
 //
-// That is -mode sales, the default. -mode adds two benchmarks of the API
+// That is -mode sales, the default, at 32 senders; -concurrency 32,512 runs
+// it once per level, each level after the first on a freshly seeded
+// merchant of the same pipeline, and ends with the levels side by side. -mode adds two benchmarks of the API
 // router, served in process on a loopback listener: reads (GET
 // /api/v1/wallet/balance at increasing concurrency, reads.go) and redeems
 // (POST /api/v1/wallet/redeem round trips through the ledger and the
 // dispatcher to a fake Yampi, redeems.go).
 //
 // With -ingest it targets an ingest that is already running instead (see
-// docs/benchmarks.md).
+// docs/benchmarks.md). LEDGER_LINGER in the environment sets the
+// in-process ledger's linger (program.Config.LedgerLinger), to compare.
 package main
 
 import (
@@ -36,8 +39,12 @@ import (
 
 // options are the command line.
 type options struct {
-	Orders      int
-	Members     int
+	Orders  int
+	Members int
+	// SalesLevels are the senders of each sales run (-concurrency), in
+	// order; Concurrency is the one in use: the first, or the current
+	// sales run's.
+	SalesLevels []int
 	Concurrency int
 	Partitions  int
 	Database    string
@@ -69,7 +76,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.SetOutput(stderr)
 	fs.IntVar(&o.Orders, "orders", 50000, "Guru sales to post")
 	fs.IntVar(&o.Members, "members", 5000, "members the sales are spread over (order i uses member i % members)")
-	fs.IntVar(&o.Concurrency, "concurrency", 512, "concurrent HTTP senders (one keep-alive connection each)")
+	senders := fs.String("concurrency", "32", "concurrent HTTP senders (one keep-alive connection each); "+
+		"a comma-separated list runs the sales phase once per level, each after the first on a fresh merchant")
 	fs.IntVar(&o.Partitions, "partitions", 16, "partitions of the ledger.commands and events topics (in-process only)")
 	fs.StringVar(&o.Database, "database", "postgres://postgres@127.0.0.1:5432/"+dbPrefix+"?sslmode=disable",
 		"PostgreSQL URL; the database name must start with "+dbPrefix+"; in process it is DROPPED and recreated")
@@ -77,7 +85,7 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.StringVar(&o.Ingest, "ingest", "", "base URL of a running ingest (e.g. http://127.0.0.1:8081); "+
 		"then -database is that deployment's database (not dropped) and SECRETS_KEY its key")
 	fs.DurationVar(&o.Timeout, "timeout", 5*time.Minute, "how long to wait for the credits after the last send")
-	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window (in-process pipeline included) to this file")
+	fs.StringVar(&o.CPUProfile, "cpuprofile", "", "write a CPU profile of the measured window (in-process pipeline included; the first sales level's) to this file")
 	fs.BoolVar(&o.TraceLedger, "trace-ledger", false, "diagnostic: run the ledger with its store and relay timed (every ApplyBatch and relay)")
 	fs.BoolVar(&o.Phased, "phased", false, "diagnostic: stop the ledger while sending and restart it after the last answer, "+
 		"to measure the ingest and the ledger each on its own (end-to-end figures are then not meaningful)")
@@ -98,6 +106,10 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	if o.ReadLevels, err = parseLevels(*levels); err != nil {
 		return o, fmt.Errorf("-read-concurrency: %w", err)
 	}
+	if o.SalesLevels, err = parseLevels(*senders); err != nil {
+		return o, fmt.Errorf("-concurrency: %w", err)
+	}
+	o.Concurrency = o.SalesLevels[0]
 	o.SecretsKey = strings.TrimSpace(os.Getenv("SECRETS_KEY"))
 	return o, o.validate()
 }
@@ -108,8 +120,6 @@ func (o options) validate() error {
 		return errors.New("-orders must be at least 1")
 	case o.Members < 1:
 		return errors.New("-members must be at least 1")
-	case o.Concurrency < 1:
-		return errors.New("-concurrency must be at least 1")
 	case o.Partitions < 1 || o.Partitions > 1024:
 		return errors.New("-partitions must be from 1 to 1024")
 	case o.Timeout <= 0:

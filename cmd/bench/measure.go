@@ -168,20 +168,40 @@ WHERE m.merchant_id = $1`, t.MerchantID)
 	return v, nil
 }
 
-// busMetrics are the kafkabus figures of the in-process pipeline.
+// busMetrics are the kafkabus and ledger figures of the in-process
+// pipeline: counts and sums since it started, so that the figures of one
+// sales run are the difference of two readings.
 type busMetrics struct {
-	LedgerBatches     uint64
-	LedgerMeanBatch   float64
-	LedgerTxns        uint64 // committed transactions, which partition batches share
-	LedgerMeanTxn     float64
-	CommandPublishes  uint64
-	CommandPublishAvg time.Duration
-	EventPublishes    uint64
-	EventPublishAvg   time.Duration
+	LedgerBatches, LedgerTxns        histogramSum // commands per partition batch, per transaction
+	CommandPublishes, EventPublishes histogramSum // seconds per publish
 }
 
-// readBusMetrics reads the kafkabus histograms from the registry of the
-// in-process pipeline.
+// histogramSum is a histogram's sample count and sum.
+type histogramSum struct {
+	Count uint64
+	Sum   float64
+}
+
+func (h histogramSum) mean() float64 { return h.Sum / float64(max(h.Count, 1)) }
+
+func (h histogramSum) meanSeconds() time.Duration {
+	return time.Duration(h.mean() * float64(time.Second))
+}
+
+func (h histogramSum) minus(o histogramSum) histogramSum {
+	return histogramSum{Count: h.Count - o.Count, Sum: h.Sum - o.Sum}
+}
+
+// minus returns the figures between reading o and reading m.
+func (m busMetrics) minus(o busMetrics) busMetrics {
+	return busMetrics{
+		LedgerBatches: m.LedgerBatches.minus(o.LedgerBatches), LedgerTxns: m.LedgerTxns.minus(o.LedgerTxns),
+		CommandPublishes: m.CommandPublishes.minus(o.CommandPublishes), EventPublishes: m.EventPublishes.minus(o.EventPublishes),
+	}
+}
+
+// readBusMetrics reads the kafkabus and ledger histograms from the
+// registry of the in-process pipeline.
 func readBusMetrics(s *stack) (busMetrics, error) {
 	var m busMetrics
 	if s.deps == nil {
@@ -197,19 +217,16 @@ func readBusMetrics(s *stack) (busMetrics, error) {
 			if h == nil {
 				continue
 			}
+			sum := histogramSum{Count: h.GetSampleCount(), Sum: h.GetSampleSum()}
 			switch {
 			case f.GetName() == "kafkabus_batch_size" && label(metric, "group") == "bench-ledger":
-				m.LedgerBatches = h.GetSampleCount()
-				m.LedgerMeanBatch = h.GetSampleSum() / float64(max(h.GetSampleCount(), 1))
+				m.LedgerBatches = sum
 			case f.GetName() == "convida_ledger_transaction_commands":
-				m.LedgerTxns = h.GetSampleCount()
-				m.LedgerMeanTxn = h.GetSampleSum() / float64(max(h.GetSampleCount(), 1))
+				m.LedgerTxns = sum
 			case f.GetName() == "kafkabus_publish_seconds" && label(metric, "topic") == "ledger.commands":
-				m.CommandPublishes = h.GetSampleCount()
-				m.CommandPublishAvg = meanSeconds(h)
+				m.CommandPublishes = sum
 			case f.GetName() == "kafkabus_publish_seconds" && label(metric, "topic") == "events":
-				m.EventPublishes = h.GetSampleCount()
-				m.EventPublishAvg = meanSeconds(h)
+				m.EventPublishes = sum
 			}
 		}
 	}
@@ -223,13 +240,6 @@ func label(m *dto.Metric, name string) string {
 		}
 	}
 	return ""
-}
-
-func meanSeconds(h *dto.Histogram) time.Duration {
-	if h.GetSampleCount() == 0 {
-		return 0
-	}
-	return time.Duration(h.GetSampleSum() / float64(h.GetSampleCount()) * float64(time.Second))
 }
 
 // cpuSample is the machine's and this process's CPU time at one moment
@@ -302,12 +312,46 @@ func processCPU(names []string) map[string]map[int]time.Duration {
 		}
 		utime, _ := strconv.ParseInt(fields[11], 10, 64) // field 14
 		stime, _ := strconv.ParseInt(fields[12], 10, 64) // field 15
-		if out[comm] == nil {
-			out[comm] = map[int]time.Duration{}
+		used := time.Duration(utime+stime) * tick
+		add(out, comm, pid, used)
+		if comm == "postgres" {
+			if db := backendDatabase(e.Name()); db != "" {
+				add(out, "postgres "+db, pid, used)
+			}
 		}
-		out[comm][pid] = time.Duration(utime+stime) * tick
 	}
 	return out
+}
+
+func add(out map[string]map[int]time.Duration, name string, pid int, used time.Duration) {
+	if out[name] == nil {
+		out[name] = map[int]time.Duration{}
+	}
+	out[name][pid] = used
+}
+
+// backendDatabase returns the database of a PostgreSQL backend, or "" for
+// the server's own processes. On a machine shared with other databases it
+// tells the bench's own share of PostgreSQL's CPU.
+func backendDatabase(pid string) string {
+	raw, err := os.ReadFile("/proc/" + pid + "/cmdline")
+	if err != nil {
+		return ""
+	}
+	return titleDatabase(strings.ReplaceAll(string(raw), "\x00", " "))
+}
+
+// titleDatabase reads the database of a backend's process title
+// ("postgres: 15/main: user database host(port) state"), "" when the
+// title is not a backend's.
+func titleDatabase(title string) string {
+	fields := strings.Fields(title)
+	for i, f := range fields {
+		if i >= 2 && (f == "[local]" || strings.HasSuffix(f, ")") && strings.Contains(f, "(")) { // host(port)
+			return fields[i-1]
+		}
+	}
+	return ""
 }
 
 // cpuUse is the CPU used between two samples, in cores busy on average.

@@ -51,8 +51,8 @@ func (p phases) String() string {
 // needsAPI reports whether a phase calls the API router.
 func (p phases) needsAPI() bool { return p.Reads || p.Redeems }
 
-// maxReadClients bounds a read level: each client holds a connection and a
-// file descriptor on both ends of the loopback.
+// maxReadClients bounds a read level and a sales level: each client holds
+// a connection and a file descriptor on both ends of the loopback.
 const maxReadClients = 4096
 
 // parseLevels reads -read-concurrency: positive client counts,

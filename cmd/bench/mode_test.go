@@ -89,3 +89,66 @@ func TestParseOptions(t *testing.T) {
 		t.Errorf("sales against a running ingest: %v", err)
 	}
 }
+
+func TestSalesLevels(t *testing.T) {
+	t.Setenv("SECRETS_KEY", "")
+	o, err := parseOptions(nil, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o.SalesLevels, []int{32}) || o.Concurrency != 32 {
+		t.Errorf("default senders: levels %v, concurrency %d; want [32], 32", o.SalesLevels, o.Concurrency)
+	}
+	o, err = parseOptions([]string{"-concurrency", "32, 512"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(o.SalesLevels, []int{32, 512}) || o.Concurrency != 32 {
+		t.Errorf("-concurrency 32,512: levels %v, concurrency %d", o.SalesLevels, o.Concurrency)
+	}
+	for _, in := range []string{"0", "32,", "x", "32,5000"} {
+		if _, err := parseOptions([]string{"-concurrency", in}, io.Discard); err == nil || !strings.Contains(err.Error(), "-concurrency") {
+			t.Errorf("-concurrency %q: %v, want an error naming -concurrency", in, err)
+		}
+	}
+}
+
+func TestParseVmRSS(t *testing.T) {
+	status := "Name:\tbench\nVmPeak:\t  900000 kB\nVmRSS:\t  123456 kB\nRssAnon:\t  100000 kB\n"
+	if got := parseVmRSS(status); got != 123456<<10 {
+		t.Errorf("parseVmRSS = %d, want %d", got, 123456<<10)
+	}
+	for _, in := range []string{"", "VmRSS:\t12 MB\n", "VmRSS:\tx kB\n"} {
+		if got := parseVmRSS(in); got != 0 {
+			t.Errorf("parseVmRSS(%q) = %d, want 0", in, got)
+		}
+	}
+	if residentBytes() <= 0 {
+		t.Error("residentBytes of this process is 0") // the bench runs on Linux
+	}
+}
+
+func TestTitleDatabase(t *testing.T) {
+	for title, want := range map[string]string{
+		"postgres: 15/main: postgres convida_bench 127.0.0.1(35618) idle":                "convida_bench",
+		"postgres: 15/main: postgres convida_bench_x [local] idle in transaction":        "convida_bench_x",
+		"postgres: 15/main: walwriter                                                  ": "",
+		"/usr/lib/postgresql/15/bin/postgres -D /var/lib/postgresql/15/main":             "",
+	} {
+		if got := titleDatabase(title); got != want {
+			t.Errorf("titleDatabase(%q) = %q, want %q", title, got, want)
+		}
+	}
+}
+
+func TestBusMetricsMinus(t *testing.T) {
+	before := busMetrics{LedgerTxns: histogramSum{Count: 10, Sum: 100}, LedgerBatches: histogramSum{Count: 30, Sum: 100}}
+	after := busMetrics{LedgerTxns: histogramSum{Count: 14, Sum: 300}, LedgerBatches: histogramSum{Count: 40, Sum: 300}}
+	d := after.minus(before)
+	if d.LedgerTxns.Count != 4 || d.LedgerTxns.mean() != 50 || d.LedgerBatches.mean() != 20 {
+		t.Errorf("difference %+v: want 4 transactions of 50 commands, batches of 20", d)
+	}
+	if (histogramSum{}).mean() != 0 {
+		t.Error("the mean of no samples is not 0")
+	}
+}

@@ -7,9 +7,12 @@ import (
 	"os"
 	"runtime"
 	"runtime/pprof"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 )
 
 // report is everything the final report prints.
@@ -34,10 +37,13 @@ type report struct {
 	AckLat        []time.Duration
 	CPU           cpuUse
 	Bus           busMetrics
-	Trace         *traceSummary
-	Verified      verification
-	WaitErr       error
-	RedisKeys     int
+	// RSS is the bench process's resident set at the end of the run (0
+	// where /proc is not).
+	RSS       int64
+	Trace     *traceSummary
+	Verified  verification
+	WaitErr   error
+	RedisKeys int
 }
 
 // run is the whole bench: the phases of -mode in order on one pipeline and
@@ -65,7 +71,7 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 		return err
 	}
 	if o.Phases.Sales {
-		if err := record(runSales(ctx, s, t, o, seeding, stdout, stderr)); err != nil {
+		if err := record(runSalesLevels(ctx, s, t, o, seeding, stdout, stderr)); err != nil {
 			return false, err
 		}
 	}
@@ -94,25 +100,68 @@ func run(ctx context.Context, o options, stdout, stderr io.Writer) (bool, error)
 	return pass, nil
 }
 
-// runSales is the end-to-end sales benchmark (-mode sales): it posts the
-// orders, waits for their credits, verifies every wallet and prints the
-// report.
-func runSales(ctx context.Context, s *stack, t *tenant, o options, seeding time.Duration, stdout, stderr io.Writer) (bool, error) {
+// runSalesLevels runs the sales phase once per level of -concurrency: the
+// first on t, each other one on a merchant seeded for it, so that every
+// run's orders and wallets are its own. With more than one level it ends
+// with their figures side by side.
+func runSalesLevels(ctx context.Context, s *stack, t *tenant, o options, seeding time.Duration, stdout, stderr io.Writer) (bool, error) {
+	pass := true
+	var reps []*report
+	for i, level := range o.SalesLevels {
+		lo := o
+		lo.Concurrency = level
+		tn := t
+		if i > 0 {
+			lo.CPUProfile = "" // -cpuprofile is the first level's
+			start := time.Now()
+			var err error
+			if tn, err = seed(ctx, s, o.Members); err != nil {
+				return false, fmt.Errorf("seed: %w", err)
+			}
+			seeding = time.Since(start)
+			fmt.Fprintf(stderr, "seeded another merchant for %d senders in %v\n", level, seeding.Round(time.Millisecond))
+			if err := warmUp(ctx, s, tn); err != nil {
+				return false, err
+			}
+		}
+		rep, err := runSales(ctx, s, tn, lo, seeding, stdout, stderr)
+		if err != nil {
+			return false, err
+		}
+		pass = pass && rep.pass()
+		reps = append(reps, rep)
+	}
+	if len(reps) > 1 {
+		printLevels(stdout, reps)
+	}
+	return pass, nil
+}
+
+// runSales is the end-to-end sales benchmark (-mode sales) at
+// o.Concurrency senders: it posts the orders, waits for their credits,
+// verifies every wallet and prints the report.
+func runSales(ctx context.Context, s *stack, t *tenant, o options, seeding time.Duration, stdout, stderr io.Writer) (*report, error) {
 	rep := &report{Options: o, InProcess: o.Ingest == "", Seeding: seeding}
-	var err error
+	bus0, err := readBusMetrics(s)
+	if err != nil {
+		return nil, err
+	}
 	start := time.Now()
 	bodies := buildBodies(t, o.Orders)
 	rep.Bodies = time.Since(start)
 
 	if err := measure(ctx, s, t, bodies, rep, stderr); err != nil {
-		return false, err
+		return nil, err
 	}
+	rep.RSS = residentBytes()
 	if rep.Verified, err = verify(ctx, s.pool, t, rep.Load.Failed); err != nil {
-		return false, fmt.Errorf("verify: %w", err)
+		return nil, fmt.Errorf("verify: %w", err)
 	}
-	if rep.Bus, err = readBusMetrics(s); err != nil {
-		return false, err
+	bus1, err := readBusMetrics(s)
+	if err != nil {
+		return nil, err
 	}
+	rep.Bus = bus1.minus(bus0)
 	if s.trace != nil {
 		sum := s.trace.summary()
 		rep.Trace = &sum
@@ -122,7 +171,7 @@ func runSales(ctx context.Context, s *stack, t *tenant, o options, seeding time.
 		rep.Verified.Problems = append(rep.Verified.Problems, "pipeline: "+err.Error())
 	}
 	rep.print(stdout)
-	return rep.pass(), nil
+	return rep, nil
 }
 
 // open claims the bench database and returns the stack: in process on a
@@ -292,25 +341,33 @@ func (r *report) print(w io.Writer) {
 	if r.WaitErr != nil {
 		p("  waiting for credits   %v", r.WaitErr)
 	}
-	e2e := r.LastCommit.Sub(r.FirstSend)
-	p("  end-to-end duration   %v (first send → last credit)", e2e.Round(time.Millisecond))
-	p("  throughput            %.0f orders/s end to end", float64(r.Credited)/e2e.Seconds())
+	p("  end-to-end duration   %v (first send → last credit)", r.LastCommit.Sub(r.FirstSend).Round(time.Millisecond))
+	p("  throughput            %.0f orders/s end to end", r.throughput())
 	p50, p99, pmax := percentiles(r.Lat)
 	p("  order→credit latency  p50 %v  p99 %v  max %v", ms(p50), ms(p99), ms(pmax))
 	if r.CPU.Cores > 0 {
+		pg := r.CPU.ByName["postgres"]
 		p("  CPU (measured window) %.2f of %.0f cores busy: bench process %.2f, postgres %.2f, redis %.2f, rest %.2f",
-			r.CPU.Machine, r.CPU.Cores, r.CPU.Bench, r.CPU.ByName["postgres"], r.CPU.ByName["redis-server"],
-			max(r.CPU.Others-r.CPU.ByName["postgres"]-r.CPU.ByName["redis-server"], 0))
+			r.CPU.Machine, r.CPU.Cores, r.CPU.Bench, pg, r.CPU.ByName["redis-server"],
+			max(r.CPU.Others-pg-r.CPU.ByName["redis-server"], 0))
 		if r.InProcess {
 			p("                        (the bench process holds the load generator, ingest, broker, ledger and dispatcher)")
 		}
+		if perSecond := r.throughput(); perSecond > 0 {
+			p("  postgres per order    %.0f µs of CPU; its backends of %s %.0f µs (%.2f cores)", pg/perSecond*1e6,
+				databaseName(o.Database), r.databaseCPU()/perSecond*1e6, r.databaseCPU())
+		}
+	}
+	if r.RSS > 0 && r.InProcess {
+		p("  RSS at the end        %.0f MiB (the bench process, whole pipeline included)", float64(r.RSS)/(1<<20))
 	}
 	if r.InProcess {
 		b := r.Bus
-		p("  ledger batches        %d, %.1f commands per batch on average", b.LedgerBatches, b.LedgerMeanBatch)
-		p("  ledger transactions   %d, %.1f commands per transaction on average (the batches ready at once share one)", b.LedgerTxns, b.LedgerMeanTxn)
+		p("  ledger batches        %d, %.1f commands per batch on average", b.LedgerBatches.Count, b.LedgerBatches.mean())
+		p("  ledger transactions   %d, %.1f commands per transaction on average (the batches ready at once share one)",
+			b.LedgerTxns.Count, b.LedgerTxns.mean())
 		p("  broker publishes      ledger.commands %d (mean %v), events %d (mean %v)",
-			b.CommandPublishes, ms(b.CommandPublishAvg), b.EventPublishes, ms(b.EventPublishAvg))
+			b.CommandPublishes.Count, ms(b.CommandPublishes.meanSeconds()), b.EventPublishes.Count, ms(b.EventPublishes.meanSeconds()))
 	}
 	if t := r.Trace; t != nil {
 		p("  ledger trace          %d batches, size p50 %d mean %.1f max %d", t.Batches, t.SizeP50, t.MeanSize, t.SizeMax)
@@ -333,16 +390,96 @@ func (r *report) print(w io.Writer) {
 	}
 }
 
+// throughput is the orders credited per second, first send to last credit.
+func (r *report) throughput() float64 {
+	e2e := r.LastCommit.Sub(r.FirstSend)
+	if e2e <= 0 {
+		return 0
+	}
+	return float64(r.Credited) / e2e.Seconds()
+}
+
+// databaseCPU is the cores used by the PostgreSQL backends of the bench's
+// database: on a shared machine, the bench's own share of PostgreSQL.
+func (r *report) databaseCPU() float64 {
+	return r.CPU.ByName["postgres "+databaseName(r.Options.Database)]
+}
+
+// printLevels prints the sales runs of -concurrency side by side.
+func printLevels(w io.Writer, reps []*report) {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
+	p("")
+	p("Sales phase by senders (each run above in full)")
+	p("  %7s  %8s  %17s  %19s  %26s  %14s  %7s  %s", "senders", "orders/s", "answer p50/p99",
+		"order→credit", "CPU bench/postgres (db)", "commands/txn", "RSS", "verification")
+	for _, r := range reps {
+		a50, a99, _ := percentiles(r.AckLat)
+		c50, c99, _ := percentiles(r.Lat)
+		verdict := "PASS"
+		if !r.pass() {
+			verdict = "FAIL"
+		}
+		p("  %7d  %8.0f  %17s  %19s  %26s  %14.1f  %4.0fMiB  %s", r.Options.Concurrency, r.throughput(),
+			ms(a50)+" / "+ms(a99), ms(c50)+" / "+ms(c99),
+			fmt.Sprintf("%.2f / %.2f (%.2f)", r.CPU.Bench, r.CPU.ByName["postgres"], r.databaseCPU()),
+			r.Bus.LedgerTxns.mean(), float64(r.RSS)/(1<<20), verdict)
+	}
+}
+
+// residentBytes is this process's resident set size (VmRSS of
+// /proc/self/status), or 0 where it cannot be read.
+func residentBytes() int64 {
+	raw, err := os.ReadFile("/proc/self/status")
+	if err != nil {
+		return 0
+	}
+	return parseVmRSS(string(raw))
+}
+
+// parseVmRSS reads the VmRSS line ("VmRSS:	  123456 kB") of a
+// /proc/<pid>/status text, in bytes; 0 when absent.
+func parseVmRSS(status string) int64 {
+	for line := range strings.Lines(status) {
+		rest, ok := strings.CutPrefix(line, "VmRSS:")
+		if !ok {
+			continue
+		}
+		fields := strings.Fields(rest)
+		if len(fields) != 2 || fields[1] != "kB" {
+			return 0
+		}
+		kb, err := strconv.ParseInt(fields[0], 10, 64)
+		if err != nil {
+			return 0
+		}
+		return kb << 10
+	}
+	return 0
+}
+
+// databaseName is the database of a PostgreSQL URL, "" when it has none.
+func databaseName(url string) string {
+	cfg, err := pgx.ParseConfig(url)
+	if err != nil {
+		return ""
+	}
+	return cfg.Database
+}
+
 // printPhased prints the -phased figures: the ingest on its own (ledger
 // stopped) and the ledger draining the backlog on its own.
 func (r *report) printPhased(p func(string, ...any)) {
 	send := r.Load.End.Sub(r.Load.Start)
-	p("  phased: ingest alone  %.0f orders/s answered over %v; CPU %s", float64(r.Load.accepted())/send.Seconds(),
-		send.Round(time.Millisecond), r.SendCPU)
+	db := "postgres " + databaseName(r.Options.Database)
+	sendRate := float64(r.Load.accepted()) / send.Seconds()
+	p("  phased: ingest alone  %.0f orders/s answered over %v; CPU %s; backends of the bench's database %.0f µs per order",
+		sendRate, send.Round(time.Millisecond), r.SendCPU, r.SendCPU.ByName[db]/sendRate*1e6)
 	drain := r.LastCommit.Sub(r.LedgerRestart)
-	p("  phased: ledger alone  %.0f orders/s over %v from restart (group join included), %.0f orders/s from its first credit; CPU %s",
-		float64(r.Credited)/drain.Seconds(), drain.Round(time.Millisecond),
-		float64(r.Credited)/r.LastCommit.Sub(r.FirstCommit).Seconds(), r.DrainCPU)
+	drainRate := float64(r.Credited) / drain.Seconds()
+	p("  phased: ledger alone  %.0f orders/s over %v from restart (group join included), %.0f orders/s from its first credit; "+
+		"CPU %s; backends of the bench's database %.0f µs per order",
+		drainRate, drain.Round(time.Millisecond), float64(r.Credited)/r.LastCommit.Sub(r.FirstCommit).Seconds(), r.DrainCPU,
+		r.DrainCPU.ByName[db]/drainRate*1e6)
 }
 
 func (u cpuUse) String() string {

@@ -102,6 +102,10 @@ func benchConfig(o options, dataDir string) (program.Config, error) {
 		// certificate.
 		"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
 	}
+	// A run may try another linger of the ledger's transactions.
+	if v := os.Getenv("LEDGER_LINGER"); v != "" {
+		env["LEDGER_LINGER"] = v
+	}
 	ca, err := receiverCAFile(dataDir)
 	if err != nil {
 		return program.Config{}, err

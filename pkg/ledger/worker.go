@@ -3,13 +3,14 @@ package ledger
 import (
 	"context"
 	"encoding/json"
+	"sync"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
-	"github.com/convida/convida/pkg/batch"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/redemption"
@@ -46,21 +47,41 @@ type Worker struct {
 	notifier Notifier
 	metrics  *Metrics
 	log      *zap.Logger
-	group    *batch.Group[[]Command, error]
+	// Linger is how long a transaction holding fewer than LingerCommands
+	// commands waits for more partition batches before it starts (zero:
+	// never). At a modest arrival rate the partitions' batches are a few
+	// commands each and come one by one, and without it each would get a
+	// transaction of its own. Set both before the first Handle.
+	Linger         time.Duration
+	LingerCommands int
+
+	start      sync.Once
+	queue      chan pending
+	collecting sync.Mutex // one transaction collects its batches at a time
 }
 
-// Group commit: transactions in flight at once, and partition batches at
-// most in one.
+// pending is a partition batch waiting for its transaction.
+type pending struct {
+	ctx  context.Context
+	cmds []Command
+	done chan error
+}
+
+// Group commit: transactions in flight at once, partition batches at most
+// in one, and the defaults of Linger and LingerCommands.
 const (
-	groupTransactions = 3
-	groupBatches      = 16
+	groupTransactions     = 3
+	groupBatches          = 16
+	DefaultLinger         = 10 * time.Millisecond
+	DefaultLingerCommands = 64
 )
 
-// NewWorker returns a Worker; notifier and metrics may be nil.
+// NewWorker returns a Worker with the default linger; notifier and metrics
+// may be nil.
 func NewWorker(store Store, relay Relayer, notifier Notifier, metrics *Metrics, log *zap.Logger) *Worker {
-	w := &Worker{store: store, relay: relay, notifier: notifier, metrics: metrics, log: log}
-	w.group = batch.New(groupTransactions, groupBatches, w.applyTogether)
-	return w
+	return &Worker{store: store, relay: relay, notifier: notifier, metrics: metrics, log: log,
+		Linger: DefaultLinger, LingerCommands: DefaultLingerCommands,
+		queue: make(chan pending, groupTransactions*groupBatches)}
 }
 
 // Handle applies cmds, the next batch of one partition, in one transaction,
@@ -68,36 +89,104 @@ func NewWorker(store Store, relay Relayer, notifier Notifier, metrics *Metrics, 
 // is safe to call again with the same commands: applied ones are skipped.
 // An error means nothing of cmds was committed and the batch must be
 // retried; a relay failure after the commit is not an error (the outbox
-// sweep relays later).
+// sweep relays later). When ctx ends first Handle returns its error, and
+// the batch may still be committed: the caller abandons it uncommitted in
+// Kafka, and its redelivery is skipped.
 func (w *Worker) Handle(ctx context.Context, cmds []Command) error {
-	res, err := w.group.Do(ctx, cmds)
-	if err != nil {
-		return err
+	w.start.Do(func() {
+		for range groupTransactions {
+			go w.transactions()
+		}
+	})
+	p := pending{ctx: ctx, cmds: cmds, done: make(chan error, 1)}
+	select {
+	case w.queue <- p:
+	case <-ctx.Done():
+		return ctx.Err()
 	}
-	return res
+	select {
+	case err := <-p.done:
+		return err
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// transactions is one of the groupTransactions loops: collect, apply,
+// answer each batch's caller.
+func (w *Worker) transactions() {
+	for {
+		batches := w.collect()
+		cmds := make([][]Command, len(batches))
+		for i, p := range batches {
+			cmds[i] = p.cmds
+		}
+		// The transaction outlives any one caller's context: others wait on it.
+		errs := w.applyTogether(context.WithoutCancel(batches[0].ctx), cmds)
+		for i, p := range batches {
+			p.done <- errs[i]
+		}
+	}
+}
+
+// collect takes the next transaction's batches: the first to arrive, then
+// every one already queued, up to groupBatches. While they hold fewer than
+// LingerCommands commands it waits up to Linger after the first for more.
+// One loop collects at a time, so that while it lingers the batches
+// arriving join its transaction instead of starting others; under load the
+// queue holds LingerCommands at once and nothing waits.
+func (w *Worker) collect() []pending {
+	w.collecting.Lock()
+	defer w.collecting.Unlock()
+	first := <-w.queue
+	batches, n := []pending{first}, len(first.cmds)
+	var timeout <-chan time.Time
+	for len(batches) < groupBatches {
+		select {
+		case p := <-w.queue:
+			batches, n = append(batches, p), n+len(p.cmds)
+			continue
+		default:
+		}
+		if n >= w.LingerCommands || w.Linger <= 0 {
+			break
+		}
+		if timeout == nil {
+			t := time.NewTimer(w.Linger)
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case p := <-w.queue:
+			batches, n = append(batches, p), n+len(p.cmds)
+		case <-timeout:
+			return batches
+		}
+	}
+	return batches
 }
 
 // applyTogether applies the batches in one transaction. When that fails,
 // each batch is applied alone, so that an error (a command the database
 // refuses for good, say) is returned to the partition that sent it and the
 // others go on.
-func (w *Worker) applyTogether(ctx context.Context, batches [][]Command) ([]error, error) {
+func (w *Worker) applyTogether(ctx context.Context, batches [][]Command) []error {
 	errs := make([]error, len(batches))
 	if len(batches) == 1 {
 		errs[0] = w.apply(ctx, batches[0])
-		return errs, nil
+		return errs
 	}
 	var all []Command
 	for _, b := range batches {
 		all = append(all, b...)
 	}
 	if err := w.apply(ctx, all); err == nil {
-		return errs, nil
+		return errs
 	}
 	for i, b := range batches {
 		errs[i] = w.apply(ctx, b)
 	}
-	return errs, nil
+	return errs
 }
 
 func (w *Worker) apply(ctx context.Context, cmds []Command) error {

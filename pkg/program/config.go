@@ -45,6 +45,7 @@ type Config struct {
 	DataDir             string
 	SecretsKey          string // base64 of 32 bytes
 	LedgerMaxBatch      int
+	LedgerLinger        time.Duration // see ledger.Worker.Linger
 	LedgerGroup         string
 	// RedemptionRetryDelays are the pauses between tries of a platform
 	// call (empty: about 2 minutes over 5 tries).
@@ -111,6 +112,7 @@ var Settings = []Setting{
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
 	{Name: "SCHEDULER_INTERVAL", Default: "5s", Meaning: "how often warranties are swept and due webhook retries woken", Programs: []string{"scheduler"}},
 	{Name: "LEDGER_MAX_BATCH", Default: "500", Meaning: "most commands applied in one ledger transaction (1 to 10000)", Programs: []string{"ledger"}},
+	{Name: "LEDGER_LINGER", Default: "10ms", Meaning: "how long a ledger transaction of fewer than 64 commands waits for more partitions' batches (0 to 1s; 0 never waits)", Programs: []string{"ledger"}},
 	{Name: "LEDGER_GROUP", Default: "convida-ledger", Meaning: "consumer group id of the ledger", Programs: []string{"ledger"}},
 	{Name: "DISPATCHER_GROUP", Default: "convida-dispatcher", Meaning: "consumer group id of the dispatcher (its redemptions group adds -redemptions)",
 		Programs: []string{"dispatcher"}},
@@ -199,6 +201,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.LedgerMaxBatch, err = intSetting(get, "LEDGER_MAX_BATCH", 1, 10000); err != nil {
 		return c, err
+	}
+	if c.LedgerLinger, err = time.ParseDuration(get("LEDGER_LINGER")); err != nil || c.LedgerLinger < 0 || c.LedgerLinger > time.Second {
+		return c, fmt.Errorf("LEDGER_LINGER: want a Go duration from 0 to 1s such as 10ms, got %q", get("LEDGER_LINGER"))
 	}
 	if c.SchedulerInterval, err = time.ParseDuration(get("SCHEDULER_INTERVAL")); err != nil || c.SchedulerInterval <= 0 {
 		return c, fmt.Errorf("SCHEDULER_INTERVAL: want a positive Go duration such as 5s, got %q", get("SCHEDULER_INTERVAL"))

@@ -34,6 +34,7 @@ type Ledger struct {
 	Notifier ledger.Notifier
 	Metrics  *ledger.Metrics
 	Log      *zap.Logger
+	Linger   time.Duration // ledger.Worker.Linger
 	// Middleware, when set, wraps the batch handler.
 	Middleware Middleware
 }
@@ -52,6 +53,7 @@ func NewLedger(d *Deps) *Ledger {
 		Notifier: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log),
 		Metrics:  d.Ledger,
 		Log:      d.Log.Named("ledger"),
+		Linger:   d.Config.LedgerLinger,
 	}
 }
 
@@ -60,6 +62,7 @@ func NewLedger(d *Deps) *Ledger {
 // fix are permanent (the runner dead-letters the message).
 func (l *Ledger) Handler() kafkabus.BatchHandler {
 	worker := ledger.NewWorker(l.Store, l.Relay, l.Notifier, l.Metrics, l.Log)
+	worker.Linger = l.Linger
 	h := func(ctx context.Context, msgs []kafkabus.Message) error {
 		cmds, err := topic.DecodeCommands(msgs)
 		if err != nil {
