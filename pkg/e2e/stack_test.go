@@ -50,8 +50,8 @@ import (
 	"github.com/convida/convida/pkg/webhook"
 )
 
-// stack is a running Convida: ingest (and API) over loopback TCP, ledger
-// and dispatcher consuming the embedded broker.
+// stack is a running Convida: ingest (and API) over loopback TCP, ledger,
+// recorder and dispatcher consuming the embedded broker.
 type stack struct {
 	t         testing.TB
 	logs      *observer.ObservedLogs // with stackOptions.observe
@@ -66,6 +66,7 @@ type stackOptions struct {
 	brokers     []string // reuse a broker
 	databaseURL string   // reuse a database
 	noLedger    bool
+	noRecorder  bool              // do not run the recorder (delivery records stay in the broker)
 	dispatcher  bool              // run the dispatcher (webhooks, redemptions)
 	scheduler   bool              // run the scheduler (SCHEDULER_INTERVAL in env)
 	env         map[string]string // extra configuration
@@ -107,6 +108,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	s.apiURL = apiSrv.URL
 	if !opt.noLedger {
 		s.run(ctx, "ledger", program.RunLedger)
+	}
+	if !opt.noRecorder {
+		s.run(ctx, "recorder", program.RunRecorder)
 	}
 	if opt.dispatcher {
 		s.run(ctx, "dispatcher", program.RunDispatcher)
