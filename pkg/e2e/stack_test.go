@@ -65,6 +65,7 @@ type stack struct {
 type stackOptions struct {
 	brokers     []string // reuse a broker
 	databaseURL string   // reuse a database
+	redisURL    string   // another Redis than the test one (a closed port: Redis down)
 	noLedger    bool
 	noRecorder  bool              // do not run the recorder (delivery records stay in the broker)
 	dispatcher  bool              // run the dispatcher (webhooks, redemptions)
@@ -85,7 +86,10 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DatabaseURL, cfg.RedisURL, cfg.KafkaBrokers = opt.databaseURL, testenv.RedisURL(), opt.brokers
+	if opt.redisURL == "" {
+		opt.redisURL = testenv.RedisURL()
+	}
+	cfg.DatabaseURL, cfg.RedisURL, cfg.KafkaBrokers = opt.databaseURL, opt.redisURL, opt.brokers
 	cfg.SecretsKey = secretbox.NewKey()
 	cfg.LedgerGroup = "ledger-test"
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))

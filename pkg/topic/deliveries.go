@@ -31,14 +31,16 @@ type delivery struct {
 }
 
 // DeliveryMessage renders a delivery record as a message of Deliveries:
-// JSON (the body as base64), keyed by the delivery id so that records
-// spread over every partition, with the merchant in the headers.
+// JSON (the body as base64), keyed by merchant id, with the merchant in the
+// headers. The key is not for order: a merchant's records gather on one
+// partition, so the concurrent deliveries of a burst share one produce
+// request (and the recorder one statement) instead of one per partition.
 func DeliveryMessage(d inbound.Delivery) (kafkabus.Message, error) {
 	raw, err := json.Marshal(delivery(d))
 	if err != nil {
 		return kafkabus.Message{}, fmt.Errorf("encode delivery %s: %w", d.ID, err)
 	}
-	return kafkabus.Message{Topic: Deliveries, Key: []byte(d.ID.String()), Value: raw,
+	return kafkabus.Message{Topic: Deliveries, Key: []byte(d.MerchantID.String()), Value: raw,
 		Headers: map[string]string{HeaderMerchantID: d.MerchantID.String()}}, nil
 }
 

@@ -25,7 +25,7 @@ const (
 	// delays outbound webhooks.
 	Redemptions = "redemptions"
 	// Deliveries carries the record of every inbound delivery the ingest
-	// answered, keyed by delivery id; the recorder writes them to
+	// answered, keyed by merchant id; the recorder writes them to
 	// inbound_deliveries in batches.
 	Deliveries = "inbound.deliveries"
 )

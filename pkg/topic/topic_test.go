@@ -115,7 +115,7 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m.Topic != topic.Deliveries || string(m.Key) != d.ID.String() || m.Headers[topic.HeaderMerchantID] != d.MerchantID.String() {
+	if m.Topic != topic.Deliveries || string(m.Key) != d.MerchantID.String() || m.Headers[topic.HeaderMerchantID] != d.MerchantID.String() {
 		t.Errorf("message topic %q key %q headers %v", m.Topic, m.Key, m.Headers)
 	}
 	got, err := topic.DecodeDeliveries([]kafkabus.Message{m})
