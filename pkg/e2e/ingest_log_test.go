@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,11 +11,14 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/testenv"
 )
@@ -137,6 +141,34 @@ func TestDeliveryRecordsSurviveTheIngestKilledAfterAnswering(t *testing.T) {
 		t.Errorf("records = %v, want %v", outcomes, want)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 1500, pending: 1500})
+}
+
+// A batch of records written but not committed (the recorder failed or
+// died after its statement) comes again, and is written once.
+func TestRecorderWritesARedeliveredBatchOnce(t *testing.T) {
+	t.Parallel()
+	s, tn, m := startWithAna(t, stackOptions{noRecorder: true}, 1500)
+	for i := range 5 {
+		wantStatus(t, s.postGuru(tn, guruSale(t, tn, "rec-"+strconv.Itoa(i), m.CouponCode, 10, "approved")), 200)
+	}
+	r := program.NewRecorder(s.deps)
+	var calls atomic.Int64
+	r.Middleware = func(handle kafkabus.BatchHandler) kafkabus.BatchHandler {
+		return func(ctx context.Context, msgs []kafkabus.Message) error {
+			if err := handle(ctx, msgs); err != nil {
+				return err
+			}
+			if calls.Add(1) == 1 {
+				return errors.New("lost after the write, before the offsets")
+			}
+			return nil
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	s.run(ctx, "recorder", func(ctx context.Context, _ *program.Deps) error { return r.Run(ctx) })
+	testenv.Eventually(t, 15*time.Second, "the failed batch retried", func() bool { return calls.Load() >= 2 })
+	s.waitRecords(tn, 5)
 }
 
 // childIngest serves the ingest router as cmd/ingest does, on a loopback
