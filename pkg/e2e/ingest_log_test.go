@@ -18,6 +18,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/testenv"
@@ -169,6 +170,33 @@ func TestRecorderWritesARedeliveredBatchOnce(t *testing.T) {
 	s.run(ctx, "recorder", func(ctx context.Context, _ *program.Deps) error { return r.Run(ctx) })
 	testenv.Eventually(t, 15*time.Second, "the failed batch retried", func() bool { return calls.Load() >= 2 })
 	s.waitRecords(tn, 5)
+}
+
+// A body near the 1 MiB limit is accepted, and its record, which must fit
+// in one message, keeps the first MaxRecordedBody bytes and says so.
+func TestLargeBodyIsAcceptedAndItsRecordCut(t *testing.T) {
+	t.Parallel()
+	s, tn, m := startWithAna(t, stackOptions{}, 1500)
+	body := fixture(t, guruApproved, map[string]any{"api_token": tn.guruToken, "id": "large-1",
+		"payment.coupon.coupon_code": m.CouponCode, "pad": strings.Repeat("a", 1000<<10)})
+	if len(body) <= ingest.MaxRecordedBody || len(body) > ingest.MaxBody {
+		t.Fatalf("body of %d bytes", len(body))
+	}
+	wantStatus(t, s.postGuru(tn, body), 200)
+	s.waitRecords(tn, 1)
+	var kept int
+	var cut string
+	err := s.deps.Pool.QueryRow(context.Background(), `SELECT length(body), headers->>$2 FROM inbound_deliveries WHERE merchant_id = $1`,
+		tn.merchant.ID, ingest.HeaderBodyTruncated).Scan(&kept, &cut)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The length noted is the redacted body's: the token became [REDACTED].
+	redacted := len(body) - len(tn.guruToken) + len("[REDACTED]")
+	if kept != ingest.MaxRecordedBody || cut != strconv.Itoa(redacted) {
+		t.Errorf("record keeps %d bytes, truncated header %q; want %d and %d", kept, cut, ingest.MaxRecordedBody, redacted)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 1500, pending: 1500})
 }
 
 // childIngest serves the ingest router as cmd/ingest does, on a loopback

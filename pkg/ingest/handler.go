@@ -142,7 +142,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	creds := settings.credentials()
 	out, err := adapter.Handle(body, r.Header, creds)
-	d.Body = redact(d.Provider, body, creds, err == nil)
+	d.Body = keptBody(redact(d.Provider, body, creds, err == nil), d.Headers)
 	if err != nil {
 		s.fail(w, d, err)
 		return
@@ -373,6 +373,25 @@ func redact(provider string, body []byte, creds inbound.Credentials, authenticat
 		return body
 	}
 	return bytes.ReplaceAll(body, []byte(token), []byte("[REDACTED]"))
+}
+
+// MaxRecordedBody is the most of a body a delivery record keeps. The record
+// travels as one message, base64 inside JSON, and the broker refuses
+// messages over 1 MB; the platforms' bodies are a few KiB.
+const MaxRecordedBody = 512 << 10
+
+// HeaderBodyTruncated, among a record's kept headers, gives the length of
+// a body cut to MaxRecordedBody.
+const HeaderBodyTruncated = "X-Convida-Body-Truncated"
+
+// keptBody returns the part of body a record keeps, noting a cut in
+// headers.
+func keptBody(body []byte, headers map[string]string) []byte {
+	if len(body) <= MaxRecordedBody {
+		return body
+	}
+	headers[HeaderBodyTruncated] = strconv.Itoa(len(body))
+	return body[:MaxRecordedBody]
 }
 
 func quote(s string) string {
