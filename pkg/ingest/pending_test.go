@@ -19,7 +19,7 @@ import (
 type flakyBroker struct {
 	mu   sync.Mutex
 	down bool
-	got  []uuid.UUID
+	got  []inbound.Delivery
 }
 
 func (b *flakyBroker) PublishDelivery(_ context.Context, d inbound.Delivery, _ *ledger.Command) error {
@@ -28,7 +28,7 @@ func (b *flakyBroker) PublishDelivery(_ context.Context, d inbound.Delivery, _ *
 	if b.down {
 		return errors.New("broker down")
 	}
-	b.got = append(b.got, d.ID)
+	b.got = append(b.got, d)
 	return nil
 }
 
@@ -38,10 +38,18 @@ func (b *flakyBroker) set(down bool) {
 	b.down = down
 }
 
-func (b *flakyBroker) published() []uuid.UUID {
+func (b *flakyBroker) records() []inbound.Delivery {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	return append([]uuid.UUID(nil), b.got...)
+	return append([]inbound.Delivery(nil), b.got...)
+}
+
+func (b *flakyBroker) published() []uuid.UUID {
+	var ids []uuid.UUID
+	for _, d := range b.records() {
+		ids = append(ids, d.ID)
+	}
+	return ids
 }
 
 func TestPendingRecordsArePublishedInOrderOnceTheBrokerIsBack(t *testing.T) {
