@@ -40,7 +40,7 @@ type stack struct {
 	dataDir   string
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
-	ledger    *roleRun  // the ledger, which -phased stops and restarts
+	ledger    *roleRun  // the ledger and the recorder, which -phased stops and restarts
 	guard     *pgx.Conn // holds the advisory lock of claimDatabase
 	errMu     sync.Mutex
 	errs      []error
@@ -157,7 +157,11 @@ func startStack(ctx context.Context, o options) (_ *stack, err error) {
 		s.trace = &ledgerTrace{}
 		ledger = s.trace.run
 	}
-	s.ledger = &roleRun{parent: roles, role: ledger}
+	// The ledger program runs the recorder beside the ledger (cmd/ledger),
+	// so -phased stops and restarts both.
+	s.ledger = &roleRun{parent: roles, role: func(ctx context.Context, d *program.Deps) error {
+		return program.RunRoles(ctx, d, ledger, program.RunRecorder)
+	}}
 	s.startLedger()
 	s.run(roles, "dispatcher", program.RunDispatcher)
 	return s, nil

@@ -23,14 +23,16 @@ import (
 	"github.com/convida/convida/pkg/testenv"
 )
 
-// TestMain lets the test binary play a ledger worker or a dispatcher in a
-// child process, so that a test can kill one for real.
+// TestMain lets the test binary play a ledger worker, a dispatcher or an
+// ingest in a child process, so that a test can kill one for real.
 func TestMain(m *testing.M) {
 	switch os.Getenv("E2E_CHILD") {
 	case "ledger":
 		os.Exit(childLedger())
 	case "dispatcher":
 		os.Exit(childDispatcher())
+	case "ingest":
+		os.Exit(childIngest())
 	}
 	os.Exit(m.Run())
 }

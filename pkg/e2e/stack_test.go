@@ -50,8 +50,8 @@ import (
 	"github.com/convida/convida/pkg/webhook"
 )
 
-// stack is a running Convida: ingest (and API) over loopback TCP, ledger
-// and dispatcher consuming the embedded broker.
+// stack is a running Convida: ingest (and API) over loopback TCP, ledger,
+// recorder and dispatcher consuming the embedded broker.
 type stack struct {
 	t         testing.TB
 	logs      *observer.ObservedLogs // with stackOptions.observe
@@ -65,8 +65,9 @@ type stack struct {
 type stackOptions struct {
 	brokers     []string // reuse a broker
 	databaseURL string   // reuse a database
-	redisURL    string   // another Redis than the shared test one
+	redisURL    string   // another Redis than the test one (a closed port: Redis down)
 	noLedger    bool
+	noRecorder  bool              // do not run the recorder (delivery records stay in the broker)
 	dispatcher  bool              // run the dispatcher (webhooks, redemptions)
 	scheduler   bool              // run the scheduler (SCHEDULER_INTERVAL in env)
 	env         map[string]string // extra configuration
@@ -85,10 +86,10 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cfg.DatabaseURL, cfg.RedisURL, cfg.KafkaBrokers = opt.databaseURL, testenv.RedisURL(), opt.brokers
-	if opt.redisURL != "" {
-		cfg.RedisURL = opt.redisURL
+	if opt.redisURL == "" {
+		opt.redisURL = testenv.RedisURL()
 	}
+	cfg.DatabaseURL, cfg.RedisURL, cfg.KafkaBrokers = opt.databaseURL, opt.redisURL, opt.brokers
 	cfg.SecretsKey = secretbox.NewKey()
 	cfg.LedgerGroup = "ledger-test"
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
@@ -111,6 +112,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	s.apiURL = apiSrv.URL
 	if !opt.noLedger {
 		s.run(ctx, "ledger", program.RunLedger)
+	}
+	if !opt.noRecorder {
+		s.run(ctx, "recorder", program.RunRecorder)
 	}
 	if opt.dispatcher {
 		s.run(ctx, "dispatcher", program.RunDispatcher)

@@ -1,10 +1,13 @@
 package httpapi_test
 
 import (
+	"context"
+	"errors"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/google/uuid"
@@ -13,6 +16,7 @@ import (
 	"go.uber.org/zap/zaptest"
 
 	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
@@ -137,13 +141,14 @@ func TestContractIngestExamples(t *testing.T) {
 	tn := env.mustTenantWith(t, merchant.Merchant{},
 		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: token},
 		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: "wh_sec_yampi_QRST"})
+	records := &recordSink{}
 	svc := ingest.New(ingest.Config{
-		Merchants:  env.merchants,
-		Coupons:    postgres.NewMemberStore(env.pool),
-		Deliveries: postgres.NewDeliveryStore(env.pool),
-		Log:        zaptest.NewLogger(t),
-		// No Publisher: these deliveries are all answered before a
-		// command would be published.
+		Merchants: env.merchants,
+		Coupons:   postgres.NewMemberStore(env.pool),
+		Log:       zaptest.NewLogger(t),
+		// These deliveries are all answered without a command: only their
+		// records are published.
+		Publisher: records,
 	})
 	r := mux.NewRouter()
 	svc.Register(r)
@@ -175,6 +180,32 @@ func TestContractIngestExamples(t *testing.T) {
 
 	v.WantExercised(t, ex("receiveGuruWebhook", 200), ex("receiveGuruWebhook", 401), ex("receiveGuruWebhook", 404),
 		ex("receiveGuruWebhook", 413), ex("receiveGuruWebhook", 422), ex("receiveYampiWebhook", 401))
+	if n := records.count(); n != 6 { // every delivery but the 404
+		t.Errorf("records published = %d, want 6", n)
+	}
+}
+
+// recordSink plays the broker for the ingest: it keeps the records
+// published and refuses commands.
+type recordSink struct {
+	mu sync.Mutex
+	ds []inbound.Delivery
+}
+
+func (r *recordSink) PublishDelivery(_ context.Context, d inbound.Delivery, cmd *ledger.Command) error {
+	if cmd != nil {
+		return errors.New("no broker for commands in this test")
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.ds = append(r.ds, d)
+	return nil
+}
+
+func (r *recordSink) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.ds)
 }
 
 // mustContractEnv is mustEnv with the catalog and the protection wired, as

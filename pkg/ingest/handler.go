@@ -20,21 +20,20 @@ import (
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
-	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/respond"
 )
 
 // Service handles inbound deliveries.
 type Service struct {
-	merchants  *settingsCache
-	coupons    *couponCache
-	deliveries Deliveries
-	dedupe     Dedupe
-	publisher  Publisher
-	limiter    Limiter
-	rateLimit  int
-	log        *zap.Logger
+	merchants *settingsCache
+	coupons   *couponCache
+	dedupe    Dedupe
+	publisher Publisher
+	pending   *pendingRecords
+	limiter   Limiter
+	rateLimit int
+	log       *zap.Logger
 	// lines writes the outcome lines through check, so it reports the
 	// caller of check rather than check itself.
 	lines   *zap.Logger
@@ -44,14 +43,15 @@ type Service struct {
 
 // Config wires a Service.
 type Config struct {
-	Merchants  Merchants
-	Coupons    Coupons
-	Deliveries Deliveries
-	Dedupe     Dedupe // optional
-	Publisher  Publisher
-	Log        *zap.Logger
-	Now        func() time.Time
-	Metrics    *Metrics // optional
+	Merchants Merchants
+	Coupons   Coupons
+	Dedupe    Dedupe // optional
+	// Publisher carries every delivery's record, and an accepted
+	// delivery's command with it.
+	Publisher Publisher
+	Log       *zap.Logger
+	Now       func() time.Time
+	Metrics   *Metrics // optional
 	// Limiter and RateLimit set the per-merchant ceiling in requests per
 	// second; 0 (the default) is no ceiling.
 	Limiter   Limiter
@@ -72,9 +72,9 @@ func New(cfg Config) *Service {
 		cfg.Log = zap.NewNop()
 	}
 	return &Service{
-		merchants:  newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
-		coupons:    newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now),
-		deliveries: cfg.Deliveries, dedupe: cfg.Dedupe, publisher: cfg.Publisher,
+		merchants: newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
+		coupons:   newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now),
+		dedupe:    cfg.Dedupe, publisher: cfg.Publisher, pending: newPendingRecords(cfg.Publisher, cfg.Log),
 		limiter: cfg.Limiter, rateLimit: cfg.RateLimit,
 		log: cfg.Log, lines: cfg.Log.WithOptions(zap.AddCallerSkip(1)), now: cfg.Now, metrics: cfg.Metrics,
 	}
@@ -103,10 +103,12 @@ type answer struct {
 }
 
 // ServeWebhook handles one delivery. Answers (webhooks.md): 200 once the
-// command is acknowledged by the broker, or for a duplicate, ignored or
-// unattributed event; 401 bad token or signature; 404 unknown provider or
-// merchant; 413 body over 1 MiB; 422 unmappable body; 503 when the broker
-// or database cannot be reached (the platform retries).
+// command and the delivery's record are acknowledged by the broker, or for
+// a duplicate, ignored or unattributed event once its record is; 401 bad
+// token or signature; 404 unknown provider or merchant; 413 body over
+// 1 MiB; 422 unmappable body; 503 when the broker (or, with cold caches,
+// the database) cannot be reached (the platform retries). Every answer is
+// written last: nothing runs on the request goroutine after it.
 func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	d := &inbound.Delivery{ID: uuid.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
@@ -140,14 +142,14 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	creds := settings.credentials()
 	out, err := adapter.Handle(body, r.Header, creds)
-	d.Body = redact(d.Provider, body, creds, err == nil)
+	d.Body = keptBody(redact(d.Provider, body, creds, err == nil), d.Headers)
 	if err != nil {
 		s.fail(w, d, err)
 		return
 	}
 	httpapi.LogMerchant(r, merchantID.String())
 	if out.Ignored {
-		s.ok(ctx, w, d, inbound.DeliveryIgnored, out.Reason, false)
+		s.ok(ctx, w, d, inbound.DeliveryIgnored, out.Reason)
 		return
 	}
 	s.accept(ctx, w, d, out.Event)
@@ -158,44 +160,39 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.
 	fastKey := "ingest:dedupe:" + d.MerchantID.String() + ":" + ev.DedupeKey
 	if s.dedupe != nil {
 		if seen, err := s.dedupe.Seen(ctx, fastKey); err == nil && seen {
-			s.ok(ctx, w, d, inbound.DeliveryDuplicate, "already received", false)
+			s.ok(ctx, w, d, inbound.DeliveryDuplicate, "already received")
 			return
 		}
 	}
 	memberID, err := s.coupons.resolve(ctx, d.MerchantID, ev.CouponCode)
 	if apperr.Is(err, apperr.NotFound) {
-		s.ok(ctx, w, d, inbound.DeliveryUnattributed, "no member has coupon "+quote(ev.CouponCode), false)
+		s.ok(ctx, w, d, inbound.DeliveryUnattributed, "no member has coupon "+quote(ev.CouponCode))
 		return
 	}
 	if err != nil {
 		s.unavailable(w, d, err)
 		return
 	}
+	// The command and the record leave in one write. Yampi gives up on an
+	// answer after 5 s: with the broker unreachable the writer would retry
+	// for longer, so the publish gets a deadline and the platform its 503
+	// in time. A publish that still lands later is harmless: the retried
+	// delivery publishes the same command id, which the ledger applies
+	// once, and its own record.
 	cmd := command(ev, d.MerchantID, memberID, d.ReceivedAt)
-	published, err := s.deliveries.Claim(ctx, d.MerchantID, ev.DedupeKey, cmd.ID)
-	if err != nil {
-		s.unavailable(w, d, err)
-		return
-	}
-	if published {
-		s.ok(ctx, w, d, inbound.DeliveryDuplicate, "already received", false)
-		s.remember(ctx, fastKey)
-		return
-	}
-	// Yampi gives up on an answer after 5 s: with the broker unreachable
-	// the writer would retry for longer, so the publish gets a deadline and
-	// the platform its 503 in time. A publish that still lands later is
-	// harmless: the retried delivery publishes the same command id, which
-	// the ledger applies once.
+	d.Outcome, d.HTTPStatus = inbound.DeliveryAccepted, http.StatusOK
 	pctx, cancel := context.WithTimeout(ctx, PublishTimeout)
-	err = s.publisher.PublishCommands(pctx, []ledger.Command{cmd})
+	err = s.publisher.PublishDelivery(pctx, *d, &cmd)
 	cancel()
 	if err != nil {
 		s.unavailable(w, d, err)
 		return
 	}
-	s.ok(ctx, w, d, inbound.DeliveryAccepted, "", true)
+	// Remembered before the answer: once the platform has its 200, a
+	// repeat finds the key (when Redis is up). A lost Remember only lets a
+	// repeat through to the ledger, which applies it once.
 	s.remember(ctx, fastKey)
+	s.metrics.observe(d.Provider, inbound.DeliveryAccepted)
 	msg := "sale accepted"
 	if ev.Kind == inbound.KindRefund {
 		msg = "refund accepted"
@@ -205,6 +202,7 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.
 			zap.String("order", ev.OrderID), zap.String("member", ids.Format(ids.Member, memberID)),
 			zap.Int64("amount", ev.Amount), zap.String("delivery", d.ID.String()))
 	}
+	respond.JSON(w, http.StatusOK, answer{Status: inbound.DeliveryAccepted, DeliveryID: d.ID.String()})
 }
 
 // overLimit applies the operator's per-merchant ceiling (INGEST_RATE_LIMIT,
@@ -234,26 +232,52 @@ func (s *Service) remember(ctx context.Context, key string) {
 	}
 }
 
-func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, outcome, reason string, markPublished bool) {
+// ok answers 200 for a delivery that carries no command (duplicate,
+// ignored, unattributed) once its record is acknowledged; a record the
+// broker does not take turns the answer into 503, so the platform retries
+// and the retry is recorded.
+func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, outcome, reason string) {
 	d.Outcome, d.HTTPStatus, d.Error = outcome, http.StatusOK, reason
-	if err := s.deliveries.Record(ctx, *d, markPublished); err != nil {
-		if markPublished {
-			// The command is acknowledged: answering 503 would make the
-			// platform retry, which the ledger deduplicates anyway.
-			s.log.Warn("delivery record failed after publish", zap.Error(err))
-		} else {
-			s.unavailable(w, nil, err)
+	if err := s.publishRecord(ctx, *d); err != nil {
+		s.unavailable(w, d, err)
+		return
+	}
+	s.metrics.observe(d.Provider, outcome)
+	if ce := s.check(outcomeMessages[outcome]); ce != nil {
+		ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
+			zap.String("dedupe_key", d.DedupeKey), zap.String("reason", reason), zap.String("delivery", d.ID.String()))
+	}
+	respond.JSON(w, http.StatusOK, answer{Status: outcome, DeliveryID: d.ID.String(), Reason: reason})
+}
+
+// publishRecord publishes the record of a delivery without a command.
+// While the background queue finds the broker down it fails at once
+// rather than wait for it.
+func (s *Service) publishRecord(ctx context.Context, d inbound.Delivery) error {
+	if s.pending.brokerDown() {
+		return errBrokerBehind
+	}
+	ctx, cancel := context.WithTimeout(ctx, PublishTimeout)
+	defer cancel()
+	return s.publisher.PublishDelivery(ctx, d, nil)
+}
+
+// keepRecord publishes the record of a refused delivery, or queues it for
+// the background when the broker does not take it: the answer does not
+// depend on the record. A 503's record is queued at once: most 503s mean
+// the broker just failed, and the queue tries again without delaying the
+// answer. It uses a context of its own, since the record must be kept even
+// when the client hung up.
+func (s *Service) keepRecord(d inbound.Delivery) {
+	if d.HTTPStatus != http.StatusServiceUnavailable {
+		ctx, cancel := context.WithTimeout(context.Background(), PublishTimeout)
+		err := s.publishRecord(ctx, d)
+		cancel()
+		if err == nil {
 			return
 		}
 	}
-	s.metrics.observe(d.Provider, outcome)
-	respond.JSON(w, http.StatusOK, answer{Status: outcome, DeliveryID: d.ID.String(), Reason: reason})
-	if outcome != inbound.DeliveryAccepted { // accept logs its own line, with the member
-		if ce := s.check(outcomeMessages[outcome]); ce != nil {
-			ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
-				zap.String("dedupe_key", d.DedupeKey), zap.String("reason", reason), zap.String("delivery", d.ID.String()))
-		}
-	}
+	s.pending.add(d)
 }
 
 // outcomeMessages are the log messages of the 200 outcomes but accepted.
@@ -290,13 +314,7 @@ func (s *Service) fail(w http.ResponseWriter, d *inbound.Delivery, err error) {
 		}
 		d.HTTPStatus = status
 		d.Error = apperr.MessageOf(err)
-		// Recorded with a fresh context: the delivery must be kept even
-		// when the client hung up.
-		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
-		if rerr := s.deliveries.Record(ctx, *d, false); rerr != nil {
-			s.log.Warn("delivery record failed", zap.Error(rerr))
-		}
-		cancel()
+		s.keepRecord(*d)
 		s.metrics.observe(d.Provider, d.Outcome)
 		if ce := s.check("delivery rejected"); ce != nil {
 			ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
@@ -355,6 +373,25 @@ func redact(provider string, body []byte, creds inbound.Credentials, authenticat
 		return body
 	}
 	return bytes.ReplaceAll(body, []byte(token), []byte("[REDACTED]"))
+}
+
+// MaxRecordedBody is the most of a body a delivery record keeps. The record
+// travels as one message, base64 inside JSON, and the broker refuses
+// messages over 1 MB; the platforms' bodies are a few KiB.
+const MaxRecordedBody = 512 << 10
+
+// HeaderBodyTruncated, among a record's kept headers, gives the length of
+// a body cut to MaxRecordedBody.
+const HeaderBodyTruncated = "X-Convida-Body-Truncated"
+
+// keptBody returns the part of body a record keeps, noting a cut in
+// headers.
+func keptBody(body []byte, headers map[string]string) []byte {
+	if len(body) <= MaxRecordedBody {
+		return body
+	}
+	headers[HeaderBodyTruncated] = strconv.Itoa(len(body))
+	return body[:MaxRecordedBody]
 }
 
 func quote(s string) string {

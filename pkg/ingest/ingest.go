@@ -1,7 +1,10 @@
 // Package ingest receives the platforms' webhooks at
 // /api/webhooks/{provider}/{merchant_id} (webhooks.md, "Inbound"):
-// authenticate, parse, deduplicate, resolve the coupon to a member, publish
-// a ledger command, and answer only after the broker acknowledged it.
+// authenticate, parse, deduplicate (Redis), resolve the coupon to a member
+// (cached), publish the ledger command with the delivery's record, and
+// answer only after the broker acknowledged both. No PostgreSQL statement
+// runs on the path of an accepted sale once the caches are warm; the
+// Recorder writes the records to PostgreSQL later, in batches.
 package ingest
 
 import (
@@ -27,28 +30,20 @@ type Coupons interface {
 	FindMemberByCoupon(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error)
 }
 
-// Deliveries keeps delivery records and the durable dedupe of order events.
-type Deliveries interface {
-	// Claim records that the event with dedupeKey is being published as
-	// commandID; published reports whether an earlier delivery already
-	// got it acknowledged by the broker.
-	Claim(ctx context.Context, merchantID uuid.UUID, dedupeKey, commandID string) (published bool, err error)
-	// Record stores the delivery record and, when markPublished, marks its
-	// dedupe key published, in one round trip.
-	Record(ctx context.Context, d inbound.Delivery, markPublished bool) error
-}
-
-// Dedupe is the fast path of deduplication (Redis). It may fail; the
-// durable dedupe in Deliveries decides then.
+// Dedupe is the fast path of deduplication (Redis), the only one on the
+// request path: it may fail or forget, and then a repeated event is
+// published again and the ledger, which applies a command id once, drops
+// it.
 type Dedupe interface {
 	Seen(ctx context.Context, key string) (bool, error)
 	Remember(ctx context.Context, key string, ttl time.Duration) error
 }
 
-// Publisher publishes ledger commands and returns once the broker
-// acknowledged them.
+// Publisher publishes the record of a delivery and, when cmd is not nil,
+// the delivery's ledger command, in one write, and returns once the broker
+// acknowledged both (acks=all).
 type Publisher interface {
-	PublishCommands(ctx context.Context, cmds []ledger.Command) error
+	PublishDelivery(ctx context.Context, d inbound.Delivery, cmd *ledger.Command) error
 }
 
 // Limiter is a rate limiter (GCRA in Redis): retryAfter > 0 means refused.
@@ -89,4 +84,6 @@ func command(ev *inbound.OrderEvent, merchantID, memberID uuid.UUID, received ti
 	}
 }
 
-var errUnavailable = errors.New("a dependency is unavailable")
+// errBrokerBehind refuses a record while the background queue finds the
+// broker down.
+var errBrokerBehind = errors.New("delivery records are waiting for the broker")

@@ -4,13 +4,15 @@ import (
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/scheduler"
+	"github.com/convida/convida/pkg/topic"
 )
 
 // The stores implement the interfaces their users (the edges) declare. The
 // assertions live here, where both sides are imported, because an adapter
 // never imports an edge.
 var (
-	_ ingest.Deliveries = (*postgres.DeliveryStore)(nil)
-	_ scheduler.Store   = (*postgres.SchedulerStore)(nil)
-	_ scheduler.Leader  = (*postgres.AdvisoryLeader)(nil)
+	_ ingest.RecordStore = (*postgres.DeliveryStore)(nil)
+	_ ingest.Publisher   = (*topic.CommandBus)(nil)
+	_ scheduler.Store    = (*postgres.SchedulerStore)(nil)
+	_ scheduler.Leader   = (*postgres.AdvisoryLeader)(nil)
 )

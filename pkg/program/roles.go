@@ -103,16 +103,15 @@ func NewIngest(d *Deps) *Ingest { return &Ingest{Addr: d.Config.IngestAddr, Now:
 func (in *Ingest) Router() *mux.Router {
 	d := in.d
 	svc := ingest.New(ingest.Config{
-		Merchants:  postgres.NewMerchantStore(d.Pool, d.Box),
-		Coupons:    postgres.NewMemberStore(d.Pool),
-		Deliveries: postgres.NewDeliveryStore(d.Pool),
-		Dedupe:     redisx.NewDedupe(d.Redis, d.RedisBreaker),
-		Publisher:  d.Commands,
-		Log:        d.Log.Named("ingest"),
-		Now:        in.Now,
-		Metrics:    ingest.NewMetrics(d.Registry),
-		Limiter:    redisx.NewLimiter(d.Redis, d.RedisBreaker),
-		RateLimit:  d.Config.IngestRateLimit,
+		Merchants: postgres.NewMerchantStore(d.Pool, d.Box),
+		Coupons:   postgres.NewMemberStore(d.Pool),
+		Dedupe:    redisx.NewDedupe(d.Redis, d.RedisBreaker),
+		Publisher: d.Commands,
+		Log:       d.Log.Named("ingest"),
+		Now:       in.Now,
+		Metrics:   ingest.NewMetrics(d.Registry),
+		Limiter:   redisx.NewLimiter(d.Redis, d.RedisBreaker),
+		RateLimit: d.Config.IngestRateLimit,
 	})
 	r := mux.NewRouter()
 	svc.Register(r)

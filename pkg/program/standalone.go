@@ -64,7 +64,7 @@ func Standalone(out io.Writer) error {
 		return err
 	}
 	printBanner(out, cfg, demo)
-	return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunDispatcher, RunScheduler)
+	return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunRecorder, RunDispatcher, RunScheduler)
 }
 
 // keepSecretsKey reads the key file, creating it with a fresh key when

@@ -1,9 +1,9 @@
 // Package topic is the one home of Convida's message contracts: the names
 // of the topics, their dead-letter topics and the message headers, the
-// encoding of ledger commands and of outbox events as messages and their
-// decoding, and the routing rule that sends each event to its topic.
-// Producers and consumers go through it, so that a contract changes in one
-// place.
+// encoding of ledger commands, of outbox events and of inbound delivery
+// records as messages and their decoding, and the routing rule that sends
+// each event to its topic. Producers and consumers go through it, so that a
+// contract changes in one place.
 package topic
 
 import (
@@ -24,6 +24,10 @@ const (
 	// the dispatcher, apart from Events so that a slow platform never
 	// delays outbound webhooks.
 	Redemptions = "redemptions"
+	// Deliveries carries the record of every inbound delivery the ingest
+	// answered, keyed by merchant id; the recorder writes them to
+	// inbound_deliveries in batches.
+	Deliveries = "inbound.deliveries"
 )
 
 // DeadLetter is the name of the dead-letter topic of topic, where a
@@ -52,7 +56,7 @@ const (
 // partitions each; a dead-letter topic has one.
 func Specs(partitions int) []kafkabus.TopicSpec {
 	var specs []kafkabus.TopicSpec
-	for _, name := range []string{Commands, Events, Redemptions} {
+	for _, name := range []string{Commands, Events, Redemptions, Deliveries} {
 		specs = append(specs, kafkabus.TopicSpec{Name: name, Partitions: partitions},
 			kafkabus.TopicSpec{Name: DeadLetter(name), Partitions: 1})
 	}

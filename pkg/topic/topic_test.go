@@ -1,6 +1,7 @@
 package topic_test
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -8,6 +9,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/event"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
@@ -92,14 +94,40 @@ func TestSpecsCreateEveryTopicAndItsDeadLetter(t *testing.T) {
 	for _, s := range topic.Specs(16) {
 		got[s.Name] = s.Partitions
 	}
-	want := map[string]int{"ledger.commands": 16, "events": 16, "redemptions": 16,
-		"ledger.commands.dlq": 1, "events.dlq": 1, "redemptions.dlq": 1}
+	want := map[string]int{"ledger.commands": 16, "events": 16, "redemptions": 16, "inbound.deliveries": 16,
+		"ledger.commands.dlq": 1, "events.dlq": 1, "redemptions.dlq": 1, "inbound.deliveries.dlq": 1}
 	if len(got) != len(want) {
 		t.Errorf("specs %v, want %v", got, want)
 	}
 	for name, n := range want {
 		if got[name] != n {
 			t.Errorf("%s: %d partitions, want %d", name, got[name], n)
+		}
+	}
+}
+
+func TestDeliveriesRoundTrip(t *testing.T) {
+	t.Parallel()
+	d := inbound.Delivery{ID: uuid.New(), MerchantID: uuid.New(), Provider: "guru", DedupeKey: "guru:1:sale",
+		Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, Headers: map[string]string{"User-Agent": "Guru"},
+		Body: []byte(`{"api_token":"[REDACTED]"}`), ReceivedAt: time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)}
+	m, err := topic.DeliveryMessage(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m.Topic != topic.Deliveries || string(m.Key) != d.MerchantID.String() || m.Headers[topic.HeaderMerchantID] != d.MerchantID.String() {
+		t.Errorf("message topic %q key %q headers %v", m.Topic, m.Key, m.Headers)
+	}
+	got, err := topic.DecodeDeliveries([]kafkabus.Message{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(got[0], d) {
+		t.Errorf("decoded %+v, want %+v", got[0], d)
+	}
+	for name, value := range map[string]string{"not JSON": "{", "no id": `{"merchant_id":"` + uuid.NewString() + `"}`} {
+		if _, err := topic.DecodeDeliveries([]kafkabus.Message{{Value: []byte(value)}}); !apperr.IsPermanent(err) {
+			t.Errorf("%s: %v, want a permanent error", name, err)
 		}
 	}
 }

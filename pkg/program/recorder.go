@@ -1,0 +1,74 @@
+package program
+
+import (
+	"context"
+
+	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ingest"
+	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/topic"
+)
+
+// Recorder is the recorder role: it consumes inbound.deliveries, the
+// record of every delivery the ingest answered, and writes each batch to
+// inbound_deliveries in one statement, committing the offsets only after
+// the write. cmd/ledger runs it beside the ledger: both are the
+// pipeline's PostgreSQL writers fed by the broker, while the ingest keeps
+// PostgreSQL off its request path. Its consumer group is LEDGER_GROUP with
+// ".recorder" appended.
+type Recorder struct {
+	Group kafkabus.GroupConfig
+	Store ingest.RecordStore
+	Log   *zap.Logger
+	// Middleware, when set, wraps the batch handler.
+	Middleware Middleware
+}
+
+// NewRecorder returns the recorder role as production runs it.
+func NewRecorder(d *Deps) *Recorder {
+	log := d.Log.Named("recorder")
+	return &Recorder{
+		Group: kafkabus.GroupConfig{
+			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.LedgerGroup + ".recorder", Topic: topic.Deliveries,
+			DeadLetterTopic: topic.DeadLetter(topic.Deliveries), Logger: log, Metrics: d.Bus,
+			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
+		},
+		Store: postgres.NewDeliveryStore(d.Pool),
+		Log:   log,
+	}
+}
+
+// Handler returns the batch handler: decode, write. Decode failures and
+// database errors retrying cannot fix are permanent (the runner
+// dead-letters the message); every other error retries the batch.
+func (r *Recorder) Handler() kafkabus.BatchHandler {
+	rec := &ingest.Recorder{Store: r.Store}
+	h := func(ctx context.Context, msgs []kafkabus.Message) error {
+		ds, err := topic.DecodeDeliveries(msgs)
+		if err != nil {
+			return err
+		}
+		if err := rec.HandleBatch(ctx, ds); err != nil {
+			if postgres.IsPermanent(err) {
+				return apperr.Permanent(err)
+			}
+			return err
+		}
+		return nil
+	}
+	if r.Middleware != nil {
+		return r.Middleware(h)
+	}
+	return h
+}
+
+// Run consumes until ctx ends.
+func (r *Recorder) Run(ctx context.Context) error {
+	return kafkabus.RunGroup(ctx, r.Group, r.Handler())
+}
+
+// RunRecorder runs the recorder role as production does.
+func RunRecorder(ctx context.Context, d *Deps) error { return NewRecorder(d).Run(ctx) }
