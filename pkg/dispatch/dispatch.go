@@ -38,6 +38,7 @@ import (
 
 // Store is the Postgres side of the engine (postgres.WebhookStore).
 type Store interface {
+	EndpointVersions(ctx context.Context, merchantIDs []uuid.UUID) (map[uuid.UUID]int64, error)
 	ActiveEndpoints(ctx context.Context, merchantIDs []uuid.UUID) (map[uuid.UUID][]webhook.Endpoint, error)
 	FilterNewJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error)
 	InsertJobs(ctx context.Context, jobs []webhook.Job) ([]webhook.Job, error)
@@ -70,9 +71,6 @@ type Config struct {
 	// Spill is how long a job that found its lane full waits in Postgres
 	// before the sweep offers it again [2 s].
 	Spill time.Duration
-	// EndpointTTL bounds how stale the cached endpoints of a merchant may
-	// be [2 s]: a new subscription receives events within it.
-	EndpointTTL time.Duration
 	// HandleEvents waits for room in the lanes and for the deliveries of
 	// its batch while the lanes make attempts: it writes the jobs still
 	// owed as rows once their lanes made none for Hold [100 ms], or after
@@ -112,9 +110,6 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 	if cfg.Spill <= 0 {
 		cfg.Spill = 2 * time.Second
 	}
-	if cfg.EndpointTTL <= 0 {
-		cfg.EndpointTTL = 2 * time.Second
-	}
 	if cfg.Hold <= 0 {
 		cfg.Hold = 100 * time.Millisecond
 	}
@@ -128,7 +123,7 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 		cfg.Log = zap.NewNop()
 	}
 	d := &Dispatcher{cfg: cfg, log: cfg.Log, lanes: map[uuid.UUID]*lane{}, ctx: ctx}
-	d.endpoint = newEndpointCache(cfg.Store, cfg.EndpointTTL, cfg.Now)
+	d.endpoint = newEndpointCache(cfg.Store)
 	// Outcomes of many attempts share one round trip, and a lane does not
 	// wait for it: its next request goes out while the last outcomes are
 	// written (a full queue holds the lanes back). An outcome not written
@@ -312,7 +307,8 @@ func (d *Dispatcher) resume(ctx context.Context, jobs []webhook.Job, now time.Ti
 	return nil
 }
 
-// endpointsOf returns the active endpoints of the merchants of items.
+// endpointsOf returns the active endpoints of the merchants of items, as
+// committed before the call (endpointCache).
 func endpointsOf[T any](ctx context.Context, d *Dispatcher, items []T, merchant func(T) uuid.UUID) (map[uuid.UUID][]webhook.Endpoint, error) {
 	merchants := make([]uuid.UUID, len(items))
 	for i, it := range items {

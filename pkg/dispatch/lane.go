@@ -274,7 +274,6 @@ func (l *lane) disable(ctx context.Context, ep webhook.Endpoint, reason string) 
 		l.d.log.Warn("disabling webhook endpoint failed", webhookID, zap.Error(err))
 		return
 	}
-	l.d.endpoint.forget(ep.MerchantID)
 	l.d.log.Info("webhook endpoint disabled", webhookID, zap.String("reason", reason))
 }
 

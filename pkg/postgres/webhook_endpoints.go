@@ -85,9 +85,15 @@ func (s *WebhookStore) CreateWebhook(ctx context.Context, e *webhook.Endpoint) e
 	if e.Events == nil {
 		e.Events = []string{}
 	}
-	err := s.pool.QueryRow(ctx, `INSERT INTO webhook_endpoints (merchant_id, id, url, events, is_active, secret_sealed)
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `INSERT INTO webhook_endpoints (merchant_id, id, url, events, is_active, secret_sealed)
 VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
-		e.MerchantID, e.ID, e.URL, e.Events, e.IsActive, s.box.Seal(e.Secret)).Scan(&e.CreatedAt, &e.UpdatedAt)
+			e.MerchantID, e.ID, e.URL, e.Events, e.IsActive, s.box.Seal(e.Secret)).Scan(&e.CreatedAt, &e.UpdatedAt)
+		if err != nil {
+			return err
+		}
+		return bumpEndpointsVersion(ctx, tx, e.MerchantID)
+	})
 	if pgErrCode(err) == "23503" {
 		return apperr.Errorf(apperr.NotFound, "merchant not found")
 	}
@@ -135,9 +141,11 @@ RETURNING `+endpointColumns, merchantID, id, patch.URL, patch.Events, patch.IsAc
 			return notFound(err, "webhook not found")
 		}
 		if patch.IsActive != nil && !*patch.IsActive {
-			_, err = tx.Exec(ctx, `DELETE FROM webhook_jobs WHERE merchant_id = $1 AND webhook_id = $2`, merchantID, id)
+			if _, err = tx.Exec(ctx, `DELETE FROM webhook_jobs WHERE merchant_id = $1 AND webhook_id = $2`, merchantID, id); err != nil {
+				return err
+			}
 		}
-		return err
+		return bumpEndpointsVersion(ctx, tx, merchantID)
 	})
 	if err != nil {
 		return nil, err
@@ -148,14 +156,16 @@ RETURNING `+endpointColumns, merchantID, id, patch.URL, patch.Events, patch.IsAc
 // DeleteWebhook deletes the endpoint with its delivery log and pending
 // deliveries, or returns apperr.NotFound.
 func (s *WebhookStore) DeleteWebhook(ctx context.Context, merchantID, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2`, merchantID, id)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return apperr.Errorf(apperr.NotFound, "webhook not found")
-	}
-	return nil
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2`, merchantID, id)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return apperr.Errorf(apperr.NotFound, "webhook not found")
+		}
+		return bumpEndpointsVersion(ctx, tx, merchantID)
+	})
 }
 
 // RotateWebhookSecret makes newSecret the endpoint's signing secret; the
@@ -168,15 +178,24 @@ func (s *WebhookStore) RotateWebhookSecret(ctx context.Context, merchantID, id u
 	if newSecret == "" {
 		return nil, errors.New("webhook store: empty signing secret")
 	}
-	e, err := s.scanEndpoint(s.pool.QueryRow(ctx, `UPDATE webhook_endpoints SET
+	var e *webhook.Endpoint
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var err error
+		e, err = s.scanEndpoint(tx.QueryRow(ctx, `UPDATE webhook_endpoints SET
   previous_secret_sealed = CASE WHEN $5 THEN secret_sealed END,
   previous_secret_expires_at = CASE WHEN $5 THEN $4::timestamptz END,
   secret_sealed = $3,
   updated_at = greatest(now(), updated_at + interval '1 millisecond')
 WHERE merchant_id = $1 AND id = $2
 RETURNING `+endpointColumns, merchantID, id, s.box.Seal(newSecret), now.Add(overlap), overlap > 0))
+		if err != nil {
+			return notFound(err, "webhook not found")
+		}
+		// The dispatcher's cached endpoint carries the secrets it signs with.
+		return bumpEndpointsVersion(ctx, tx, merchantID)
+	})
 	if err != nil {
-		return nil, notFound(err, "webhook not found")
+		return nil, err
 	}
 	return e, nil
 }
@@ -198,8 +217,10 @@ WHERE merchant_id = $1 AND id = $2`, merchantID, id, reason)
 		}
 		// A second statement, so that under READ COMMITTED it also sees
 		// jobs committed while the UPDATE waited for the row.
-		_, err = tx.Exec(ctx, `DELETE FROM webhook_jobs WHERE merchant_id = $1 AND webhook_id = $2`, merchantID, id)
-		return err
+		if _, err = tx.Exec(ctx, `DELETE FROM webhook_jobs WHERE merchant_id = $1 AND webhook_id = $2`, merchantID, id); err != nil {
+			return err
+		}
+		return bumpEndpointsVersion(ctx, tx, merchantID)
 	})
 }
 
@@ -220,4 +241,45 @@ WHERE merchant_id = ANY($1::uuid[]) AND is_active ORDER BY merchant_id, created_
 		out[e.MerchantID] = append(out[e.MerchantID], e)
 	}
 	return out, nil
+}
+
+// EndpointVersions returns the endpoints version of each merchant (0 for
+// one absent from the map): a number that every committed change to the
+// merchant's endpoints moves (CreateWebhook, UpdateWebhook, DeleteWebhook,
+// RotateWebhookSecret, DisableWebhook) and that never comes back. So
+// endpoints read after a version was read are at least as new as it, and
+// equal versions read at two moments mean no endpoint changed in between:
+// a cache of endpoints tagged with the version read before loading them is
+// current while the version stays the same.
+func (s *WebhookStore) EndpointVersions(ctx context.Context, merchantIDs []uuid.UUID) (map[uuid.UUID]int64, error) {
+	out := map[uuid.UUID]int64{}
+	if len(merchantIDs) == 0 {
+		return out, nil
+	}
+	rows, err := s.pool.Query(ctx, `SELECT merchant_id, version FROM webhook_endpoint_versions
+WHERE merchant_id = ANY($1::uuid[])`, merchantIDs)
+	if err != nil {
+		return nil, err
+	}
+	var m uuid.UUID
+	var v int64
+	_, err = pgx.ForEachRow(rows, []any{&m, &v}, func() error {
+		out[m] = v
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+// bumpEndpointsVersion moves the merchant's endpoints version in tx, the
+// transaction of a change to its endpoints, so the change and the bump are
+// seen together. It comes last in the transaction: a transaction holding
+// the version's row lock then waits for nothing else, so the lock, which
+// serializes the changes of one merchant's endpoints, adds no deadlock.
+func bumpEndpointsVersion(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID) error {
+	_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoint_versions AS v (merchant_id, version) VALUES ($1, 1)
+ON CONFLICT (merchant_id) DO UPDATE SET version = v.version + 1`, merchantID)
+	return err
 }

@@ -297,3 +297,74 @@ func TestWebhookActiveEndpoints(t *testing.T) {
 		t.Errorf("ActiveEndpoints(nil) = %v, %v", empty, err)
 	}
 }
+
+// TestWebhookEndpointVersions: every change to a merchant's endpoints moves
+// its version, and only its own; a failed change moves nothing.
+func TestWebhookEndpointVersions(t *testing.T) {
+	t.Parallel()
+	env := mustWebhookEnv(t)
+	ctx := context.Background()
+	version := func() (a, b int64) {
+		t.Helper()
+		got, err := env.store.EndpointVersions(ctx, []uuid.UUID{env.a, env.b, uuid.New()})
+		if err != nil {
+			t.Fatalf("EndpointVersions: %v", err)
+		}
+		if len(got) > 2 {
+			t.Fatalf("EndpointVersions = %v: a merchant without endpoints is absent", got)
+		}
+		return got[env.a], got[env.b]
+	}
+	if a, b := version(); a != 0 || b != 0 {
+		t.Fatalf("versions before any endpoint: %d, %d; want 0, 0", a, b)
+	}
+	ep := env.mustEndpoint(t, env.a)
+	off := false
+	changes := []struct {
+		name   string
+		change func() error
+	}{
+		{"CreateWebhook", func() error { env.mustEndpoint(t, env.a); return nil }},
+		{"UpdateWebhook (events)", func() error {
+			_, err := env.store.UpdateWebhook(ctx, env.a, ep.ID, webhook.Patch{Events: []string{"member.updated"}})
+			return err
+		}},
+		{"UpdateWebhook (is_active)", func() error {
+			_, err := env.store.UpdateWebhook(ctx, env.a, ep.ID, webhook.Patch{IsActive: &off})
+			return err
+		}},
+		{"RotateWebhookSecret", func() error {
+			_, err := env.store.RotateWebhookSecret(ctx, env.a, ep.ID, webhook.NewSecret(), time.Hour, time.Now())
+			return err
+		}},
+		{"DisableWebhook", func() error { return env.store.DisableWebhook(ctx, env.a, ep.ID, webhook.DisabledGone) }},
+		{"DeleteWebhook", func() error { return env.store.DeleteWebhook(ctx, env.a, ep.ID) }},
+	}
+	last, _ := version()
+	if last == 0 {
+		t.Fatal("CreateWebhook left the version at 0")
+	}
+	for _, c := range changes {
+		if err := c.change(); err != nil {
+			t.Fatalf("%s: %v", c.name, err)
+		}
+		a, b := version()
+		if a <= last {
+			t.Errorf("%s: version %d, want more than %d", c.name, a, last)
+		}
+		if b != 0 {
+			t.Errorf("%s moved another merchant's version to %d", c.name, b)
+		}
+		last = a
+	}
+	// Changes that find no endpoint roll back with their bump.
+	_, err := env.store.UpdateWebhook(ctx, env.a, ep.ID, webhook.Patch{IsActive: &off})
+	wantCode(t, "UpdateWebhook of a deleted endpoint", err, apperr.NotFound)
+	wantCode(t, "DeleteWebhook of a deleted endpoint", env.store.DeleteWebhook(ctx, env.a, ep.ID), apperr.NotFound)
+	if a, _ := version(); a != last {
+		t.Errorf("failed changes moved the version from %d to %d", last, a)
+	}
+	if empty, err := env.store.EndpointVersions(ctx, nil); err != nil || len(empty) != 0 {
+		t.Errorf("EndpointVersions(nil) = %v, %v", empty, err)
+	}
+}
