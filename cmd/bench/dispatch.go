@@ -111,7 +111,6 @@ func runDispatch(ctx context.Context, s *stack, t *tenant, o options, stdout, st
 	if err := store.CreateWebhook(ctx, ep); err != nil {
 		return false, fmt.Errorf("create endpoint: %w", err)
 	}
-	time.Sleep(3 * time.Second) // past the dispatcher's endpoint cache (2 s)
 	base := rc.count.Load()
 	recs := make([]outbox.Record, o.Deliveries)
 	for i := range recs {

@@ -127,6 +127,28 @@ WHERE merchant_id = $1`, f.merchant); err != nil {
 	}
 }
 
+// TestFailingForFiveDaysDisablesAHealthyLanesEndpoint: a lane made while
+// its endpoint succeeded keeps count of the failures that follow, so five
+// days of them disable the endpoint though its snapshot never reloads.
+func TestFailingForFiveDaysDisablesAHealthyLanesEndpoint(t *testing.T) {
+	t.Parallel()
+	var clock atomic.Int64
+	start := time.Now()
+	clock.Store(start.UnixNano())
+	f := newFixture(t, func(n int64) int {
+		if n == 1 {
+			return http.StatusOK
+		}
+		return http.StatusInternalServerError
+	}, dispatch.Config{Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	f.handle(t, f.event(t)) // delivered: the lane holds a healthy snapshot
+	f.handle(t, f.event(t)) // the first failure starts the run
+	testenv.Eventually(t, 10*time.Second, "two attempts", func() bool { return f.calls.Load() >= 2 })
+	clock.Store(start.Add(webhook.FailingDisableAfter + time.Hour).UnixNano())
+	f.handle(t, f.event(t))
+	testenv.Eventually(t, 10*time.Second, "the endpoint disabled", func() bool { return f.disabledReason(t) == webhook.DisabledFailing })
+}
+
 func TestFailureSchedulesARetry(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, func(int64) int { return http.StatusServiceUnavailable }, dispatch.Config{})

@@ -93,6 +93,27 @@ func (l *lane) setEndpoint(ep webhook.Endpoint) {
 	l.ep, l.disabled = ep, false
 }
 
+// failed records a failed attempt at now in the lane's snapshot and
+// returns when the endpoint's unbroken run of failures began. The lane
+// keeps the run itself: FinishJobs writes failing_since without moving
+// updated_at, so a snapshot taken while the endpoint was healthy would
+// never learn of the run from the store, and the 5-day rule never fire.
+func (l *lane) failed(now time.Time) time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.ep.FailingSince.IsZero() {
+		l.ep.FailingSince = now
+	}
+	return l.ep.FailingSince
+}
+
+// succeeded ends the lane's run of failures.
+func (l *lane) succeeded() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.ep.FailingSince = time.Time{}
+}
+
 func (l *lane) endpoint() (webhook.Endpoint, bool) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -176,6 +197,7 @@ func (l *lane) deliver(ctx context.Context, q queued) {
 	switch {
 	case res.Success:
 		out.Attempt.Status, out.Delete = webhook.StatusSuccess, true
+		l.succeeded()
 	case res.Gone:
 		out.Delete, disable = true, webhook.DisabledGone
 	default:
@@ -185,7 +207,7 @@ func (l *lane) deliver(ctx context.Context, q queued) {
 		} else {
 			out.Delete = true // out of attempts: the log shows the last failure
 		}
-		if !ep.FailingSince.IsZero() && webhook.FailingTooLong(ep.FailingSince, now) {
+		if webhook.FailingTooLong(l.failed(now), now) {
 			out.Delete, out.NextAttemptAt, out.Attempt.NextRetryAt = true, time.Time{}, time.Time{}
 			disable = webhook.DisabledFailing
 		}
