@@ -181,7 +181,10 @@ func TestLedgerCrashMidStream(t *testing.T) {
 	t.Parallel()
 	brokers := testenv.MustBroker(t)
 	dbURL := testenv.MustDatabase(t)
-	s := startStack(t, stackOptions{brokers: brokers, databaseURL: dbURL, noLedger: true})
+	// The replacement ledger's 2 s session is set before the stack starts:
+	// its roles read the configuration while they run.
+	s := startStack(t, stackOptions{brokers: brokers, databaseURL: dbURL, noLedger: true,
+		env: map[string]string{"KAFKA_SESSION_TIMEOUT": "2s"}})
 	st := newStream(t, s, 500, 10_000)
 	st.publish(t, s)
 
@@ -204,7 +207,6 @@ func TestLedgerCrashMidStream(t *testing.T) {
 	// offsets: the crashed worker's last batch is delivered again.
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	s.deps.Config.KafkaSessionTimeout = 2 * time.Second
 	s.run(ctx, "ledger", program.RunLedger)
 	testenv.Eventually(t, 90*time.Second, "all orders credited", func() bool { return st.referrals(s) == len(st.cmds) })
 	time.Sleep(time.Second) // duplicates still in flight would show now
@@ -213,8 +215,7 @@ func TestLedgerCrashMidStream(t *testing.T) {
 
 func TestLedgerRebalanceMidStream(t *testing.T) {
 	t.Parallel()
-	s := startStack(t, stackOptions{noLedger: true})
-	s.deps.Config.KafkaSessionTimeout = 2 * time.Second
+	s := startStack(t, stackOptions{noLedger: true, env: map[string]string{"KAFKA_SESSION_TIMEOUT": "2s"}})
 	st := newStream(t, s, 500, 10_000)
 
 	ctxA, stopA := context.WithCancel(context.Background())

@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"maps"
 	"net/http"
 	"os"
 	"os/exec"
@@ -55,7 +56,13 @@ func TestWebhookDispatcherKilledMidStream(t *testing.T) {
 	// 90 s, most likely from that load. 10 s keeps the test short and the
 	// retry traffic a fifth of that.
 	env := webhookEnv(t, map[string]string{"WEBHOOK_LEASE": "10s", "WEBHOOK_ENDPOINT_CONCURRENCY": "8"})
-	s := startStack(t, stackOptions{brokers: brokers, scheduler: true, noLedger: true, env: env})
+	// The child's 2 s session frees its partitions when it is killed; this
+	// process's replacement gets a roomier one so that a loaded machine
+	// does not expire it in the middle of joining. Set before the stack
+	// starts: its roles read the configuration while they run.
+	stackEnv := maps.Clone(env)
+	stackEnv["KAFKA_SESSION_TIMEOUT"] = "6s"
+	s := startStack(t, stackOptions{brokers: brokers, scheduler: true, noLedger: true, env: stackEnv})
 	rc := newReceiver(t, func(int64, *http.Request) int {
 		time.Sleep(5 * time.Millisecond)
 		return 200
@@ -115,10 +122,6 @@ WHERE merchant_id = $1 AND status = 'success'`, tn.merchant.ID)
 
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	// The killed member's 2 s session frees its partitions; the
-	// replacement's own timeout is roomier so that a loaded machine does
-	// not expire it in the middle of joining.
-	s.deps.Config.KafkaSessionTimeout = 6 * time.Second
 	s.run(ctx, "dispatcher", program.RunDispatcher)
 	seen := map[string]int{}
 	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
