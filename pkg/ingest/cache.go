@@ -14,7 +14,10 @@ import (
 
 // settingsCache keeps merchant settings in memory for a short TTL: a sale
 // burst must not turn into a database read per request, and a changed
-// secret must take effect within seconds.
+// secret must take effect within seconds. While PostgreSQL cannot be
+// reached, an expired entry keeps serving (stale if error): the request path
+// of a sale needs no database, and an outage must not turn a known
+// merchant's sales into 503s.
 type settingsCache struct {
 	src Merchants
 	ttl time.Duration
@@ -50,19 +53,17 @@ func (c *settingsCache) get(ctx context.Context, merchantID uuid.UUID, provider 
 	if ok && now.Before(e.expires) {
 		return e.settings, e.err
 	}
-	e = settingsEntry{expires: now.Add(c.ttl)}
-	if _, err := c.src.FindMerchantByID(ctx, merchantID); err != nil {
-		if !apperr.Is(err, apperr.NotFound) {
-			return providerSettings{}, err // not cached: transient
-		}
-		e.err = apperr.Errorf(apperr.NotFound, "unknown provider or merchant")
-	} else {
-		in, err := c.src.FindIntegration(ctx, merchantID, provider)
-		if err != nil && !apperr.Is(err, apperr.NotFound) {
-			return providerSettings{}, err
-		}
-		e.settings.integration = in
+	fresh, err := c.load(ctx, merchantID, provider)
+	switch {
+	case err == nil:
+		e = fresh
+	case ok:
+		// Stale if error: the last settings keep serving, and the next
+		// refresh is a TTL away, so an outage costs one read per TTL.
+	default:
+		return providerSettings{}, err // not cached: transient
 	}
+	e.expires = now.Add(c.ttl)
 	c.mu.Lock()
 	if len(c.entries) > 100_000 {
 		c.entries = map[settingsKey]settingsEntry{}
@@ -70,6 +71,26 @@ func (c *settingsCache) get(ctx context.Context, merchantID uuid.UUID, provider 
 	c.entries[k] = e
 	c.mu.Unlock()
 	return e.settings, e.err
+}
+
+// load reads the settings of merchantID's provider. An unknown merchant is
+// an entry (apperr.NotFound, cached like settings); any other error is
+// transient and returned.
+func (c *settingsCache) load(ctx context.Context, merchantID uuid.UUID, provider string) (settingsEntry, error) {
+	var e settingsEntry
+	if _, err := c.src.FindMerchantByID(ctx, merchantID); err != nil {
+		if !apperr.Is(err, apperr.NotFound) {
+			return e, err
+		}
+		e.err = apperr.Errorf(apperr.NotFound, "unknown provider or merchant")
+		return e, nil
+	}
+	in, err := c.src.FindIntegration(ctx, merchantID, provider)
+	if err != nil && !apperr.Is(err, apperr.NotFound) {
+		return e, err
+	}
+	e.settings.integration = in
+	return e, nil
 }
 
 // couponCache remembers resolved coupons. Codes never change owner, so a
@@ -114,7 +135,11 @@ func (c *couponCache) resolve(ctx context.Context, merchantID uuid.UUID, code st
 		return e.member, nil
 	}
 	id, err := c.src.FindMemberByCoupon(ctx, merchantID, code)
-	if err != nil {
+	switch {
+	case err == nil:
+	case ok && !apperr.Is(err, apperr.NotFound):
+		id = e.member // stale if error: a code never changes owner
+	default:
 		return uuid.Nil, err
 	}
 	c.mu.Lock()
