@@ -3,15 +3,20 @@ package e2e
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/segmentio/kafka-go"
+
 	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/testenv"
+	"github.com/convida/convida/pkg/topic"
 )
 
 // A real broker outage (pkg/ingest/pending.go): the broker stops and starts
@@ -54,7 +59,7 @@ func TestBrokerOutageRecordsArriveAndTheRetryIsCreditedOnce(t *testing.T) {
 	took := time.Since(start)
 	wantStatus(t, res, http.StatusServiceUnavailable)
 	// Yampi gives up after 5 s; the 503 must reach it before.
-	if took > ingest.PublishTimeout+time.Second || took >= 5*time.Second {
+	if took > ingest.PublishTimeout+1500*time.Millisecond {
 		t.Errorf("503 after %v, want it within PublishTimeout (%v)", took, ingest.PublishTimeout)
 	}
 	// A refused delivery's answer does not depend on its record: at once.
@@ -84,16 +89,24 @@ func TestBrokerOutageRecordsArriveAndTheRetryIsCreditedOnce(t *testing.T) {
 	}
 	const query = `SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1`
 	testenv.Eventually(t, 90*time.Second, "the outage's records", func() bool { return s.count(query, tn.merchant.ID) >= 4 })
-	// In order of arrival, each with the answer it got.
+	// Each with the answer it got, in order of arrival.
 	want := []string{"accepted 200", "unavailable 503", "unauthorized 401", "unavailable 503"}
 	if got := s.records(tn); strings.Join(got, ", ") != strings.Join(want, ", ") {
 		t.Errorf("records = %v, want %v", got, want)
 	}
+	// The queue published them in the order they were queued.
+	if got := published(t, broker.Addrs()[0], tn.merchant.ID); strings.Join(got, ", ") != strings.Join(want, ", ") {
+		t.Errorf("records on %s = %v, want %v", topic.Deliveries, got, want)
+	}
 
 	// 4. The platform retries the 503'd sale: credited once.
-	testenv.Eventually(t, 60*time.Second, "the retried sale answered 200", func() bool {
-		return s.postGuru(tn, sale).Status == http.StatusOK
-	})
+	// The queue drained through the writer the ingest publishes with, so
+	// the retry finds it connected.
+	res = s.postGuru(tn, sale)
+	wantStatus(t, res, http.StatusOK)
+	if res.Status == http.StatusOK && res.json(t)["status"] != "accepted" {
+		t.Errorf("retry answered %s, want accepted", res.Body)
+	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 3000, pending: 3000})
 	time.Sleep(500 * time.Millisecond) // let any straggling command reach the ledger
 	if got := s.count(`SELECT count(*) FROM referrals WHERE merchant_id = $1`, tn.merchant.ID); got != 2 {
@@ -103,6 +116,10 @@ func TestBrokerOutageRecordsArriveAndTheRetryIsCreditedOnce(t *testing.T) {
 		t.Errorf("ledger entries = %d, want 2", got)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 3000, pending: 3000})
+	s.waitRecords(tn, 5)
+	if got := s.records(tn); len(got) == 5 && got[4] != "accepted 200" {
+		t.Errorf("record of the retry = %s, want accepted 200", got[4])
+	}
 	if err := checkLedger(s); err != nil {
 		t.Error(err)
 	}
@@ -129,6 +146,70 @@ func (s *stack) records(tn *tenant) []string {
 			s.t.Fatal(err)
 		}
 		out = append(out, r)
+	}
+	return out
+}
+
+// published returns "outcome status" of a merchant's delivery records in
+// the order the broker holds them: keyed by merchant, they share a
+// partition. A record published twice (a publish that timed out and landed
+// anyway, then published again) counts at its first place.
+func published(t *testing.T, addr string, merchantID uuid.UUID) []string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	conn, err := kafka.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	parts, err := conn.ReadPartitions(topic.Deliveries)
+	_ = conn.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	seen := map[uuid.UUID]bool{}
+	for _, p := range parts {
+		lc, err := kafka.DialLeader(ctx, "tcp", addr, topic.Deliveries, p.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = lc.SetDeadline(time.Now().Add(30 * time.Second))
+		last, err := lc.ReadLastOffset()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for next := int64(0); next < last; {
+			from := next
+			if _, err := lc.Seek(next, kafka.SeekAbsolute); err != nil {
+				t.Fatal(err)
+			}
+			batch := lc.ReadBatch(1, 10<<20)
+			for {
+				m, err := batch.ReadMessage()
+				if err != nil {
+					break
+				}
+				next = m.Offset + 1
+				var d struct {
+					ID         uuid.UUID `json:"id"`
+					MerchantID uuid.UUID `json:"merchant_id"`
+					Outcome    string    `json:"outcome"`
+					HTTPStatus int       `json:"http_status"`
+				}
+				if err := json.Unmarshal(m.Value, &d); err == nil && d.MerchantID == merchantID && !seen[d.ID] {
+					seen[d.ID] = true
+					out = append(out, d.Outcome+" "+strconv.Itoa(d.HTTPStatus))
+				}
+			}
+			if err := batch.Close(); err != nil {
+				t.Fatalf("read %s/%d: %v", topic.Deliveries, p.ID, err)
+			}
+			if next == from {
+				t.Fatalf("read %s/%d: nothing from offset %d of %d", topic.Deliveries, p.ID, from, last)
+			}
+		}
+		_ = lc.Close()
 	}
 	return out
 }
