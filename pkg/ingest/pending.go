@@ -41,13 +41,16 @@ func newPendingRecords(pub Publisher, log *zap.Logger) *pendingRecords {
 		backoff: retry.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second}}
 }
 
-// brokerDown reports whether the drainer's last attempt failed: a record
-// then joins the queue at once instead of waiting for a broker known to be
-// down.
+// brokerDown reports whether the drainer's last attempt failed or records
+// are waiting: a record then joins the queue at once instead of waiting
+// for a broker known or likely to be down (a 503 queued its record: the
+// drainer's first attempt may take PublishTimeout to fail, which would
+// delay the answer of a refused delivery that long), and does not overtake
+// the records queued before it.
 func (p *pendingRecords) brokerDown() bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	return p.failing
+	return p.failing || len(p.items) > 0
 }
 
 // add queues d and starts the drainer unless it runs.

@@ -2,86 +2,77 @@ package ingest
 
 import (
 	"context"
-	"errors"
-	"sync"
+	"net"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/inbound"
-	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/retry"
+	"github.com/convida/convida/pkg/testenv"
+	"github.com/convida/convida/pkg/topic"
 )
 
-// flakyBroker refuses every publish while down.
-type flakyBroker struct {
-	mu   sync.Mutex
-	down bool
-	got  []inbound.Delivery
-}
-
-func (b *flakyBroker) PublishDelivery(_ context.Context, d inbound.Delivery, _ *ledger.Command) error {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.down {
-		return errors.New("broker down")
-	}
-	b.got = append(b.got, d)
-	return nil
-}
-
-func (b *flakyBroker) set(down bool) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	b.down = down
-}
-
-func (b *flakyBroker) records() []inbound.Delivery {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return append([]inbound.Delivery(nil), b.got...)
-}
-
-func (b *flakyBroker) published() []uuid.UUID {
-	var ids []uuid.UUID
-	for _, d := range b.records() {
-		ids = append(ids, d.ID)
-	}
-	return ids
-}
-
-func TestPendingRecordsArePublishedInOrderOnceTheBrokerIsBack(t *testing.T) {
+// The queue of records waiting for the broker keeps the newest MaxPendingRecords
+// (here 3) in order of arrival, and empties once the broker is there. The
+// publisher is the real one, over TCP to a port where the broker starts
+// later; pkg/e2e's broker outage test covers the records reaching
+// PostgreSQL and the answers meanwhile.
+func TestPendingRecordsKeepTheNewestInOrderUntilTheBrokerIsThere(t *testing.T) {
 	t.Parallel()
-	b := &flakyBroker{down: true}
-	p := newPendingRecords(b, zap.NewNop())
-	p.backoff = retry.Backoff{Base: time.Millisecond, Max: 5 * time.Millisecond}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	port := ln.Addr().(*net.TCPAddr).Port
+	_ = ln.Close()
+	w := kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: []string{addr}, Topic: topic.Commands})
+	t.Cleanup(func() { _ = w.Close() })
+	p := newPendingRecords(topic.NewCommandBus(w), zap.NewNop())
+	p.backoff = retry.Backoff{Base: 10 * time.Millisecond, Max: 50 * time.Millisecond}
 	p.max = 3
+	merchant := uuid.New()
 	var ids []uuid.UUID
 	for range 4 {
-		d := inbound.Delivery{ID: uuid.New()}
+		d := inbound.Delivery{ID: uuid.New(), MerchantID: merchant, Provider: "guru", Outcome: inbound.DeliveryUnauthorized,
+			HTTPStatus: 401, Body: []byte(`{}`), ReceivedAt: time.Now()}
 		ids = append(ids, d.ID)
 		p.add(d)
 	}
-	deadline := time.Now().Add(5 * time.Second)
-	for !p.brokerDown() && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
-	}
 	if !p.brokerDown() {
-		t.Fatal("the queue does not report the broker down")
+		t.Error("records are waiting, yet the queue does not report the broker down")
 	}
-	b.set(false)
-	for len(b.published()) < 3 && time.Now().Before(deadline) {
-		time.Sleep(time.Millisecond)
+	p.mu.Lock()
+	var queued []uuid.UUID
+	for _, d := range p.items {
+		queued = append(queued, d.ID)
 	}
-	time.Sleep(20 * time.Millisecond)
-	got := b.published()
+	dropped := p.dropped
+	p.mu.Unlock()
 	// The oldest record went when the fourth found the queue full.
-	if len(got) != 3 || got[0] != ids[1] || got[1] != ids[2] || got[2] != ids[3] {
-		t.Errorf("published %v, want %v", got, ids[1:])
+	if dropped != 1 || len(queued) != 3 || queued[0] != ids[1] || queued[1] != ids[2] || queued[2] != ids[3] {
+		t.Errorf("queued %v (dropped %d), want %v (dropped 1)", queued, dropped, ids[1:])
 	}
-	if p.brokerDown() {
-		t.Error("the queue still reports the broker down")
+
+	b, err := embeddedbroker.Start(embeddedbroker.Config{Port: port, DataDir: t.TempDir(), Partitions: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(b.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := kafkabus.EnsureTopics(ctx, b.Addrs(), topic.Specs(1)...); err != nil {
+		t.Fatal(err)
+	}
+	testenv.Eventually(t, 60*time.Second, "the queue emptied", func() bool { return !p.brokerDown() })
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.items) != 0 || p.draining {
+		t.Errorf("%d records still queued, draining %v", len(p.items), p.draining)
 	}
 }
