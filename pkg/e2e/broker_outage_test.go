@@ -78,9 +78,10 @@ func TestBrokerOutageRecordsArriveAndTheRetryIsCreditedOnce(t *testing.T) {
 	}
 	// The writer keeps retrying the 503'd sale's command and record after
 	// the publish gave up (kafka-go: 10 attempts, backoff up to 1 s, about
-	// 9 s): a broker back sooner takes them late, and its record, accepted
-	// 200, would stand for a delivery answered 503. The outage outlasts
-	// those retries, so the record stored is the answer the platform got.
+	// 9 s): a broker back sooner takes them late. The store keeps the 503
+	// record then (TestRecordDeliveriesKeepsTheAnswerGiven); this outage
+	// outlasts those retries so that the deliveries topic holds exactly
+	// the queue's records, whose order is checked below.
 	time.Sleep(time.Until(saleAt.Add(outageLength)))
 
 	// 3. The broker comes back on its address with its data.

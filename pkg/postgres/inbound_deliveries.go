@@ -22,8 +22,13 @@ func NewDeliveryStore(pool *pgxpool.Pool) *DeliveryStore { return &DeliveryStore
 
 // RecordDeliveries stores ds in one statement. It is idempotent by delivery
 // id: a record already stored (a batch redelivered after a crash) is left
-// as it is.
+// as it is, with one exception. A sale answered 503 has two records under
+// one id when the broker took its command late: the "accepted" record the
+// writer kept retrying after the ingest gave up, and the "unavailable" one
+// of the answer given. The 503 is what the platform saw, so it wins,
+// whichever arrives first.
 func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Delivery) error {
+	ds = answeredRecords(ds)
 	n := len(ds)
 	if n == 0 {
 		return nil
@@ -48,10 +53,31 @@ func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Deliv
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body, received_at)
 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::bytea[], $10::timestamptz[])
-ON CONFLICT (merchant_id, id) DO NOTHING`,
+ON CONFLICT (merchant_id, id) DO UPDATE SET outcome = EXCLUDED.outcome, http_status = EXCLUDED.http_status, error = EXCLUDED.error
+WHERE EXCLUDED.outcome = '`+inbound.DeliveryUnavailable+`' AND inbound_deliveries.outcome = '`+inbound.DeliveryAccepted+`'`,
 		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, received)
 	if err != nil {
 		return fmt.Errorf("record deliveries: %w", err)
 	}
 	return nil
+}
+
+// answeredRecords keeps one record per delivery id, the 503 when there is
+// one (see RecordDeliveries): a row may not be written twice by one INSERT.
+func answeredRecords(ds []inbound.Delivery) []inbound.Delivery {
+	type key struct{ merchant, id uuid.UUID }
+	at := make(map[key]int, len(ds))
+	out := ds[:0:0]
+	for _, d := range ds {
+		k := key{d.MerchantID, d.ID}
+		i, seen := at[k]
+		switch {
+		case !seen:
+			at[k] = len(out)
+			out = append(out, d)
+		case d.Outcome == inbound.DeliveryUnavailable:
+			out[i] = d
+		}
+	}
+	return out
 }

@@ -1,0 +1,65 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/postgres"
+)
+
+// TestRecordDeliveriesKeepsTheAnswerGiven: a record is stored once per
+// delivery id, and when a sale answered 503 also has the "accepted" record
+// its late broker write produced, the 503 stands, whichever came first and
+// whether or not they share a batch.
+func TestRecordDeliveriesKeepsTheAnswerGiven(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := mustTenants(t, 0)[0]
+	store := postgres.NewDeliveryStore(s.pool)
+	record := func(id uuid.UUID, outcome string, status int) inbound.Delivery {
+		return inbound.Delivery{ID: id, MerchantID: s.merchant.ID, Provider: "guru", DedupeKey: "guru:o:sale",
+			Outcome: outcome, HTTPStatus: status, Body: []byte(`{}`), ReceivedAt: time.Now()}
+	}
+	accepted := func(id uuid.UUID) inbound.Delivery { return record(id, inbound.DeliveryAccepted, 200) }
+	unavailable := func(id uuid.UUID) inbound.Delivery { return record(id, inbound.DeliveryUnavailable, 503) }
+	for _, tc := range []struct {
+		name    string
+		batches func(id uuid.UUID) [][]inbound.Delivery
+		want    string
+	}{
+		{"a redelivered batch is stored once", func(id uuid.UUID) [][]inbound.Delivery {
+			return [][]inbound.Delivery{{accepted(id)}, {accepted(id)}}
+		}, "accepted 200"},
+		{"the 503 replaces the late accepted record", func(id uuid.UUID) [][]inbound.Delivery {
+			return [][]inbound.Delivery{{accepted(id)}, {unavailable(id)}}
+		}, "unavailable 503"},
+		{"the late accepted record leaves the 503", func(id uuid.UUID) [][]inbound.Delivery {
+			return [][]inbound.Delivery{{unavailable(id)}, {accepted(id)}}
+		}, "unavailable 503"},
+		{"both in one batch: the 503", func(id uuid.UUID) [][]inbound.Delivery {
+			return [][]inbound.Delivery{{accepted(id), unavailable(id), accepted(id)}}
+		}, "unavailable 503"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			id := uuid.New()
+			for _, b := range tc.batches(id) {
+				if err := store.RecordDeliveries(ctx, b); err != nil {
+					t.Fatalf("RecordDeliveries: %v", err)
+				}
+			}
+			var n int
+			var got string
+			if err := s.pool.QueryRow(ctx, `SELECT count(*) OVER (), outcome || ' ' || http_status FROM inbound_deliveries
+WHERE merchant_id = $1 AND id = $2`, s.merchant.ID, id).Scan(&n, &got); err != nil {
+				t.Fatal(err)
+			}
+			if n != 1 || got != tc.want {
+				t.Errorf("%d rows, record %q; want 1, %q", n, got, tc.want)
+			}
+		})
+	}
+}
