@@ -30,16 +30,10 @@ type Events struct {
 func NewEvents(d *Deps) *Events {
 	log := d.Log.Named("dispatcher")
 	return &Events{
-		Group: kafkabus.GroupConfig{
-			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup, Topic: topic.Events,
-			DeadLetterTopic: topic.DeadLetter(topic.Events),
-			// A batch waits for its deliveries (dispatch.Config.MaxHold): all
-			// partitions' batches together must fit what an endpoint's lane
-			// delivers in that time, or the rest is written to Postgres.
-			MaxBatch: 128,
-			Logger:   log, Metrics: d.Bus,
-			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
-		},
+		// A batch waits for its deliveries (dispatch.Config.MaxHold): all
+		// partitions' batches together must fit what an endpoint's lane
+		// delivers in that time, or the rest is written to Postgres.
+		Group: d.consumerGroup(d.Config.DispatcherGroup, topic.Events, 128, log),
 		Config: dispatch.Config{
 			Store: postgres.NewWebhookStore(d.Pool, d.Box), Sender: NewWebhookSender(d.Config), Log: log, Now: d.Now,
 			Schedule: d.Config.WebhookRetrySchedule, Concurrency: d.Config.WebhookConcurrency, Lease: d.Config.WebhookLease,
@@ -50,11 +44,7 @@ func NewEvents(d *Deps) *Events {
 // Run consumes until ctx ends.
 func (e *Events) Run(ctx context.Context) error {
 	disp := dispatch.New(ctx, e.Config)
-	var h kafkabus.BatchHandler = disp.HandleEvents
-	if e.Middleware != nil {
-		h = e.Middleware(h)
-	}
-	return kafkabus.RunGroup(ctx, e.Group, h)
+	return kafkabus.RunGroup(ctx, e.Group, e.Middleware.wrap(disp.HandleEvents))
 }
 
 // NewWebhookSender returns the HTTP client of webhook deliveries.
@@ -78,12 +68,7 @@ type Redemptions struct {
 func NewRedemptions(d *Deps) *Redemptions {
 	log := d.Log.Named("redemptions")
 	return &Redemptions{
-		Group: kafkabus.GroupConfig{
-			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.DispatcherGroup + "-redemptions", Topic: topic.Redemptions,
-			DeadLetterTopic: topic.DeadLetter(topic.Redemptions),
-			MaxBatch:        64, Logger: log, Metrics: d.Bus,
-			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
-		},
+		Group: d.consumerGroup(d.Config.DispatcherGroup+"-redemptions", topic.Redemptions, 64, log),
 		Consumer: &redemption.Consumer{
 			Redemptions:  postgres.NewOutcomeStore(d.Pool),
 			Integrations: postgres.NewMerchantStore(d.Pool, d.Box),
@@ -97,11 +82,7 @@ func NewRedemptions(d *Deps) *Redemptions {
 
 // Run consumes until ctx ends.
 func (r *Redemptions) Run(ctx context.Context) error {
-	h := topic.RedemptionHandler(r.Consumer)
-	if r.Middleware != nil {
-		h = r.Middleware(h)
-	}
-	return kafkabus.RunGroup(ctx, r.Group, h)
+	return kafkabus.RunGroup(ctx, r.Group, r.Middleware.wrap(topic.RedemptionHandler(r.Consumer)))
 }
 
 // platformClient is the HTTP client of the Guru and Yampi calls: the

@@ -5,7 +5,6 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/postgres"
@@ -31,11 +30,7 @@ type Recorder struct {
 func NewRecorder(d *Deps) *Recorder {
 	log := d.Log.Named("recorder")
 	return &Recorder{
-		Group: kafkabus.GroupConfig{
-			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.LedgerGroup + ".recorder", Topic: topic.Deliveries,
-			DeadLetterTopic: topic.DeadLetter(topic.Deliveries), Logger: log, Metrics: d.Bus,
-			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
-		},
+		Group: d.consumerGroup(d.Config.LedgerGroup+".recorder", topic.Deliveries, 0, log),
 		Store: postgres.NewDeliveryStore(d.Pool),
 		Log:   log,
 	}
@@ -51,18 +46,9 @@ func (r *Recorder) Handler() kafkabus.BatchHandler {
 		if err != nil {
 			return err
 		}
-		if err := rec.HandleBatch(ctx, ds); err != nil {
-			if postgres.IsPermanent(err) {
-				return apperr.Permanent(err)
-			}
-			return err
-		}
-		return nil
+		return permanentIfFinal(rec.HandleBatch(ctx, ds))
 	}
-	if r.Middleware != nil {
-		return r.Middleware(h)
-	}
-	return h
+	return r.Middleware.wrap(h)
 }
 
 // Run consumes until ctx ends.

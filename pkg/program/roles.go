@@ -22,6 +22,35 @@ import (
 // counts, times or crashes around the production handler.
 type Middleware func(next kafkabus.BatchHandler) kafkabus.BatchHandler
 
+// wrap returns h wrapped by mw, or h when mw is nil.
+func (mw Middleware) wrap(h kafkabus.BatchHandler) kafkabus.BatchHandler {
+	if mw == nil {
+		return h
+	}
+	return mw(h)
+}
+
+// consumerGroup is the configuration every consumer role shares: the
+// brokers, the topic and its dead-letter topic, the session timeouts and
+// the metrics. maxBatch 0 keeps the runner's default.
+func (d *Deps) consumerGroup(groupID, t string, maxBatch int, log *zap.Logger) kafkabus.GroupConfig {
+	return kafkabus.GroupConfig{
+		Brokers: d.Config.KafkaBrokers, GroupID: groupID, Topic: t, DeadLetterTopic: topic.DeadLetter(t),
+		MaxBatch: maxBatch, Logger: log, Metrics: d.Bus,
+		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
+	}
+}
+
+// permanentIfFinal marks a database error that retrying cannot fix as
+// permanent, so that the runner dead-letters its message instead of
+// retrying the batch for ever.
+func permanentIfFinal(err error) error {
+	if err != nil && postgres.IsPermanent(err) {
+		return apperr.Permanent(err)
+	}
+	return err
+}
+
 // Ledger is the ledger role: it consumes ledger.commands, one goroutine
 // per assigned partition, applies each batch in one transaction, relays
 // its events, and commits the offsets only after the transaction. Its
@@ -42,12 +71,7 @@ type Ledger struct {
 // NewLedger returns the ledger role as production runs it.
 func NewLedger(d *Deps) *Ledger {
 	return &Ledger{
-		Group: kafkabus.GroupConfig{
-			Brokers: d.Config.KafkaBrokers, GroupID: d.Config.LedgerGroup, Topic: topic.Commands,
-			DeadLetterTopic: topic.DeadLetter(topic.Commands),
-			MaxBatch:        d.Config.LedgerMaxBatch, Logger: d.Log.Named("ledger"), Metrics: d.Bus,
-			SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
-		},
+		Group:    d.consumerGroup(d.Config.LedgerGroup, topic.Commands, d.Config.LedgerMaxBatch, d.Log.Named("ledger")),
 		Store:    postgres.NewLedgerStore(d.Pool, d.Now),
 		Relay:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
 		Notifier: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log),
@@ -68,18 +92,9 @@ func (l *Ledger) Handler() kafkabus.BatchHandler {
 		if err != nil {
 			return err
 		}
-		if err := worker.Handle(ctx, cmds); err != nil {
-			if postgres.IsPermanent(err) {
-				return apperr.Permanent(err)
-			}
-			return err
-		}
-		return nil
+		return permanentIfFinal(worker.Handle(ctx, cmds))
 	}
-	if l.Middleware != nil {
-		return l.Middleware(h)
-	}
-	return h
+	return l.Middleware.wrap(h)
 }
 
 // Run consumes until ctx ends.
