@@ -549,7 +549,6 @@ var (
 	_ httpapi.ReferralCatalog = (*postgres.ReferralReads)(nil)
 )
 
-var reRefID = regexp.MustCompile(`^ref_[0-9a-f]{32}$`)
 
 // catalogEnv is an apiEnv wired with the catalog, as program.APIRouter
 // wires it, whose ledger runs on a clock the test sets: a referral's

@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -212,12 +213,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("KAFKA_SESSION_TIMEOUT: want a Go duration of at least 500ms, got %q", get("KAFKA_SESSION_TIMEOUT"))
 	}
 	if v := get("REDEMPTION_RETRY_DELAYS"); v != "" {
-		for _, part := range strings.Split(v, ",") {
-			d, err := time.ParseDuration(strings.TrimSpace(part))
-			if err != nil || d < 0 {
-				return c, fmt.Errorf("REDEMPTION_RETRY_DELAYS: want comma-separated Go durations such as 5s,15s,30s,70s, got %q", v)
-			}
-			c.RedemptionRetryDelays = append(c.RedemptionRetryDelays, d)
+		if c.RedemptionRetryDelays, err = retry.ParseDelays(v); err != nil {
+			return c, fmt.Errorf("REDEMPTION_RETRY_DELAYS: want comma-separated Go durations such as 5s,15s,30s,70s: %w", err)
 		}
 	}
 	if c.ActionTimeout, err = time.ParseDuration(get("ACTION_TIMEOUT")); err != nil || c.ActionTimeout <= 0 {
