@@ -32,8 +32,70 @@ type Campaign struct {
 	IsActive      bool
 	IsDefault     bool
 	AutoRegister  bool
-	CreatedAt     time.Time
-	UpdatedAt     time.Time
+	Rules
+	CreatedAt time.Time
+	UpdatedAt time.Time
+}
+
+// Rules are a campaign's fraud thresholds and the referee's discount
+// (issue 11). The ledger applies the thresholds when it attributes a sale
+// (pkg/fraud); the discount is the coupon the member's code carries at the
+// platforms.
+type Rules struct {
+	// MaxReferralsPerHour flags for review a member's referral beyond this
+	// many in the hour before it; nil is no limit.
+	MaxReferralsPerHour *int
+	// MaxRewardPerMonth caps the reward cents a member earns in the
+	// campaign per calendar month (UTC); a referral over it earns only up
+	// to the cap and is flagged for review; nil is no cap.
+	MaxRewardPerMonth *int64
+	// BlockDisposableEmails flags for review a sale whose buyer e-mail is
+	// on a disposable-address domain.
+	BlockDisposableEmails bool
+	// RefereeDiscountType is "" (no discount), RewardPercentage or
+	// RewardFixed; RefereeDiscountValue is whole percent or cents.
+	RefereeDiscountType  string
+	RefereeDiscountValue int64
+}
+
+// Defaults of a campaign's rules when it is created without them.
+const (
+	DefaultMaxReferralsPerHour = 20
+	MaxReferralsPerHourLimit   = 1_000_000
+)
+
+// DefaultRules returns the rules a campaign is created with: at most
+// DefaultMaxReferralsPerHour referrals per member per hour before review,
+// disposable e-mails flagged, no monthly cap and no referee discount.
+func DefaultRules() Rules {
+	n := DefaultMaxReferralsPerHour
+	return Rules{MaxReferralsPerHour: &n, BlockDisposableEmails: true}
+}
+
+// HasRefereeDiscount reports whether members' codes carry a discount for
+// the friend who uses them, and so are provisioned at the platforms.
+func (r Rules) HasRefereeDiscount() bool {
+	return r.RefereeDiscountType != "" && r.RefereeDiscountValue > 0
+}
+
+// Validate checks the rules, the first broken one winning, with an
+// apperr.Invalid message that starts with the field's API name.
+func (r Rules) Validate() error {
+	switch {
+	case r.MaxReferralsPerHour != nil && (*r.MaxReferralsPerHour < 1 || *r.MaxReferralsPerHour > MaxReferralsPerHourLimit):
+		return apperr.Errorf(apperr.Invalid, "max_referrals_per_hour: must be from 1 to %d, or null for no limit", MaxReferralsPerHourLimit)
+	case r.MaxRewardPerMonth != nil && (*r.MaxRewardPerMonth < 0 || *r.MaxRewardPerMonth > MaxFixedReward):
+		return apperr.Errorf(apperr.Invalid, "max_reward_per_month: must be from 0 to %d cents, or null for no cap", MaxFixedReward)
+	case r.RefereeDiscountType != "" && r.RefereeDiscountType != RewardPercentage && r.RefereeDiscountType != RewardFixed:
+		return apperr.Errorf(apperr.Invalid, "referee_discount_type: must be percentage, fixed or null")
+	case r.RefereeDiscountType == "" && r.RefereeDiscountValue != 0:
+		return apperr.Errorf(apperr.Invalid, "referee_discount_value: needs a referee_discount_type")
+	case r.RefereeDiscountType == RewardPercentage && (r.RefereeDiscountValue < 1 || r.RefereeDiscountValue > 100):
+		return apperr.Errorf(apperr.Invalid, "referee_discount_value: a percentage must be a whole percent from 1 to 100")
+	case r.RefereeDiscountType == RewardFixed && (r.RefereeDiscountValue < 1 || r.RefereeDiscountValue > MaxFixedReward):
+		return apperr.Errorf(apperr.Invalid, "referee_discount_value: a fixed discount must be from 1 to %d cents", MaxFixedReward)
+	}
+	return nil
 }
 
 // Bounds of a campaign's figures (decision 15).
@@ -47,7 +109,8 @@ const (
 // name that is not blank; a reward type of RewardPercentage or RewardFixed;
 // warranty days from 0 to MaxWarrantyDays; a reward value of a whole
 // percent from 1 to 100, or from 1 to MaxFixedReward cents; a minimum
-// redemption from 0 to MaxMinRedemption cents. The error is apperr.Invalid
+// redemption from 0 to MaxMinRedemption cents; then the rules
+// (Rules.Validate). The error is apperr.Invalid
 // with a message that starts with the field's API name.
 func (c *Campaign) Validate() error {
 	switch {
@@ -64,7 +127,7 @@ func (c *Campaign) Validate() error {
 	case c.MinRedemption < 0 || c.MinRedemption > MaxMinRedemption:
 		return apperr.Errorf(apperr.Invalid, "min_redemption: must be from 0 to %d cents", MaxMinRedemption)
 	}
-	return nil
+	return c.Rules.Validate()
 }
 
 func errWarrantyDays() error {

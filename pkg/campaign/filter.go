@@ -24,6 +24,24 @@ type Update struct {
 	// IsDefault true moves the merchant's default to the campaign; false is
 	// refused on the current default, since a merchant always has one.
 	IsDefault *bool
+	// The rules: a nil field is left as it is; a Change with a nil To
+	// clears a nullable one. The referee discount's type and value change
+	// together: a type without a value keeps the current value.
+	MaxReferralsPerHour   *Change[int]
+	MaxRewardPerMonth     *Change[int64]
+	BlockDisposableEmails *bool
+	RefereeDiscountType   *string // "" clears the discount (and its value)
+	RefereeDiscountValue  *int64
+}
+
+// Change sets a nullable field to To, or clears it when To is nil.
+type Change[T any] struct{ To *T }
+
+// RefereeDiscountChanged reports whether applying upd to c changes the
+// discount members' coupons carry at the platforms.
+func (upd Update) RefereeDiscountChanged(c Campaign) bool {
+	next := upd.Apply(c)
+	return next.RefereeDiscountType != c.RefereeDiscountType || next.RefereeDiscountValue != c.RefereeDiscountValue
 }
 
 // Validate checks what can be checked of upd without the campaign: a name,
@@ -64,6 +82,24 @@ func (upd Update) Apply(c Campaign) Campaign {
 	}
 	if upd.IsDefault != nil {
 		c.IsDefault = *upd.IsDefault
+	}
+	if upd.MaxReferralsPerHour != nil {
+		c.MaxReferralsPerHour = upd.MaxReferralsPerHour.To
+	}
+	if upd.MaxRewardPerMonth != nil {
+		c.MaxRewardPerMonth = upd.MaxRewardPerMonth.To
+	}
+	if upd.BlockDisposableEmails != nil {
+		c.BlockDisposableEmails = *upd.BlockDisposableEmails
+	}
+	if upd.RefereeDiscountType != nil {
+		c.RefereeDiscountType = *upd.RefereeDiscountType
+		if c.RefereeDiscountType == "" {
+			c.RefereeDiscountValue = 0
+		}
+	}
+	if upd.RefereeDiscountValue != nil {
+		c.RefereeDiscountValue = *upd.RefereeDiscountValue
 	}
 	return c
 }

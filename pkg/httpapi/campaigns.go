@@ -56,6 +56,42 @@ type CreateCampaignRequest struct {
 	IsActive      Optional[bool] `json:"is_active"`
 	IsDefault     Optional[bool] `json:"is_default"`
 	AutoRegister  Optional[bool] `json:"auto_register"`
+	CampaignRulesRequest
+}
+
+// CampaignRulesRequest holds the fraud thresholds and the referee discount
+// of a campaign's creation or update; null clears a nullable one.
+type CampaignRulesRequest struct {
+	MaxReferralsPerHour   Int            `json:"max_referrals_per_hour"`
+	MaxRewardPerMonth     Int            `json:"max_reward_per_month"`
+	BlockDisposableEmails Optional[bool] `json:"block_disposable_emails"`
+	RefereeDiscountType   NullableString `json:"referee_discount_type"`
+	RefereeDiscountValue  Int            `json:"referee_discount_value"`
+}
+
+// update returns the change of rules req asks for.
+func (req CampaignRulesRequest) update(upd *campaign.Update) {
+	if req.MaxReferralsPerHour.Set {
+		upd.MaxReferralsPerHour = &campaign.Change[int]{}
+		if v, ok := intField(req.MaxReferralsPerHour); ok {
+			upd.MaxReferralsPerHour.To = ptr(int(min(max(v, -1), campaign.MaxReferralsPerHourLimit+1)))
+		}
+	}
+	if req.MaxRewardPerMonth.Set {
+		upd.MaxRewardPerMonth = &campaign.Change[int64]{}
+		if v, ok := intField(req.MaxRewardPerMonth); ok {
+			upd.MaxRewardPerMonth.To = &v
+		}
+	}
+	if req.BlockDisposableEmails.Set {
+		upd.BlockDisposableEmails = &req.BlockDisposableEmails.Value
+	}
+	if req.RefereeDiscountType.Set {
+		upd.RefereeDiscountType = &req.RefereeDiscountType.Value
+	}
+	if v, ok := intField(req.RefereeDiscountValue); ok {
+		upd.RefereeDiscountValue = &v
+	}
 }
 
 func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) {
@@ -67,7 +103,7 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) {
 	c := &campaign.Campaign{MerchantID: merchantOf(r).ID, Name: strings.TrimSpace(req.Name), RewardType: req.RewardType,
 		RewardValue: req.RewardValue.Value, WarrantyDays: campaign.DefaultWarrantyDays,
 		IsActive: !req.IsActive.Set || req.IsActive.Value, IsDefault: req.IsDefault.Set && req.IsDefault.Value,
-		AutoRegister: req.AutoRegister.Set && req.AutoRegister.Value}
+		AutoRegister: req.AutoRegister.Set && req.AutoRegister.Value, Rules: campaign.DefaultRules()}
 	if !req.RewardValue.Set || req.RewardValue.Null {
 		// Absent is not a zero value, yet the fields Validate checks
 		// before it (name, reward_type) are still reported first: they are
@@ -87,6 +123,9 @@ func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) {
 	if v, ok := intField(req.MinRedemption); ok {
 		c.MinRedemption = v
 	}
+	var rules campaign.Update
+	req.CampaignRulesRequest.update(&rules)
+	*c = rules.Apply(*c)
 	if err := c.Validate(); err != nil {
 		s.fail(w, r, err)
 		return
@@ -153,6 +192,7 @@ type PatchCampaignRequest struct {
 	IsActive      Optional[bool]   `json:"is_active"`
 	AutoRegister  Optional[bool]   `json:"auto_register"`
 	IsDefault     Optional[bool]   `json:"is_default"`
+	CampaignRulesRequest
 }
 
 // patchCampaign answers PATCH /campaigns/{id} with the updated campaign
@@ -223,23 +263,30 @@ func campaignUpdate(req PatchCampaignRequest) (campaign.Update, error) {
 	if req.IsDefault.Set {
 		upd.IsDefault = &req.IsDefault.Value
 	}
+	req.CampaignRulesRequest.update(&upd)
 	return upd, upd.Validate()
 }
 
 // AdminCampaign is the campaign (spec 2.8).
 type AdminCampaign struct {
-	ID            string        `json:"id"`
-	Name          string        `json:"name"`
-	RewardType    string        `json:"reward_type"`
-	RewardValue   int64         `json:"reward_value"`
-	WarrantyDays  int           `json:"warranty_days"`
-	MinRedemption int64         `json:"min_redemption"`
-	IsActive      bool          `json:"is_active"`
-	IsDefault     bool          `json:"is_default"`
-	AutoRegister  bool          `json:"auto_register"`
-	Stats         CampaignStats `json:"stats"`
-	CreatedAt     string        `json:"created_at"`
-	UpdatedAt     string        `json:"updated_at"`
+	ID            string `json:"id"`
+	Name          string `json:"name"`
+	RewardType    string `json:"reward_type"`
+	RewardValue   int64  `json:"reward_value"`
+	WarrantyDays  int    `json:"warranty_days"`
+	MinRedemption int64  `json:"min_redemption"`
+	IsActive      bool   `json:"is_active"`
+	IsDefault     bool   `json:"is_default"`
+	AutoRegister  bool   `json:"auto_register"`
+	// The rules (issue 11): null is off.
+	MaxReferralsPerHour   *int          `json:"max_referrals_per_hour"`
+	MaxRewardPerMonth     *int64        `json:"max_reward_per_month"`
+	BlockDisposableEmails bool          `json:"block_disposable_emails"`
+	RefereeDiscountType   *string       `json:"referee_discount_type"`
+	RefereeDiscountValue  int64         `json:"referee_discount_value"`
+	Stats                 CampaignStats `json:"stats"`
+	CreatedAt             string        `json:"created_at"`
+	UpdatedAt             string        `json:"updated_at"`
 }
 
 // CampaignStats are the stats of a campaign.
@@ -253,8 +300,11 @@ func adminCampaign(c *campaign.Campaign, st campaign.Stats) AdminCampaign {
 	return AdminCampaign{
 		ID: ids.Format(ids.Campaign, c.ID), Name: c.Name, RewardType: c.RewardType, RewardValue: c.RewardValue,
 		WarrantyDays: c.WarrantyDays, MinRedemption: c.MinRedemption, IsActive: c.IsActive, IsDefault: c.IsDefault,
-		AutoRegister: c.AutoRegister,
-		Stats:        CampaignStats{TotalMembers: st.TotalMembers, TotalReferrals: st.TotalReferrals, TotalRewardsPaid: st.TotalRewardsPaid},
-		CreatedAt:    jsontime.Format(c.CreatedAt), UpdatedAt: jsontime.Format(c.UpdatedAt),
+		AutoRegister:        c.AutoRegister,
+		MaxReferralsPerHour: c.MaxReferralsPerHour, MaxRewardPerMonth: c.MaxRewardPerMonth,
+		BlockDisposableEmails: c.BlockDisposableEmails, RefereeDiscountType: nilIfEmpty(c.RefereeDiscountType),
+		RefereeDiscountValue: c.RefereeDiscountValue,
+		Stats:                CampaignStats{TotalMembers: st.TotalMembers, TotalReferrals: st.TotalReferrals, TotalRewardsPaid: st.TotalRewardsPaid},
+		CreatedAt:            jsontime.Format(c.CreatedAt), UpdatedAt: jsontime.Format(c.UpdatedAt),
 	}
 }

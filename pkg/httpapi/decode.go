@@ -282,6 +282,29 @@ func objectField(field string, raw json.RawMessage) (obj map[string]any, ok bool
 }
 
 // intField returns the value of a present, non-null integer field.
+// NullableString is a string field where null means "clear it" (Value ""),
+// unlike Optional, where null counts as absent.
+type NullableString struct {
+	Set   bool
+	Value string
+}
+
+// UnmarshalJSON records presence; null is the empty string.
+func (n *NullableString) UnmarshalJSON(b []byte) error {
+	n.Set = true
+	if string(b) == "null" {
+		return nil
+	}
+	return json.Unmarshal(b, &n.Value)
+}
+
+func nilIfEmpty(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
 func intField(i Int) (int64, bool) { return i.Value, i.Set && !i.Null }
 
 func ptr[T any](v T) *T { return &v }

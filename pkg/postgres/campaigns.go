@@ -18,13 +18,20 @@ type CampaignStore struct{ pool *pgxpool.Pool }
 func NewCampaignStore(pool *pgxpool.Pool) *CampaignStore { return &CampaignStore{pool: pool} }
 
 const campaignColumns = `c.merchant_id, c.id, c.name, c.reward_type, c.reward_value, c.warranty_days, c.min_redemption,
-  c.is_active, c.is_default, c.auto_register, c.created_at, c.updated_at`
+  c.is_active, c.is_default, c.auto_register, c.max_referrals_per_hour, c.max_reward_per_month,
+  c.block_disposable_emails, COALESCE(c.referee_discount_type, ''), c.referee_discount_value, c.created_at, c.updated_at`
 
 func scanCampaign(row pgx.Row) (*campaign.Campaign, error) {
 	c := &campaign.Campaign{}
-	err := row.Scan(&c.MerchantID, &c.ID, &c.Name, &c.RewardType, &c.RewardValue, &c.WarrantyDays,
-		&c.MinRedemption, &c.IsActive, &c.IsDefault, &c.AutoRegister, &c.CreatedAt, &c.UpdatedAt)
+	err := row.Scan(campaignFields(c)...)
 	return c, err
+}
+
+// campaignFields are the scan targets of campaignColumns.
+func campaignFields(c *campaign.Campaign) []any {
+	return []any{&c.MerchantID, &c.ID, &c.Name, &c.RewardType, &c.RewardValue, &c.WarrantyDays,
+		&c.MinRedemption, &c.IsActive, &c.IsDefault, &c.AutoRegister, &c.MaxReferralsPerHour, &c.MaxRewardPerMonth,
+		&c.BlockDisposableEmails, &c.RefereeDiscountType, &c.RefereeDiscountValue, &c.CreatedAt, &c.UpdatedAt}
 }
 
 // CreateCampaign stores c. The merchant's first campaign becomes its
@@ -52,9 +59,12 @@ func (s *CampaignStore) CreateCampaign(ctx context.Context, c *campaign.Campaign
 			}
 		}
 		return tx.QueryRow(ctx, `INSERT INTO campaigns (merchant_id, id, name, reward_type, reward_value, warranty_days,
-  min_redemption, is_active, is_default, auto_register) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)
+  min_redemption, is_active, is_default, auto_register, max_referrals_per_hour, max_reward_per_month,
+  block_disposable_emails, referee_discount_type, referee_discount_value)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULLIF($14, ''), $15)
   RETURNING created_at, updated_at`, c.MerchantID, c.ID, c.Name, c.RewardType, c.RewardValue, c.WarrantyDays,
-			c.MinRedemption, c.IsActive, c.IsDefault, c.AutoRegister).Scan(&c.CreatedAt, &c.UpdatedAt)
+			c.MinRedemption, c.IsActive, c.IsDefault, c.AutoRegister, c.MaxReferralsPerHour, c.MaxRewardPerMonth,
+			c.BlockDisposableEmails, c.RefereeDiscountType, c.RefereeDiscountValue).Scan(&c.CreatedAt, &c.UpdatedAt)
 	})
 }
 
@@ -124,9 +134,8 @@ ORDER BY c.created_at DESC, c.id DESC`, merchantID, f.Offset, f.Limit)
 	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (campaign.Listed, error) {
 		var l campaign.Listed
 		c := &l.Campaign
-		err := row.Scan(&c.MerchantID, &c.ID, &c.Name, &c.RewardType, &c.RewardValue, &c.WarrantyDays,
-			&c.MinRedemption, &c.IsActive, &c.IsDefault, &c.AutoRegister, &c.CreatedAt, &c.UpdatedAt,
-			&l.Stats.TotalMembers, &l.Stats.TotalReferrals, &l.Stats.TotalRewardsPaid, &total)
+		err := row.Scan(append(campaignFields(c),
+			&l.Stats.TotalMembers, &l.Stats.TotalReferrals, &l.Stats.TotalRewardsPaid, &total)...)
 		return l, err
 	})
 	if err != nil {
@@ -180,10 +189,18 @@ func (s *CampaignStore) UpdateCampaign(ctx context.Context, merchantID, id uuid.
   is_active = COALESCE($7, c.is_active),
   auto_register = COALESCE($8, c.auto_register),
   is_default = COALESCE($9, c.is_default),
+  max_referrals_per_hour = CASE WHEN $10 THEN $11 ELSE c.max_referrals_per_hour END,
+  max_reward_per_month = CASE WHEN $12 THEN $13 ELSE c.max_reward_per_month END,
+  block_disposable_emails = COALESCE($14, c.block_disposable_emails),
+  referee_discount_type = CASE WHEN $15::text IS NULL THEN c.referee_discount_type ELSE NULLIF($15, '') END,
+  referee_discount_value = CASE WHEN $15 = '' THEN 0 ELSE COALESCE($16, c.referee_discount_value) END,
   updated_at = greatest(now(), c.updated_at + interval '1 millisecond')
 WHERE c.merchant_id = $1 AND c.id = $2
 RETURNING `+campaignColumns, merchantID, id, upd.Name, upd.RewardValue, upd.WarrantyDays, upd.MinRedemption,
-			upd.IsActive, upd.AutoRegister, upd.IsDefault))
+			upd.IsActive, upd.AutoRegister, upd.IsDefault,
+			upd.MaxReferralsPerHour != nil, changeTo(upd.MaxReferralsPerHour),
+			upd.MaxRewardPerMonth != nil, changeTo(upd.MaxRewardPerMonth),
+			upd.BlockDisposableEmails, upd.RefereeDiscountType, upd.RefereeDiscountValue))
 		return err
 	})
 	if pgErrCode(err) == "23514" { // a CHECK the caller's validation should have caught
@@ -193,4 +210,12 @@ RETURNING `+campaignColumns, merchantID, id, upd.Name, upd.RewardValue, upd.Warr
 		return nil, err
 	}
 	return out, nil
+}
+
+// changeTo is the value a nullable column is set to by ch (nil: NULL).
+func changeTo[T any](ch *campaign.Change[T]) *T {
+	if ch == nil {
+		return nil
+	}
+	return ch.To
 }
