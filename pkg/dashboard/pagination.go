@@ -113,6 +113,9 @@ func WriteCSV(w http.ResponseWriter, filename string, header []string, rows [][]
 }
 
 func csvSafe(cell string) string {
+	if _, err := strconv.ParseFloat(cell, 64); err == nil {
+		return cell // a number, negative ones included, stays a number
+	}
 	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
 		return "'" + cell
 	}
