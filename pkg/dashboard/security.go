@@ -30,6 +30,9 @@ func (d *Dashboard) secure(next http.Handler) http.Handler {
 		h.Set("X-Content-Type-Options", "nosniff")
 		h.Set("Referrer-Policy", "same-origin")
 		h.Set("X-Frame-Options", "DENY")
+		// Nothing under /dashboard is cached but the assets (which set their
+		// own): a page may show a key, a secret or a token.
+		h.Set("Cache-Control", "no-store")
 		if !safeMethod(r.Method) {
 			if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r, allowed) {
 				d.forbiddenOrigin(w, r)
