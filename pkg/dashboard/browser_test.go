@@ -169,7 +169,7 @@ func TestBrowserSignInKeysLanguageAndViewer(t *testing.T) {
 		t.Fatalf("GET /api/v1/members with the new key: %d, want 200", status)
 	}
 	b.open("/dashboard/settings/api-keys")
-	if got := text(b, chromedp.Search(`//tr[td/code[text()="` + key[:8] + `"]]/td[1]`)); got != key[:8] {
+	if got := text(b, chromedp.Search(`//tr[td/code[text()="`+key[:8]+`"]]/td[1]`)); got != key[:8] {
 		t.Errorf("the key's row shows %q, want its first 8 characters %q", got, key[:8])
 	}
 	b.submit("revoke", chromedp.Click(chromedp.Search(`//tr[td/code[text()="`+key[:8]+`"]]//button[normalize-space(.)="Revoke"]`)))

@@ -11,7 +11,7 @@ func Money(lang string, cents int64) string {
 	sign := ""
 	u := uint64(cents)
 	if cents < 0 {
-		sign, u = "-", uint64(-(cents + 1))+1 // math.MinInt64 has no positive twin
+		sign, u = "-", uint64(-(cents+1))+1 // math.MinInt64 has no positive twin
 	}
 	thousands, decimal, symbol := ",", ".", "R$"
 	if lang == Portuguese {

@@ -38,8 +38,8 @@ type Page struct {
 type view struct {
 	*Ctx
 	Page
-	Path  string // the request's path, for the language switch to come back to
-	Flash string // a catalogue key to show once
+	Path  string    // the request's path, for the language switch to come back to
+	Flash string    // a catalogue key to show once
 	Links []navLink // the main navigation, the current one marked
 }
 

@@ -122,4 +122,6 @@ func (d *Dashboard) signIn(r *http.Request, u *merchant.DashboardUser) error {
 }
 
 // flash keeps a catalogue key to show once on the next page.
-func (d *Dashboard) flash(r *http.Request, key string) { d.sessions.Put(r.Context(), sessionFlash, key) }
+func (d *Dashboard) flash(r *http.Request, key string) {
+	d.sessions.Put(r.Context(), sessionFlash, key)
+}
