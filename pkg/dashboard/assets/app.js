@@ -6,8 +6,9 @@
   // Copy buttons: <button data-copy="element-id" hidden> copies that
   // element's text; shown only where the clipboard API exists.
   function wireCopyButtons(root) {
-    root.querySelectorAll("button[data-copy]").forEach(function (b) {
+    root.querySelectorAll("button[data-copy]:not([data-wired])").forEach(function (b) {
       if (!navigator.clipboard) { return; }
+      b.setAttribute("data-wired", "");
       b.hidden = false;
       b.addEventListener("click", function () {
         var el = document.getElementById(b.getAttribute("data-copy"));
