@@ -156,6 +156,11 @@ func TestBrowserSignInKeysLanguageAndViewer(t *testing.T) {
 		t.Errorf("nav links missing or not visible at 1280 px: %v (%v)", hidden, err)
 	}
 	testenv.Screenshot(t, b.ctx, "overview")
+	// htmx loaded (script-src 'self' lets our files run) and injected no
+	// <style> (which style-src 'self' would block).
+	if loaded, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`typeof htmx === "object" && document.querySelectorAll("style").length === 0`)); err != nil || !loaded {
+		t.Errorf("htmx not loaded, or an inline <style> in the page (%v)", err)
+	}
 
 	// API keys: generate, use, revoke.
 	b.submit("open API keys", chromedp.Click(link("API keys")))

@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -282,5 +283,24 @@ func TestAcceptLanguageChoosesUntilTheUserDoes(t *testing.T) {
 	}
 	if r := e.do(c, http.MethodPost, "/dashboard/language", url.Values{"lang": {"pt-BR"}, "next": {"//evil.example/x"}}); r.Header.Get("Location") != "/dashboard" {
 		t.Errorf("a foreign next: redirected to %q, want /dashboard", r.Header.Get("Location"))
+	}
+}
+
+// Ten failures from one client IP, for any e-mails, throttle that IP's
+// next sign-in, even with the right password.
+func TestSignInThrottledPerIP(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	c := e.client()
+	for i := range 10 {
+		r := e.do(c, http.MethodPost, "/dashboard/sign-in", url.Values{"email": {fmt.Sprintf("guess%d@loja-demo.example.com", i)}, "password": {"x"}})
+		if r.StatusCode != http.StatusUnauthorized || !strings.Contains(r.body, "Invalid email or password") {
+			t.Fatalf("failure %d: %d", i+1, r.StatusCode)
+		}
+	}
+	r := e.do(c, http.MethodPost, "/dashboard/sign-in", url.Values{"email": {e.demo.DashboardEmail}, "password": {e.demo.DashboardPassword}})
+	if r.StatusCode != http.StatusTooManyRequests || !strings.Contains(r.body, `role="alert"`) || r.Header.Get("Set-Cookie") != "" {
+		t.Errorf("the right password after 10 failures from the IP: %d (cookie %q), want 429 with an alert and no session",
+			r.StatusCode, r.Header.Get("Set-Cookie"))
 	}
 }

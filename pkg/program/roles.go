@@ -194,9 +194,10 @@ func (a *API) Router() *mux.Router {
 			Timeout:     d.Config.ActionTimeout,
 		},
 	})
+	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
 	dash, err := dashboard.New(dashboard.Config{
-		Merchants: postgres.NewMerchantStore(d.Pool, d.Box),
-		Keys:      postgres.NewMerchantStore(d.Pool, d.Box),
+		Merchants: merchants,
+		Keys:      merchants,
 		Users:     postgres.NewDashboardUserStore(d.Pool),
 		Sessions:  postgres.NewSessionStore(d.Pool),
 		Log:       d.Log.Named("dashboard"),
