@@ -4,14 +4,14 @@ PKGS ?= ./...
 EXERCISED ?= $(CURDIR)/.data/openapi-exercised
 TEST_TIMEOUT ?= 20m
 
-.PHONY: run test services build vet fuzz bench lint-openapi
+.PHONY: run test services chromium build vet fuzz bench lint-openapi
 
 ## run: start the whole pipeline in one process (embedded Kafka broker)
 run: services
 	$(GO) run ./cmd/standalone
 
 ## test: every test, with the race detector, against real PostgreSQL, Redis and the embedded broker
-test: services
+test: services chromium
 	$(GO) vet ./...
 	@$(MAKE) --no-print-directory lint-openapi
 	@rm -rf $(EXERCISED) && mkdir -p $(EXERCISED)
@@ -35,6 +35,10 @@ lint-openapi:
 	OPENAPI_JSON_OUT=$(CURDIR)/.tools/openapi.json $(GO) test -count=1 -run '^TestWriteDocument$$' ./pkg/openapi >/dev/null && \
 	REDOCLY_SUPPRESS_UPDATE_NOTICE=true REDOCLY_TELEMETRY=off \
 		$(REDOCLY) lint --config pkg/openapi/redocly.yaml --format=stylish .tools/openapi.json
+
+## chromium: make sure Debian's Chromium is installed (the dashboard's browser tests drive it)
+chromium:
+	@bash scripts/ensure-chromium.sh
 
 ## services: make sure PostgreSQL and Redis are up (start or install them)
 services:

@@ -42,9 +42,21 @@ func (s *MerchantStore) CreateMerchant(ctx context.Context, m *merchant.Merchant
 	if m.ReferralParam == "" {
 		m.ReferralParam = "cupom"
 	}
-	return s.pool.QueryRow(ctx, `INSERT INTO merchants (id, name, store_url, code_prefix, referral_param,
+	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO merchants (id, name, store_url, code_prefix, referral_param,
   dashboard_email, dashboard_password_hash) VALUES ($1, $2, $3, $4, $5, $6, $7) RETURNING created_at`,
-		m.ID, m.Name, m.StoreURL, m.CodePrefix, m.ReferralParam, m.DashboardEmail, string(hash)).Scan(&m.CreatedAt)
+			m.ID, m.Name, m.StoreURL, m.CodePrefix, m.ReferralParam, m.DashboardEmail, string(hash)).Scan(&m.CreatedAt); err != nil {
+			return err
+		}
+		// The dashboard login is the merchant's first owner. An e-mail that
+		// already signs in to another merchant keeps that one (the sign-in
+		// form asks for no merchant), so this merchant then has no owner
+		// until one is invited.
+		_, err := tx.Exec(ctx, `INSERT INTO dashboard_users (merchant_id, id, email, password_hash, role)
+  SELECT $1, $2, $3, $4, 'owner' WHERE $3 <> '' ON CONFLICT DO NOTHING`,
+			m.ID, uuid.New(), m.DashboardEmail, string(hash))
+		return err
+	})
 }
 
 // FindMerchantByID returns the merchant, or apperr.NotFound.
@@ -94,6 +106,17 @@ func (s *MerchantStore) RevokeKey(ctx context.Context, merchantID uuid.UUID, pre
 		return 0, apperr.Errorf(apperr.NotFound, "no active key with that prefix")
 	}
 	return tag.RowsAffected(), nil
+}
+
+// RevokeKeyByID revokes one of the merchant's keys; apperr.NotFound when
+// the merchant has no unrevoked key of that id.
+func (s *MerchantStore) RevokeKeyByID(ctx context.Context, merchantID, id uuid.UUID) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now()
+  WHERE merchant_id = $1 AND id = $2 AND revoked_at IS NULL`, merchantID, id)
+	if err == nil && tag.RowsAffected() == 0 {
+		return apperr.Errorf(apperr.NotFound, "no active key with that id")
+	}
+	return err
 }
 
 // ListKeys returns the merchant's API keys, revoked ones included, oldest

@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/dashboard"
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/kafkabus"
@@ -155,7 +156,8 @@ type API struct {
 // NewAPI returns the api role as production runs it.
 func NewAPI(d *Deps) *API { return &API{Addr: d.Config.HTTPAddr, Now: d.Now, d: d} }
 
-// Router returns the API HTTP handler: /api/v1 plus ops.
+// Router returns the API HTTP handler: /api/v1, the dashboard under
+// /dashboard, plus ops.
 func (a *API) Router() *mux.Router {
 	d := a.d
 	outcomes := postgres.NewOutcomeStore(d.Pool)
@@ -192,6 +194,20 @@ func (a *API) Router() *mux.Router {
 			Timeout:     d.Config.ActionTimeout,
 		},
 	})
+	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
+	dash, err := dashboard.New(dashboard.Config{
+		Merchants: merchants,
+		Keys:      merchants,
+		Users:     postgres.NewDashboardUserStore(d.Pool),
+		Sessions:  postgres.NewSessionStore(d.Pool),
+		Log:       d.Log.Named("dashboard"),
+		Now:       a.Now,
+		PublicURL: d.Config.PublicURL,
+	})
+	if err != nil {
+		panic(err) // the templates are embedded: a parse error is a build defect
+	}
+	dash.Register(r)
 	d.AddOps(r)
 	return r
 }

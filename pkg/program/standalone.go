@@ -138,13 +138,14 @@ func printBanner(out io.Writer, cfg Config, dm demo) {
 Convida standalone is running (Ctrl-C stops it).
 
   API        %s/api/v1
+  Dashboard  %s/dashboard
   Ingest     %s/api/webhooks/{guru|yampi}/%s
   Health     %s/healthz   %s/readyz
   Metrics    %s/metrics
   Kafka      %s
   Data       %s
 
-`, cfg.PublicURL, cfg.IngestPublicURL, dm.MerchantID, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL,
+`, cfg.PublicURL, cfg.PublicURL, cfg.IngestPublicURL, dm.MerchantID, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL,
 		strings.Join(cfg.KafkaBrokers, ","), cfg.DataDir)
 	if dm.FirstRun {
 		fmt.Fprintf(out, "Demo merchant created (the API key is shown once; it is also kept in %s):\n", dm.File)
@@ -152,4 +153,6 @@ Convida standalone is running (Ctrl-C stops it).
 		fmt.Fprintf(out, "Demo merchant (credentials kept in %s):\n", dm.File)
 	}
 	fmt.Fprintf(out, "  export MERCHANT_ID=%s\n  export API_KEY=%s\n\n", dm.MerchantID, dm.APIKey)
+	fmt.Fprintf(out, "Dashboard sign-in (%s/dashboard):\n  Email     %s\n  Password  %s\n\n",
+		cfg.PublicURL, dm.DashboardEmail, dm.DashboardPassword)
 }

@@ -1,0 +1,128 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/alexedwards/scs/v2"
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/merchant"
+)
+
+// MerchantStore reads the signed-in user's merchant (postgres.MerchantStore).
+type MerchantStore interface {
+	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
+}
+
+// KeyStore issues, lists and revokes API keys (postgres.MerchantStore).
+type KeyStore interface {
+	CreateKey(ctx context.Context, merchantID uuid.UUID) (plain string, k *merchant.Key, err error)
+	ListKeys(ctx context.Context, merchantID uuid.UUID) ([]merchant.Key, error)
+	RevokeKeyByID(ctx context.Context, merchantID, id uuid.UUID) error
+}
+
+// UserStore keeps the dashboard's users, invitations and failed sign-ins
+// (postgres.DashboardUserStore).
+type UserStore interface {
+	FindUserByEmail(ctx context.Context, email string) (*merchant.DashboardUser, error)
+	FindUser(ctx context.Context, merchantID, id uuid.UUID) (*merchant.DashboardUser, error)
+	ListUsers(ctx context.Context, merchantID uuid.UUID) ([]merchant.DashboardUser, error)
+	SetPassword(ctx context.Context, merchantID, id uuid.UUID, hash string) error
+	CreateInvite(ctx context.Context, in *merchant.Invite, tokenHash []byte) error
+	FindInvite(ctx context.Context, tokenHash []byte, now time.Time) (*merchant.Invite, error)
+	AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (*merchant.DashboardUser, error)
+	RecordSignInFailure(ctx context.Context, email, clientIP string, at time.Time) error
+	SignInFailures(ctx context.Context, email, clientIP string, since time.Time) (byEmail, byIP int, err error)
+	DeleteExpiredSessions(ctx context.Context) error
+}
+
+// Config is what the dashboard needs: one field per store interface (a
+// phase-2 page adds the interface it needs here and program passes the
+// postgres store), the session store, and settings.
+type Config struct {
+	Merchants MerchantStore
+	Keys      KeyStore
+	Users     UserStore
+	// Sessions keeps the sessions (postgres.NewSessionStore).
+	Sessions scs.Store
+
+	Log *zap.Logger
+	Now func() time.Time
+	// PublicURL is how browsers reach the API (PUBLIC_URL): the origin
+	// state changes must come from, the base of invitation links, and https
+	// makes the session cookie Secure.
+	PublicURL string
+	// IdleTimeout and Lifetime end a session after so long without a
+	// request, and so long after sign-in whatever happens (0: 2h and 12h).
+	IdleTimeout, Lifetime time.Duration
+}
+
+// Dashboard is the merchant dashboard served under /dashboard.
+type Dashboard struct {
+	cfg      Config
+	log      *zap.Logger
+	now      func() time.Time
+	sessions *scs.SessionManager
+	views    *views
+	routes   *http.ServeMux
+	handler  http.Handler
+}
+
+// New parses the templates (once) and builds the routes.
+func New(cfg Config) (*Dashboard, error) {
+	if cfg.Log == nil {
+		cfg.Log = zap.NewNop()
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.IdleTimeout == 0 {
+		cfg.IdleTimeout = 2 * time.Hour
+	}
+	if cfg.Lifetime == 0 {
+		cfg.Lifetime = 12 * time.Hour
+	}
+	v, err := parseViews()
+	if err != nil {
+		return nil, err
+	}
+	sm := scs.New()
+	sm.Store = cfg.Sessions
+	sm.IdleTimeout, sm.Lifetime = cfg.IdleTimeout, cfg.Lifetime
+	sm.Cookie.Name = "convida_session"
+	sm.Cookie.Path = Prefix
+	sm.Cookie.HttpOnly = true
+	sm.Cookie.SameSite = http.SameSiteLaxMode
+	sm.Cookie.Secure = strings.HasPrefix(cfg.PublicURL, "https://")
+	d := &Dashboard{cfg: cfg, log: cfg.Log, now: cfg.Now, sessions: sm, views: v, routes: http.NewServeMux()}
+	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { d.fail(w, r, nil, err) }
+	d.registerRoutes()
+	d.handler = d.secure(sm.LoadAndSave(d.routes))
+	return d, nil
+}
+
+// Prefix is where the dashboard is mounted.
+const Prefix = "/dashboard"
+
+// Register mounts the dashboard on r under /dashboard.
+func (d *Dashboard) Register(r *mux.Router) { r.PathPrefix(Prefix).Handler(d.handler) }
+
+// ServeHTTP serves a request under /dashboard.
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handler.ServeHTTP(w, r) }
+
+// registerRoutes is the dashboard's route table: each page file adds its
+// routes in its own routes method, called here.
+func (d *Dashboard) registerRoutes() {
+	d.routes.Handle("GET "+Prefix+"/assets/", assetHandler())
+	d.signInRoutes()
+	d.apiKeyRoutes()
+	d.userRoutes()
+	d.comingSoonRoutes()
+	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
+	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })
+}

@@ -1,0 +1,198 @@
+package dashboard
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"net/http"
+	"path"
+	"strings"
+	"time"
+	_ "time/tzdata" // the merchants' time zones, also on hosts without zoneinfo
+
+	"go.uber.org/zap"
+
+	"github.com/convida/convida/pkg/apperr"
+)
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed assets
+var assetFS embed.FS
+
+// Page is one rendering of a template inside the layout.
+type Page struct {
+	Template string // templates/<Template>.html, which defines "content"
+	Title    string // catalogue key of the <title> (and usually the <h1>)
+	Nav      string // the nav link marked current: "overview", "members", … "api_keys"
+	Status   int    // 0 is 200
+	Data     any    // what the template reads as .Data
+}
+
+// view is what a template executes on.
+type view struct {
+	*Ctx
+	Page
+	Path  string    // the request's path, for the language switch to come back to
+	Flash string    // a catalogue key to show once
+	Links []navLink // the main navigation, the current one marked
+}
+
+type navLink struct {
+	Key, Href string
+	Current   bool
+}
+
+// navLinks are the main navigation, in order.
+var navLinks = []navLink{
+	{Key: "overview", Href: Prefix}, {Key: "members", Href: Prefix + "/members"},
+	{Key: "referrals", Href: Prefix + "/referrals"}, {Key: "campaigns", Href: Prefix + "/campaigns"},
+	{Key: "creators", Href: Prefix + "/creators"}, {Key: "redemptions", Href: Prefix + "/redemptions"},
+	{Key: "integrations", Href: Prefix + "/integrations"}, {Key: "webhooks", Href: Prefix + "/webhooks"},
+	{Key: "api_keys", Href: Prefix + "/settings/api-keys"},
+}
+
+// views holds every page's template set, parsed once at start; each
+// rendering executes a clone with the request's language bound.
+type views struct {
+	pages  map[string]*template.Template
+	assets map[string]string // asset path → its content hash, for cache busting
+}
+
+// placeholderFuncs declares the functions render binds per request.
+var placeholderFuncs = template.FuncMap{
+	"t":     func(string) string { return "" },
+	"money": func(int64) string { return "" },
+	"date":  func(time.Time) string { return "" },
+	"asset": func(string) string { return "" },
+}
+
+func parseViews() (*views, error) {
+	v := &views{pages: map[string]*template.Template{}, assets: map[string]string{}}
+	err := fs.WalkDir(assetFS, "assets", func(p string, e fs.DirEntry, err error) error {
+		if err != nil || e.IsDir() {
+			return err
+		}
+		b, err := assetFS.ReadFile(p)
+		sum := sha256.Sum256(b)
+		v.assets[strings.TrimPrefix(p, "assets/")] = hex.EncodeToString(sum[:6])
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	base, err := template.New("base").Funcs(placeholderFuncs).ParseFS(templateFS, "templates/_*.html")
+	if err != nil {
+		return nil, err
+	}
+	files, err := fs.Glob(templateFS, "templates/*.html")
+	if err != nil {
+		return nil, err
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(path.Base(f), ".html")
+		if strings.HasPrefix(name, "_") {
+			continue
+		}
+		t, err := template.Must(base.Clone()).ParseFS(templateFS, f)
+		if err != nil {
+			return nil, fmt.Errorf("template %s: %w", f, err)
+		}
+		v.pages[name] = t
+	}
+	return v, nil
+}
+
+// render writes p inside the layout in c's language, with no-store (a
+// page may show a secret, and none is worth caching). A rendering failure
+// is a programming error: it is logged and answered 500.
+func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Page) {
+	tpl, ok := d.views.pages[p.Template]
+	if !ok {
+		d.log.Error("dashboard: no such template", zap.String("template", p.Template))
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	t := template.Must(tpl.Clone()).Funcs(template.FuncMap{
+		"t":     func(key string) string { return translate(c.Lang, key) },
+		"money": func(cents int64) string { return Money(c.Lang, cents) },
+		"date":  func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
+		"asset": func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
+	})
+	v := view{Ctx: c, Page: p, Path: r.URL.Path}
+	if c.User != nil {
+		v.Flash = d.sessions.PopString(r.Context(), sessionFlash)
+		for _, l := range navLinks {
+			l.Current = l.Key == p.Nav
+			v.Links = append(v.Links, l)
+		}
+	}
+	var buf bytes.Buffer
+	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+		d.log.Error("dashboard: render", zap.String("template", p.Template), zap.Error(err))
+		http.Error(w, "internal error", http.StatusInternalServerError)
+		return
+	}
+	h := w.Header()
+	h.Set("Content-Type", "text/html; charset=utf-8")
+	h.Set("Cache-Control", "no-store")
+	status := p.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes())
+}
+
+// errorData is what templates/error.html shows.
+type errorData struct{ Message string }
+
+// notFound answers 404 with a page; it is also the answer for another
+// merchant's ids, so a page never tells them apart.
+func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, c *Ctx) {
+	d.render(w, r, c, Page{Template: "error", Title: "error.not_found.title", Status: http.StatusNotFound,
+		Data: errorData{Message: "error.not_found"}})
+}
+
+// fail answers an error from a store: apperr.NotFound is 404, an invalid
+// input 400 with its message, anything else is logged and answered 500.
+func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err error) {
+	if c == nil {
+		c = &Ctx{Lang: langFromHeader(r), Loc: defaultZone}
+	}
+	switch {
+	case apperr.Is(err, apperr.NotFound):
+		d.notFound(w, r, c)
+	case apperr.Is(err, apperr.Invalid):
+		d.render(w, r, c, Page{Template: "error", Title: "error.bad_request.title", Status: http.StatusBadRequest,
+			Data: errorData{Message: apperr.MessageOf(err)}})
+	default:
+		d.log.Error("dashboard: request failed", zap.String("path", r.URL.Path), zap.Error(err))
+		d.render(w, r, c, Page{Template: "error", Title: "error.title", Status: http.StatusInternalServerError,
+			Data: errorData{Message: "error.internal"}})
+	}
+}
+
+// assetHandler serves the embedded assets with long cache headers: their
+// URLs carry the content hash (the template func "asset"), so a new
+// version is a new URL.
+func assetHandler() http.Handler {
+	sub, err := fs.Sub(assetFS, "assets")
+	if err != nil {
+		panic(err)
+	}
+	files := http.StripPrefix(Prefix+"/assets/", http.FileServerFS(sub))
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if strings.HasSuffix(r.URL.Path, "/") {
+			http.NotFound(w, r) // no directory listings
+			return
+		}
+		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
+		files.ServeHTTP(w, r)
+	})
+}

@@ -1,0 +1,92 @@
+package dashboard
+
+import (
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/alexedwards/scs/v2/memstore"
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/merchant"
+)
+
+// TestRenderEveryPage renders every template in both languages with the
+// data its handler gives it, and checks what a reader would see of it; a
+// template that fails to execute fails here, not in front of a merchant.
+func TestRenderEveryPage(t *testing.T) {
+	t.Parallel()
+	d, err := New(Config{Sessions: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	at := time.Date(2026, 11, 25, 17, 3, 0, 0, time.UTC)
+	mid := uuid.New()
+	owner := &merchant.DashboardUser{MerchantID: mid, ID: uuid.New(), Email: "owner@loja.example.com", Role: merchant.RoleOwner, CreatedAt: at}
+	key := merchant.Key{ID: uuid.New(), Prefix: "1a2b3c4d", CreatedAt: at}
+	pages := []struct {
+		page Page
+		user bool
+		want map[string][]string // lang → texts the page shows
+	}{
+		{Page{Template: "sign_in", Title: "sign_in.title", Data: signInData{Alert: "sign_in.invalid"}}, false,
+			map[string][]string{English: {">Email<", ">Password<", "Sign in", `role="alert"`, "Invalid email or password", "Português"},
+				Portuguese: {"E-mail", "Senha", "E-mail ou senha inválidos", "English"}}},
+		{Page{Template: "api_keys", Title: "api_keys.title", Nav: "api_keys", Data: apiKeysData{Keys: []merchant.Key{key}, NewKey: "the-new-key"}}, true,
+			map[string][]string{English: {`data-testid="new-api-key" id="new-api-key">the-new-key<`, "Generate new key", "1a2b3c4d", "Revoke", "Nov 25, 2026 2:03 PM", "Never"},
+				Portuguese: {"Gerar nova chave", "Revogar", "25/11/2026 14:03", "Nunca"}}},
+		{Page{Template: "api_key_revoke", Title: "api_keys.revoke_title", Nav: "api_keys", Data: revokeData{Key: key}}, true,
+			map[string][]string{English: {"Yes, revoke", "1a2b3c4d"}, Portuguese: {"Sim, revogar"}}},
+		{Page{Template: "users", Title: "users.title", Nav: "users", Data: usersData{Users: []merchant.DashboardUser{*owner}}}, true,
+			map[string][]string{English: {"owner@loja.example.com", "Invite user", ">Email<", ">Role<", ">Owner<", ">Viewer<", "Send invite"},
+				Portuguese: {"Convidar usuário", "Enviar convite", "Proprietário"}}},
+		{Page{Template: "password", Title: "password.title", Nav: "password", Data: passwordData{}}, true,
+			map[string][]string{English: {"Current password", "New password", "Change password"}, Portuguese: {"Senha atual", "Alterar senha"}}},
+		{Page{Template: "accept_invite", Title: "invite.title", Data: inviteData{Token: "tok", Email: "new@loja.example.com"}}, false,
+			map[string][]string{English: {"Accept invitation", "new@loja.example.com", "/dashboard/invite/tok"}, Portuguese: {"Aceitar convite"}}},
+		{Page{Template: "coming_soon", Title: "title.members", Nav: "members"}, true,
+			map[string][]string{English: {"<h1>Members</h1>", "This page is coming soon."}, Portuguese: {"<h1>Membros</h1>", "Esta página chega em breve."}}},
+		{Page{Template: "error", Title: "error.not_found.title", Status: http.StatusNotFound, Data: errorData{Message: "error.not_found"}}, true,
+			map[string][]string{English: {"Not found", `role="alert"`}, Portuguese: {"Não encontrado"}}},
+	}
+	covered := map[string]bool{}
+	for _, p := range pages {
+		covered[p.page.Template] = true
+		for lang, texts := range p.want {
+			c := &Ctx{Lang: lang, Loc: defaultZone}
+			if p.user {
+				c.User, c.Merchant = owner, &merchant.Merchant{ID: mid, Name: "Loja"}
+			}
+			w := httptest.NewRecorder()
+			d.sessions.LoadAndSave(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				d.render(w, r, c, p.page)
+			})).ServeHTTP(w, httptest.NewRequest("GET", "/dashboard/x", nil))
+			body := w.Body.String()
+			want := p.page.Status
+			if want == 0 {
+				want = http.StatusOK
+			}
+			if w.Code != want {
+				t.Errorf("%s (%s): status %d, want %d: %s", p.page.Template, lang, w.Code, want, body)
+			}
+			for _, s := range texts {
+				if !strings.Contains(body, s) {
+					t.Errorf("%s (%s): %q missing from the page", p.page.Template, lang, s)
+				}
+			}
+			if p.user && !strings.Contains(body, "<nav") {
+				t.Errorf("%s (%s): no navigation", p.page.Template, lang)
+			}
+			if strings.Contains(body, "<script>") || strings.Contains(body, " style=") {
+				t.Errorf("%s (%s): inline script or style, which the CSP forbids", p.page.Template, lang)
+			}
+		}
+	}
+	for name := range d.views.pages {
+		if !covered[name] {
+			t.Errorf("templates/%s.html has no render test here", name)
+		}
+	}
+}

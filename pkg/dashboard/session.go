@@ -1,0 +1,127 @@
+package dashboard
+
+import (
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/merchant"
+)
+
+// The session's keys.
+const (
+	sessionUser     = "user_id"
+	sessionMerchant = "merchant_id"
+	sessionLang     = "lang"
+	sessionFlash    = "flash"
+)
+
+// Ctx is what every handler is given: the signed-in user and merchant
+// (nil on the public pages), the language and the time zone to show.
+type Ctx struct {
+	User     *merchant.DashboardUser
+	Merchant *merchant.Merchant
+	Lang     string
+	Loc      *time.Location
+}
+
+// IsOwner reports whether the signed-in user may change things.
+func (c *Ctx) IsOwner() bool { return c.User != nil && c.User.Role == merchant.RoleOwner }
+
+// MerchantID is the signed-in user's merchant: every store call of a page
+// is scoped by it, so another merchant's ids are not found (404).
+func (c *Ctx) MerchantID() uuid.UUID { return c.Merchant.ID }
+
+// handler is a dashboard handler: a page or an action.
+type handler func(w http.ResponseWriter, r *http.Request, c *Ctx)
+
+// defaultZone is the merchants' time zone until a merchant can choose one.
+var defaultZone = mustZone("America/Sao_Paulo")
+
+func mustZone(name string) *time.Location {
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}
+
+// public registers a handler anyone may reach (sign in, invitations).
+func (d *Dashboard) public(pattern string, h handler) {
+	d.routes.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		h(w, r, &Ctx{Lang: d.lang(r), Loc: defaultZone})
+	})
+}
+
+// page registers a handler for any signed-in user: pages to look at, and
+// the few POSTs that change only the user's own things (sign out, own
+// password). Without a session it redirects to sign in.
+func (d *Dashboard) page(pattern string, h handler) {
+	d.routes.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
+		if c := d.signedIn(w, r); c != nil {
+			h(w, r, c)
+		}
+	})
+}
+
+// action registers a state-changing handler for owners only: a viewer
+// gets 403 and a page saying so. Every phase-2 POST that changes merchant
+// data registers through action.
+func (d *Dashboard) action(pattern string, h handler) {
+	d.page(pattern, func(w http.ResponseWriter, r *http.Request, c *Ctx) {
+		if !c.IsOwner() {
+			d.render(w, r, c, Page{Template: "error", Title: "error.forbidden.title", Status: http.StatusForbidden,
+				Data: errorData{Message: "error.forbidden.viewer"}})
+			return
+		}
+		h(w, r, c)
+	})
+}
+
+// signedIn loads the session's user and merchant, or redirects to sign in
+// (303) and returns nil. A user removed since signing in is signed out.
+func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
+	ctx := r.Context()
+	uid, err1 := uuid.Parse(d.sessions.GetString(ctx, sessionUser))
+	mid, err2 := uuid.Parse(d.sessions.GetString(ctx, sessionMerchant))
+	if err1 != nil || err2 != nil {
+		http.Redirect(w, r, Prefix+"/sign-in", http.StatusSeeOther)
+		return nil
+	}
+	c := &Ctx{Lang: d.lang(r), Loc: defaultZone}
+	u, err := d.cfg.Users.FindUser(ctx, mid, uid)
+	if apperr.Is(err, apperr.NotFound) {
+		_ = d.sessions.Destroy(ctx)
+		http.Redirect(w, r, Prefix+"/sign-in", http.StatusSeeOther)
+		return nil
+	}
+	if err != nil {
+		d.fail(w, r, c, err)
+		return nil
+	}
+	m, err := d.cfg.Merchants.FindMerchantByID(ctx, mid)
+	if err != nil {
+		d.fail(w, r, c, err)
+		return nil
+	}
+	c.User, c.Merchant = u, m
+	return c
+}
+
+// signIn starts the user's session under a new token (no fixation).
+func (d *Dashboard) signIn(r *http.Request, u *merchant.DashboardUser) error {
+	ctx := r.Context()
+	if err := d.sessions.RenewToken(ctx); err != nil {
+		return err
+	}
+	d.sessions.Put(ctx, sessionUser, u.ID.String())
+	d.sessions.Put(ctx, sessionMerchant, u.MerchantID.String())
+	return nil
+}
+
+// flash keeps a catalogue key to show once on the next page.
+func (d *Dashboard) flash(r *http.Request, key string) {
+	d.sessions.Put(r.Context(), sessionFlash, key)
+}

@@ -1,0 +1,94 @@
+package postgres_test
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/testenv"
+)
+
+// A new merchant's dashboard login is its owner; an e-mail already taken
+// by another merchant (any case) keeps signing in to the first one.
+func TestCreateMerchantCreatesItsOwner(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.MustPool(t)
+	merchants, users := postgres.NewMerchantStore(pool, nil), postgres.NewDashboardUserStore(pool)
+	first := &merchant.Merchant{Name: "Loja", StoreURL: "https://loja.example.com", DashboardEmail: "Dona@Loja.example.com"}
+	if err := merchants.CreateMerchant(ctx, first, "first-password"); err != nil {
+		t.Fatal(err)
+	}
+	u, err := users.FindUserByEmail(ctx, "dona@loja.example.com")
+	if err != nil {
+		t.Fatalf("the owner by e-mail in another case: %v", err)
+	}
+	if u.MerchantID != first.ID || u.Role != merchant.RoleOwner || bcrypt.CompareHashAndPassword([]byte(u.PasswordHash), []byte("first-password")) != nil {
+		t.Errorf("owner %+v: want merchant %s, role owner, the merchant's password", u, first.ID)
+	}
+	second := &merchant.Merchant{Name: "Outra", StoreURL: "https://outra.example.com", DashboardEmail: "dona@loja.example.com"}
+	if err := merchants.CreateMerchant(ctx, second, "second-password"); err != nil {
+		t.Fatalf("a merchant whose e-mail is taken: %v", err)
+	}
+	if u, _ := users.FindUserByEmail(ctx, "dona@loja.example.com"); u.MerchantID != first.ID {
+		t.Errorf("the e-mail now signs in to %s, want still the first merchant", u.MerchantID)
+	}
+	if list, _ := users.ListUsers(ctx, second.ID); len(list) != 0 {
+		t.Errorf("the second merchant has users %v, want none until one is invited", list)
+	}
+}
+
+func TestInviteAcceptedOnceBeforeExpiry(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.MustPool(t)
+	m := testenv.MustMerchant(t, pool, nil, merchant.Merchant{})
+	users := postgres.NewDashboardUserStore(pool)
+	now := time.Now()
+	token, hash := merchant.NewInviteToken()
+	in := &merchant.Invite{MerchantID: m.ID, Email: "ana@loja.example.com", Role: merchant.RoleViewer, ExpiresAt: now.Add(time.Hour)}
+	if err := users.CreateInvite(ctx, in, hash); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := users.AcceptInvite(ctx, merchant.HashInviteToken(token), "h", now.Add(2*time.Hour)); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("an expired invitation: %v, want not found", err)
+	}
+	u, err := users.AcceptInvite(ctx, merchant.HashInviteToken(token), "h", now)
+	if err != nil || u.MerchantID != m.ID || u.Role != merchant.RoleViewer || u.Email != in.Email {
+		t.Fatalf("accept: %+v %v", u, err)
+	}
+	if _, err := users.AcceptInvite(ctx, merchant.HashInviteToken(token), "h", now); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("accepted twice: %v, want not found", err)
+	}
+	if _, err := users.FindUser(ctx, uuid.New(), u.ID); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("the user under another merchant: %v, want not found", err)
+	}
+}
+
+func TestSignInFailuresCountedPerEmailAndIP(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	users := postgres.NewDashboardUserStore(testenv.MustPool(t))
+	now := time.Now()
+	for _, f := range []struct {
+		email, ip string
+		ago       time.Duration
+	}{
+		{"A@x.com", "10.0.0.1", 0}, {"a@x.com", "10.0.0.2", time.Minute}, {"b@x.com", "10.0.0.1", time.Minute},
+		{"a@x.com", "10.0.0.1", 20 * time.Minute}, // outside the window
+	} {
+		if err := users.RecordSignInFailure(ctx, f.email, f.ip, now.Add(-f.ago)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	byEmail, byIP, err := users.SignInFailures(ctx, "a@X.com", "10.0.0.1", now.Add(-15*time.Minute))
+	if err != nil || byEmail != 2 || byIP != 2 {
+		t.Errorf("failures: by e-mail %d, by IP %d (%v), want 2 and 2", byEmail, byIP, err)
+	}
+}
