@@ -120,8 +120,7 @@ func TestListReferrals(t *testing.T) {
 			"data.0.id": ref["o1"], "data.0.member_id": ana.prefID, "data.0.member.id": ana.prefID,
 			"data.0.member.name": "Ana Souza", "data.0.member.email": "ana@example.com",
 			"data.0.order_id": "o1", "data.0.order_value": 10000, "data.0.reward_amount": 1000,
-			"data.0.status": "approved", "data.0.rejection_reason": nil, "data.0.source": "guru",
-			"data.0.review_required": false,
+			"data.0.status": "approved", "data.0.rejection_reason": nil, "data.0.source": "guru", "data.0.review_required": false,
 			"data.0.referee_email": "bruno.o1@example.com", "data.0.coupon_used": ana.coupon,
 			"data.0.created_at": "2026-11-18T10:00:00.000Z", "data.0.warranty_expires_at": reTimestamp,
 		})
