@@ -152,17 +152,19 @@ WHERE (t.merchant_id, t.campaign_id) IN (
   JOIN creator_profiles p ON p.merchant_id = m.merchant_id AND p.member_id = m.id)
 ORDER BY t.merchant_id, t.campaign_id, t.position`
 	// Each member's referrals since the earlier of an hour ago ($3) and the
-	// month's start ($4), a range of the referrals_member index: the
-	// velocity count, and the month's counted sales and reward (see
-	// ledger.MemberStats).
+	// month's start ($4): the velocity count, and the month's counted sales
+	// and reward (see ledger.MemberStats). Per member, a range of the
+	// referrals_member index, which covers status and reward_amount.
 	sqlLoadStats = `
-SELECT k.merchant_id, k.member_id,
-  count(*) FILTER (WHERE r.created_at >= $3::timestamptz),
-  count(*) FILTER (WHERE r.created_at >= $4::timestamptz AND r.status IN ('pending', 'approved')),
-  coalesce(sum(r.reward_amount) FILTER (WHERE r.created_at >= $4 AND r.status IN ('pending', 'approved')), 0)
+SELECT k.merchant_id, k.member_id, s.last_hour, s.month_sales, s.month_reward
 FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
-JOIN referrals r ON r.merchant_id = k.merchant_id AND r.member_id = k.member_id AND r.created_at >= least($3::timestamptz, $4::timestamptz)
-GROUP BY k.merchant_id, k.member_id`
+CROSS JOIN LATERAL (
+  SELECT count(*) FILTER (WHERE r.created_at >= $3::timestamptz) AS last_hour,
+    count(*) FILTER (WHERE r.created_at >= $4::timestamptz AND r.status IN ('pending', 'approved')) AS month_sales,
+    coalesce(sum(r.reward_amount) FILTER (WHERE r.created_at >= $4::timestamptz AND r.status IN ('pending', 'approved')), 0) AS month_reward
+  FROM referrals r
+  WHERE r.merchant_id = k.merchant_id AND r.member_id = k.member_id
+    AND r.created_at >= least($3::timestamptz, $4::timestamptz)) s`
 	sqlLoadProcessed = `
 SELECT p.merchant_id, p.command_id FROM unnest($1::uuid[], $2::text[]) AS k(merchant_id, command_id)
 JOIN processed_commands p ON p.merchant_id = k.merchant_id AND p.command_id = k.command_id`
