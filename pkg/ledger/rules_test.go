@@ -170,6 +170,19 @@ func TestBookCreatorTiers(t *testing.T) {
 			}
 		}
 	})
+	t.Run("21: the 9th sale earns Silver, the 10th Gold and moves up", func(t *testing.T) {
+		t.Parallel()
+		f := newCreator(t, 8)
+		f.buy("o9", 10001, "b9@example.com", "")
+		if got := f.referral("o9").RewardAmount; got != 1500 || len(tierEvents(f)) != 0 {
+			t.Errorf("9th: reward %d, events %v; want 1500 (15 %% of 10001 rounded down), none", got, tierEvents(f))
+		}
+		f.buy("o10", 10001, "b10@example.com", "")
+		ev := tierEvents(f)
+		if got := f.referral("o10").RewardAmount; got != 2000 || len(ev) != 1 || *ev[0].PreviousTier != "Silver" || *ev[0].Tier != "Gold" || ev[0].MonthSales != 10 {
+			t.Errorf("10th: reward %d, events %+v; want 2000, Silver → Gold at 10", got, ev)
+		}
+	})
 	t.Run("21: a reject within the month moves the creator down", func(t *testing.T) {
 		t.Parallel()
 		f := newCreator(t, 2)
