@@ -30,14 +30,16 @@ func NormalizeEmail(email string) string {
 		return email
 	}
 	local, domain := email[:at], email[at+1:]
-	if plus := strings.IndexByte(local, '+'); plus > 0 {
+	plus := strings.IndexByte(local, '+')
+	gmail := domain == "gmail.com" || domain == "googlemail.com"
+	if plus <= 0 && !gmail {
+		return email // the common case: nothing to drop, no allocation
+	}
+	if plus > 0 {
 		local = local[:plus]
 	}
-	if domain == "googlemail.com" {
-		domain = "gmail.com"
-	}
-	if domain == "gmail.com" {
-		local = strings.ReplaceAll(local, ".", "")
+	if gmail {
+		local, domain = strings.ReplaceAll(local, ".", ""), "gmail.com"
 	}
 	return local + "@" + domain
 }
