@@ -14,7 +14,8 @@ import (
 // member's earlier referrals (referral.History). The store loads them as of
 // the batch's start; the book counts the referrals it creates and decides.
 type MemberStats struct {
-	// LastHour is the member's referrals created in the last hour.
+	// LastHour is the member's referrals created in the last hour, of any
+	// status (a self-referral and a refund before its sale count too).
 	LastHour int
 	// MonthSales and MonthReward are the count and reward cents of the
 	// member's non-rejected, non-cancelled referrals created in the
