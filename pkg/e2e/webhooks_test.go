@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/testenv"
@@ -37,7 +38,7 @@ func (s *stack) webhookLogs(tn *tenant, id, query string) map[string]any {
 	return res.json(s.t)
 }
 
-// TestWebhookEveryEvent performs the cause of each of the nine events and
+// TestWebhookEveryEvent performs the cause of each subscribable event and
 // checks that the merchant's HTTPS endpoint receives it, signed both ways,
 // with its data in the admin shape.
 func TestWebhookEveryEvent(t *testing.T) {
@@ -63,6 +64,17 @@ func TestWebhookEveryEvent(t *testing.T) {
 	coupon := res["data"].(map[string]any)["coupon_code"].(string)
 	if status, res = s.api(tn, http.MethodPatch, "/members/"+memberID, []byte(`{"name":"Ana S. Lima"}`)); status != 200 {
 		t.Fatalf("PATCH member = %d %v", status, res)
+	}
+	// creator.tier_changed: Ana is a creator whose one tier, from her 1st
+	// sale of the month, pays 30 % (the campaign's 3000 of each sale).
+	memberUUID, _ := ids.Parse(ids.Member, memberID)
+	if _, err := s.deps.Pool.Exec(context.Background(), `INSERT INTO creator_profiles (merchant_id, member_id, display_name, token_hash, token_enc)
+VALUES ($1, $2, 'Ana', $3, '\x01')`, tn.merchant.ID, memberUUID, creator.HashToken(creator.NewToken())); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.deps.Pool.Exec(context.Background(), `INSERT INTO campaign_tiers (merchant_id, campaign_id, position, name, min_sales, commission_bp)
+VALUES ($1, $2, 0, 'Parceira', 1, 3000)`, tn.merchant.ID, tn.campaign.ID); err != nil {
+		t.Fatal(err)
 	}
 	// referral.created and wallet.credited (three sales), then approved,
 	// rejected and cancelled (a refund).
@@ -91,7 +103,7 @@ func TestWebhookEveryEvent(t *testing.T) {
 		t.Fatalf("redeem = %d %v", status, res)
 	}
 
-	testenv.Eventually(t, 20*time.Second, "all nine event types", func() bool { return len(rc.byType()) == len(event.Subscribable) })
+	testenv.Eventually(t, 20*time.Second, "every event type", func() bool { return len(rc.byType()) == len(event.Subscribable) })
 	got := rc.byType()
 	for _, typ := range event.Subscribable {
 		g := got[typ]
@@ -118,6 +130,9 @@ func TestWebhookEveryEvent(t *testing.T) {
 		},
 		"wallet.credited": func(d map[string]any) bool {
 			return d["member_id"] == memberID && d["transaction"].(map[string]any)["amount"] == 3000.0 && d["wallet"] != nil
+		},
+		"creator.tier_changed": func(d map[string]any) bool {
+			return d["member_id"] == memberID && d["previous_tier"] == nil && d["tier"] == "Parceira" && d["month_sales"] == 1.0
 		},
 		"wallet.debited": func(d map[string]any) bool {
 			return d["member_id"] == memberID && strings.HasPrefix(d["transaction"].(map[string]any)["id"].(string), "txn_")

@@ -1,5 +1,5 @@
 // Package event names the domain events: the nine outbound types of spec
-// 6.1 that merchants subscribe to, the test event, and the internal event
+// 6.1 and creator.tier_changed (issue 11) that merchants subscribe to, the test event, and the internal event
 // that carries a redemption to the dispatcher. Every other package uses
 // these names; none spells them again.
 package event
@@ -26,6 +26,10 @@ const (
 	RedemptionCompleted = "redemption.completed"
 	WalletCredited      = "wallet.credited"
 	WalletDebited       = "wallet.debited"
+	// CreatorTierChanged: a creator's sales of the month moved it to
+	// another commission tier (decision 21), up by a credited sale or down
+	// by a rejected or cancelled one.
+	CreatorTierChanged = "creator.tier_changed"
 )
 
 // Test is sent by POST /v1/webhooks/{id}/test to that endpoint only,
@@ -49,6 +53,7 @@ var Subscribable = []string{
 	RedemptionCompleted,
 	WalletCredited,
 	WalletDebited,
+	CreatorTierChanged,
 }
 
 // IsSubscribable reports whether name is one of the subscribable types.

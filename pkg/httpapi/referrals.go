@@ -81,6 +81,14 @@ func referralFilter(r *http.Request) (referral.Filter, error) {
 		}
 		f.MemberID = id
 	}
+	switch v := strings.TrimSpace(q.Get("review_required")); v {
+	case "":
+	case "true", "false":
+		held := v == "true"
+		f.ReviewRequired = &held
+	default:
+		return f, apperr.Errorf(apperr.Invalid, "review_required: must be true or false")
+	}
 	var err error
 	if f.CreatedAfter, err = timeBound("created_after", q.Get("created_after"), false); err != nil {
 		return f, err

@@ -15,7 +15,7 @@ import (
 )
 
 var referralKeys = []string{"id", "member_id", "member", "referee_email", "referee_name", "referee_external_id",
-	"order_id", "order_value", "reward_amount", "status", "rejection_reason", "unrecovered_amount", "coupon_used",
+	"order_id", "order_value", "reward_amount", "status", "rejection_reason", "unrecovered_amount", "review_required", "review_reasons", "coupon_used",
 	"notes", "warranty_expires_at", "source", "created_at", "updated_at"}
 
 // TestListReferrals covers GET /referrals and GET /referrals/{id} after
@@ -106,6 +106,8 @@ func TestListReferrals(t *testing.T) {
 		{"timestamp interval", q("created_after", "2026-11-19T23:59:59.999Z", "created_before", "2026-11-20T00:00:00.001Z"), refs("o3", "o2")},
 		{"inverted interval matches nothing", q("created_after", "2026-11-21", "created_before", "2026-11-19"), []string{}},
 		{"far past and future", q("created_after", "0001-01-01", "created_before", "9999-12-31"), all},
+		{"none held for review", q("review_required", "true"), []string{}},
+		{"not held for review", q("review_required", "false"), all},
 		{"everything at once", q("member_id", ana.prefID, "status", "pending", "created_after", "2026-11-20", "created_before", "2026-11-21"), refs("o4", "o3")},
 	})
 
@@ -118,10 +120,11 @@ func TestListReferrals(t *testing.T) {
 			"data.0.id": ref["o1"], "data.0.member_id": ana.prefID, "data.0.member.id": ana.prefID,
 			"data.0.member.name": "Ana Souza", "data.0.member.email": "ana@example.com",
 			"data.0.order_id": "o1", "data.0.order_value": 10000, "data.0.reward_amount": 1000,
-			"data.0.status": "approved", "data.0.rejection_reason": nil, "data.0.source": "guru",
+			"data.0.status": "approved", "data.0.rejection_reason": nil, "data.0.source": "guru", "data.0.review_required": false,
 			"data.0.referee_email": "bruno.o1@example.com", "data.0.coupon_used": ana.coupon,
 			"data.0.created_at": "2026-11-18T10:00:00.000Z", "data.0.warranty_expires_at": reTimestamp,
 		})
+		wantLen(t, r, "data.0.review_reasons", 0)
 		rejected := a.get(t, "/api/v1/referrals/"+ref["o6"])
 		wantFields(t, rejected, map[string]any{"data.status": "rejected", "data.rejection_reason": "self_referral"})
 
@@ -184,6 +187,8 @@ func TestListReferrals(t *testing.T) {
 		t.Parallel()
 		for _, tt := range []struct{ query, field string }{
 			{q("status", "paid"), "status"},
+			{q("review_required", "yes"), "review_required"},
+			{q("review_required", "1"), "review_required"},
 			{q("status", "PENDING"), "status"},
 			{q("member_id", "nope"), "member_id"},
 			{q("member_id", "mem_123"), "member_id"},

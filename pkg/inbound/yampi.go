@@ -53,7 +53,7 @@ var _ Adapter = yampi{}
 //	order id     resource.id (integer or string; required)
 //	amount       resource.value_total (reais; required)
 //	coupon       resource.promocode.data.code (data may be an object, [], null or absent)
-//	customer     resource.customer.data.name, .email, .cpf
+//	customer     resource.customer.data.name, .email, .cpf (or .cnpj for a company)
 //	occurred at  time ("YYYY-MM-DD HH:MM:SS", America/Sao_Paulo) in UTC; zero when absent
 //	currency     BRL
 //
@@ -137,6 +137,7 @@ type yampiBody struct {
 				Name  string `json:"name"`
 				Email string `json:"email"`
 				CPF   text   `json:"cpf"`
+				CNPJ  text   `json:"cnpj"`
 			}] `json:"data"`
 		}] `json:"customer"`
 		Promocode maybe[struct {
@@ -158,6 +159,10 @@ func (b *yampiBody) event(kind Kind, name string) (*OrderEvent, error) {
 		return nil, err
 	}
 	c := r.Customer.V.Data.V
+	doc := string(c.CPF)
+	if strings.TrimSpace(doc) == "" {
+		doc = string(c.CNPJ) // a company buyer
+	}
 	return complete(&OrderEvent{
 		Provider:   ProviderYampi,
 		Kind:       kind,
@@ -166,7 +171,7 @@ func (b *yampiBody) event(kind Kind, name string) (*OrderEvent, error) {
 		Amount:     amount,
 		Currency:   "BRL",
 		CouponCode: r.Promocode.V.Data.V.Code,
-		Customer:   Customer{Name: c.Name, Email: c.Email, Document: string(c.CPF)},
+		Customer:   Customer{Name: c.Name, Email: c.Email, Document: doc},
 		OccurredAt: at,
 	}, "resource.id")
 }

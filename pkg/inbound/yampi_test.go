@@ -87,6 +87,13 @@ func TestYampi(t *testing.T) {
 		{"order.paid ignores the alias", set("resource.status.data.alias", `"refunded"`), nil, testCreds, want{event: yampiSale()}},
 		{"ignored status is not mapped", edit(t, alias(`"waiting_payment"`), "resource.value_total", `"abc"`), nil, testCreds, want{ignored: true}},
 
+		// customer document
+		{"a company's cnpj when the cpf is absent", edit(t, set("resource.customer.data.cpf", ""), "resource.customer.data.cnpj", `"11.222.333/0001-81"`), nil, testCreds,
+			want{event: with(yampiSale(), func(e *OrderEvent) { e.Customer.Document = "11.222.333/0001-81" })}},
+		{"a company's cnpj when the cpf is empty", edit(t, set("resource.customer.data.cpf", `""`), "resource.customer.data.cnpj", `11222333000181`), nil, testCreds,
+			want{event: with(yampiSale(), func(e *OrderEvent) { e.Customer.Document = "11222333000181" })}},
+		{"the cpf wins over a cnpj", set("resource.customer.data.cnpj", `"11222333000181"`), nil, testCreds, want{event: yampiSale()}},
+
 		// money
 		{"97.999 is unprocessable", set("resource.value_total", "97.999"), nil, testCreds, want{code: apperr.Unprocessable}},
 		{"negative total", set("resource.value_total", "-1"), nil, testCreds, want{code: apperr.Unprocessable}},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
@@ -133,6 +134,16 @@ type Book struct {
 	Processed map[ProcessedKey]bool
 	// Redemptions holds loaded and new redemptions by (merchant, id).
 	Redemptions map[ScopedID]*redemption.Redemption
+	// Creators holds the members with a creator profile, by (merchant,
+	// member id), and Tiers the commission tiers of their campaigns, by
+	// (merchant, campaign id) (decision 21).
+	Creators map[ScopedID]bool
+	Tiers    map[ScopedID]creator.Tiers
+	// Stats holds each member's recent referrals as loaded, by (merchant,
+	// member id); the book keeps them current as it creates and decides
+	// referrals, so that many sales of one member in a batch count each
+	// other (see stats.go).
+	Stats map[ScopedID]*MemberStats
 
 	NewReferrals        []*referral.Referral
 	ChangedReferrals    map[uuid.UUID]*referral.Referral
@@ -168,6 +179,9 @@ func NewBook(now func() time.Time) *Book {
 		Transactions:        map[uuid.UUID]*Transaction{},
 		Processed:           map[ProcessedKey]bool{},
 		Redemptions:         map[ScopedID]*redemption.Redemption{},
+		Creators:            map[ScopedID]bool{},
+		Tiers:               map[ScopedID]creator.Tiers{},
+		Stats:               map[ScopedID]*MemberStats{},
 		ChangedRedemptions:  map[uuid.UUID]*redemption.Redemption{},
 		ChangedReferrals:    map[uuid.UUID]*referral.Referral{},
 		ChangedTransactions: map[uuid.UUID]*Transaction{},
@@ -206,8 +220,8 @@ func (b *Book) Empty() bool {
 // outcomes (OutcomeRejected with an apperr code), not errors: they are
 // recorded so a redelivery finds them. Apply never fails.
 //
-// The rules are decided by pure functions (referral.Attribute,
-// referral.Next, RedeemAmount); Apply carries out their decisions as
+// The rules are decided by pure functions (referral.Attribute with the
+// fraud rules and creator tiers, referral.Next, RedeemAmount); Apply carries out their decisions as
 // money moves, public transactions, events and outcomes. It is the hot
 // path of the ledger: it allocates only what it records.
 func (b *Book) Apply(cmd Command) {

@@ -44,6 +44,18 @@ type ReferralApprovedData struct {
 	BalanceAfter Balance `json:"balance_after"`
 }
 
+// CreatorTierChangedData is the data of creator.tier_changed: the creator
+// (a member), the tier before and after (null below the first tier), the
+// month's non-rejected, non-cancelled referrals that decide it, and the
+// new tier's commission (null with no tier: the campaign's reward applies).
+type CreatorTierChangedData struct {
+	MemberID          string   `json:"member_id"`
+	PreviousTier      *string  `json:"previous_tier"`
+	Tier              *string  `json:"tier"`
+	MonthSales        int      `json:"month_sales"`
+	CommissionPercent *float64 `json:"commission_percent"`
+}
+
 // BalanceAfter is the wallet right after the entry.
 func (e Entry) BalanceAfter() Balance {
 	return Balance{Pending: e.PendingAfter, Available: e.AvailableAfter, Currency: "BRL"}

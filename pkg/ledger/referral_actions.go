@@ -53,12 +53,17 @@ func (b *Book) transition(cmd Command, m *member.Member, r *referral.Referral, a
 	if t.Money != referral.NoMoney {
 		b.moveCredit(cmd, r, a, t)
 	}
+	counted := b.counts(r)
 	r.Status = t.To
 	if a == referral.Reject {
 		r.RejectionReason = cmd.Reason
 	}
-	if (a == referral.Approve || a == referral.Reject) && cmd.Notes != "" {
-		r.Notes = cmd.Notes
+	if a == referral.Approve || a == referral.Reject {
+		// The decision ends the review; its reasons stay on record.
+		r.ReviewRequired = false
+		if cmd.Notes != "" {
+			r.Notes = cmd.Notes
+		}
 	}
 	b.touchReferral(r)
 	view := r.AdminView(m.Name, m.Email)
@@ -67,6 +72,7 @@ func (b *Book) transition(cmd Command, m *member.Member, r *referral.Referral, a
 		data = ReferralApprovedData{View: view, BalanceAfter: b.Wallets[ScopedID{cmd.MerchantID, cmd.MemberID}].balance()}
 	}
 	b.emit(cmd, statusEvent(t.To), data)
+	b.uncount(cmd, m, r, counted)
 	b.record(cmd, OutcomeApplied, "", t.To, referralResult(r))
 }
 

@@ -12,9 +12,11 @@ import (
 )
 
 // creditSale carries out the attribution of a paid sale (decision 14, see
-// referral.Attribute): a credited referral is created pending with a
-// pending credit of its reward, a self-referral is created rejected, and
-// anything else changes nothing.
+// referral.Attribute, with the fraud rules and a creator's tier read from
+// the member's stats): a credited referral is created pending with a
+// pending credit of its reward (held for review when a fraud rule flagged
+// it), a self-referral is created rejected, and anything else changes
+// nothing.
 func (b *Book) creditSale(cmd Command, m *member.Member) {
 	sale := cmd.Sale
 	if sale == nil || sale.OrderID == "" {
@@ -22,7 +24,7 @@ func (b *Book) creditSale(cmd Command, m *member.Member) {
 		return
 	}
 	existing := b.Referrals[OrderKey{cmd.MerchantID, sale.Source, sale.OrderID}]
-	a := referral.Attribute(sale.order(), existing, m, b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}])
+	a := referral.Attribute(sale.order(), existing, m, b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}], b.history(m))
 	switch a.Verdict {
 	case referral.Credited, referral.SelfReferred:
 	case referral.AlreadyAttributed:
@@ -49,6 +51,7 @@ func (b *Book) creditSale(cmd Command, m *member.Member) {
 		r.CreditTxnID = t.ID
 	}
 	b.emit(cmd, event.ReferralCreated, r.AdminView(m.Name, m.Email))
+	b.countNew(cmd, m, r)
 	if credit {
 		b.move(cmd, Entry{Type: EntryCredit, Amount: r.RewardAmount, Description: desc,
 			ReferenceType: "referral", ReferenceID: r.ID, TransactionID: r.CreditTxnID},
@@ -67,6 +70,7 @@ func (b *Book) newReferral(cmd Command, m *member.Member, a referral.Attribution
 		RefereeEmail: s.BuyerEmail, RefereeName: s.BuyerName, RefereeExternalID: s.BuyerDocument,
 		CouponUsed: s.CouponCode, OrderValue: s.Amount, RewardAmount: a.Reward,
 		Status: a.Status(), RejectionReason: a.RejectionReason(), WarrantyExpiresAt: a.WarrantyExpiresAt,
+		ReviewRequired: len(a.ReviewReasons) > 0, ReviewReasons: a.ReviewReasons,
 		CreatedAt: now, UpdatedAt: now,
 	}
 	b.AddReferral(r)
@@ -88,6 +92,7 @@ func (b *Book) refund(cmd Command, m *member.Member) {
 	if r == nil {
 		a := referral.AttributeRefund(sale.order(), b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}])
 		r = b.newReferral(cmd, m, a)
+		b.countNew(cmd, m, r)
 		b.record(cmd, OutcomeApplied, "", a.Note, referralResult(r))
 		return
 	}
@@ -96,7 +101,7 @@ func (b *Book) refund(cmd Command, m *member.Member) {
 
 // order is what attribution reads of the sale.
 func (s *Sale) order() referral.Order {
-	return referral.Order{Amount: s.Amount, BuyerEmail: s.BuyerEmail, PaidAt: s.PaidAt}
+	return referral.Order{Amount: s.Amount, BuyerEmail: s.BuyerEmail, BuyerDocument: s.BuyerDocument, PaidAt: s.PaidAt}
 }
 
 func rewardDescription(s *Sale) string {

@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/convida/convida/pkg/fraud"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/redemption"
@@ -79,6 +80,9 @@ const (
 // NewWorker returns a Worker with the default linger; notifier and metrics
 // may be nil.
 func NewWorker(store Store, relay Relayer, notifier Notifier, metrics *Metrics, log *zap.Logger) *Worker {
+	// The disposable-domain list takes tens of milliseconds to load: in the
+	// background now, rather than in the first batch's transaction.
+	go fraud.Warm()
 	return &Worker{store: store, relay: relay, notifier: notifier, metrics: metrics, log: log,
 		Linger: DefaultLinger, LingerCommands: DefaultLingerCommands,
 		queue: make(chan pending, groupTransactions*groupBatches)}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/redemption"
@@ -128,21 +129,49 @@ FOR UPDATE OF w`
 	// Members first, by their full primary key, then their campaigns: left
 	// to itself the planner started from the (tiny) campaigns table and
 	// walked every member of the merchant, 19 ms a batch at 5,000 members.
+	// The fraud rules read the member's document and the campaign's rules;
+	// a creator profile makes the campaign's tiers apply (decision 21).
 	sqlLoadMembers = `
 WITH m AS MATERIALIZED (
-  SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id
+  SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document
   FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
   JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
 )
-SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id,
-       c.reward_type, c.reward_value, c.warranty_days, c.min_redemption, c.is_active
+SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document,
+       EXISTS (SELECT 1 FROM creator_profiles p WHERE p.merchant_id = m.merchant_id AND p.member_id = m.id),
+       c.reward_type, c.reward_value, c.warranty_days, c.min_redemption, c.is_active,
+       c.max_referrals_per_hour, c.max_reward_per_month, c.block_disposable_emails
 FROM m JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id`
+	// The tiers of the creators' campaigns, in order.
+	sqlLoadTiers = `
+SELECT t.merchant_id, t.campaign_id, t.name, t.min_sales, t.commission_bp
+FROM campaign_tiers t
+WHERE (t.merchant_id, t.campaign_id) IN (
+  SELECT m.merchant_id, m.campaign_id FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
+  JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
+  JOIN creator_profiles p ON p.merchant_id = m.merchant_id AND p.member_id = m.id)
+ORDER BY t.merchant_id, t.campaign_id, t.position`
+	// Each member's referrals since the earlier of an hour ago ($3) and the
+	// month's start ($4): the velocity count, and the month's counted sales
+	// and reward (see ledger.MemberStats). Per member, a range of the
+	// referrals_member index, which covers status and reward_amount.
+	sqlLoadStats = `
+SELECT k.merchant_id, k.member_id, s.last_hour, s.month_sales, s.month_reward
+FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
+CROSS JOIN LATERAL (
+  SELECT count(*) FILTER (WHERE r.created_at >= $3::timestamptz) AS last_hour,
+    count(*) FILTER (WHERE r.created_at >= $4::timestamptz AND r.status IN ('pending', 'approved')) AS month_sales,
+    coalesce(sum(r.reward_amount) FILTER (WHERE r.created_at >= $4::timestamptz AND r.status IN ('pending', 'approved')), 0) AS month_reward
+  FROM referrals r
+  WHERE r.merchant_id = k.merchant_id AND r.member_id = k.member_id
+    AND r.created_at >= least($3::timestamptz, $4::timestamptz)) s`
 	sqlLoadProcessed = `
 SELECT p.merchant_id, p.command_id FROM unnest($1::uuid[], $2::text[]) AS k(merchant_id, command_id)
 JOIN processed_commands p ON p.merchant_id = k.merchant_id AND p.command_id = k.command_id`
 	referralColumns = `r.merchant_id, r.id, r.member_id, r.source, r.order_id, r.referee_email, r.referee_name,
   r.referee_external_id, r.coupon_used, r.order_value, r.reward_amount, r.status, r.rejection_reason, r.notes,
-  r.unrecovered_amount, r.credit_txn_id, r.warranty_expires_at, r.created_at, r.updated_at`
+  r.unrecovered_amount, r.credit_txn_id, r.warranty_expires_at, r.created_at, r.updated_at, r.review_required,
+  r.review_reasons`
 	// The keys are resolved to primary keys first (a join on the order
 	// index, and the ids given): an OR of the two lists made the planner
 	// scan the whole table on every batch.
@@ -176,6 +205,9 @@ func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cm
 	b.Queue(sqlEnsureWallets, k.merchants, k.members)
 	b.Queue(sqlLockWallets, k.merchants, k.members)
 	b.Queue(sqlLoadMembers, k.merchants, k.members)
+	now := s.now()
+	b.Queue(sqlLoadTiers, k.merchants, k.members)
+	b.Queue(sqlLoadStats, k.merchants, k.members, now.Add(-time.Hour), creator.MonthStart(now))
 	b.Queue(sqlLoadProcessed, k.cmdMerchants, k.cmdIDs)
 	b.Queue(sqlLoadReferrals, k.orderMerchants, k.orderSources, k.orderIDs, k.refMerchants, k.referralIDs)
 	b.Queue(sqlLoadRedemptions, k.redMerchants, k.redemptions)
@@ -185,7 +217,7 @@ func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cm
 		return fmt.Errorf("ensure wallets: %w", err)
 	}
 	for _, load := range []func(pgx.BatchResults, *ledger.Book) error{
-		loadWallets, loadMembers, loadProcessed, loadReferrals, loadRedemptions,
+		loadWallets, loadMembers, loadTiers, loadStats, loadProcessed, loadReferrals, loadRedemptions,
 	} {
 		if err := load(res, book); err != nil {
 			return err
@@ -220,13 +252,52 @@ func loadMembers(res pgx.BatchResults, book *ledger.Book) error {
 	for rows.Next() {
 		m := &member.Member{}
 		c := &campaign.Campaign{}
-		if err := rows.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.Status, &m.CampaignID,
-			&c.RewardType, &c.RewardValue, &c.WarrantyDays, &c.MinRedemption, &c.IsActive); err != nil {
+		var isCreator bool
+		if err := rows.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.Status, &m.CampaignID, &m.Document, &isCreator,
+			&c.RewardType, &c.RewardValue, &c.WarrantyDays, &c.MinRedemption, &c.IsActive,
+			&c.MaxReferralsPerHour, &c.MaxRewardPerMonth, &c.BlockDisposableEmails); err != nil {
 			return err
 		}
 		c.ID, c.MerchantID = m.CampaignID, m.MerchantID
 		book.Members[ledger.ScopedID{MerchantID: m.MerchantID, ID: m.ID}] = m
+		if isCreator {
+			book.Creators[ledger.ScopedID{MerchantID: m.MerchantID, ID: m.ID}] = true
+		}
 		book.Campaigns[ledger.ScopedID{MerchantID: m.MerchantID, ID: c.ID}] = c
+	}
+	return rows.Err()
+}
+
+func loadTiers(res pgx.BatchResults, book *ledger.Book) error {
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("load tiers: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k ledger.ScopedID
+		var t creator.Tier
+		if err := rows.Scan(&k.MerchantID, &k.ID, &t.Name, &t.MinSales, &t.CommissionBP); err != nil {
+			return err
+		}
+		book.Tiers[k] = append(book.Tiers[k], t)
+	}
+	return rows.Err()
+}
+
+func loadStats(res pgx.BatchResults, book *ledger.Book) error {
+	rows, err := res.Query()
+	if err != nil {
+		return fmt.Errorf("load member stats: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k ledger.ScopedID
+		st := &ledger.MemberStats{}
+		if err := rows.Scan(&k.MerchantID, &k.ID, &st.LastHour, &st.MonthSales, &st.MonthReward); err != nil {
+			return err
+		}
+		book.Stats[k] = st
 	}
 	return rows.Err()
 }
@@ -259,10 +330,7 @@ func loadReferrals(res pgx.BatchResults, book *ledger.Book) error {
 		var txnStatus *string
 		var txnAmount *int64
 		var txnCreated *time.Time
-		if err := rows.Scan(&r.MerchantID, &r.ID, &r.MemberID, &r.Source, &r.OrderID, &r.RefereeEmail,
-			&r.RefereeName, &r.RefereeExternalID, &r.CouponUsed, &r.OrderValue, &r.RewardAmount, &r.Status,
-			&r.RejectionReason, &r.Notes, &r.UnrecoveredAmount, &creditTxn, &r.WarrantyExpiresAt,
-			&r.CreatedAt, &r.UpdatedAt, &txnStatus, &txnAmount, &txnCreated); err != nil {
+		if err := rows.Scan(append(referralDest(r, &creditTxn), &txnStatus, &txnAmount, &txnCreated)...); err != nil {
 			return err
 		}
 		book.AddReferral(r)

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"encoding/json"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -21,13 +22,20 @@ func queueReferrals(b *pgx.Batch, book *ledger.Book) {
 		}
 		b.Queue(`INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email, referee_name,
   referee_external_id, coupon_used, order_value, reward_amount, status, rejection_reason, notes,
-  unrecovered_amount, credit_txn_id, warranty_expires_at, created_at, updated_at)
-SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
+  unrecovered_amount, credit_txn_id, warranty_expires_at, created_at, updated_at, review_required, review_reasons)
+SELECT k.merchant_id, k.id, k.member_id, k.source, k.order_id, k.referee_email, k.referee_name,
+  k.referee_external_id, k.coupon_used, k.order_value, k.reward_amount, k.status, k.rejection_reason, k.notes,
+  k.unrecovered_amount, k.credit_txn_id, k.warranty_expires_at, k.created_at, k.updated_at, k.review_required,
+  coalesce(string_to_array(nullif(k.review_reasons, ''), ','), '{}')
+FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
   $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
-  $15::bigint[], $16::uuid[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[])`,
+  $15::bigint[], $16::uuid[], $17::timestamptz[], $18::timestamptz[], $19::timestamptz[], $20::boolean[], $21::text[])
+  AS k(merchant_id, id, member_id, source, order_id, referee_email, referee_name, referee_external_id, coupon_used,
+    order_value, reward_amount, status, rejection_reason, notes, unrecovered_amount, credit_txn_id,
+    warranty_expires_at, created_at, updated_at, review_required, review_reasons)`,
 			c.merchant, c.id, c.member, c.source, c.order, c.email, c.name, c.external, c.coupon,
 			c.orderValue, c.reward, c.status, c.reason, c.notes, c.unrecovered, c.creditTxn,
-			c.warranty, c.created, c.updated)
+			c.warranty, c.created, c.updated, c.review, c.reasons)
 	}
 	var u referralCols
 	for _, r := range book.ChangedReferrals {
@@ -37,11 +45,11 @@ SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[],
 	}
 	if len(u.id) > 0 {
 		b.Queue(`UPDATE referrals r SET status = u.status, rejection_reason = u.reason, notes = u.notes,
-  unrecovered_amount = u.unrecovered, updated_at = u.updated
-FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[])
-  AS u(merchant_id, id, status, reason, notes, unrecovered, updated)
+  unrecovered_amount = u.unrecovered, updated_at = u.updated, review_required = u.review
+FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::bigint[], $7::timestamptz[], $8::boolean[])
+  AS u(merchant_id, id, status, reason, notes, unrecovered, updated, review)
 WHERE r.merchant_id = u.merchant_id AND r.id = u.id`,
-			u.merchant, u.id, u.status, u.reason, u.notes, u.unrecovered, u.updated)
+			u.merchant, u.id, u.status, u.reason, u.notes, u.unrecovered, u.updated, u.review)
 	}
 }
 
@@ -52,6 +60,10 @@ type referralCols struct {
 	status, reason, notes                        []string
 	creditTxn                                    []*uuid.UUID
 	warranty, created, updated                   []time.Time
+	review                                       []bool
+	// reasons are the review reasons joined by commas (identifiers without
+	// one): unnest cannot carry a list per row.
+	reasons []string
 }
 
 func (c *referralCols) add(r *referral.Referral) {
@@ -79,6 +91,8 @@ func (c *referralCols) add(r *referral.Referral) {
 	c.warranty = append(c.warranty, r.WarrantyExpiresAt)
 	c.created = append(c.created, r.CreatedAt)
 	c.updated = append(c.updated, r.UpdatedAt)
+	c.review = append(c.review, r.ReviewRequired)
+	c.reasons = append(c.reasons, strings.Join(r.ReviewReasons, ","))
 }
 
 func queueTransactions(b *pgx.Batch, book *ledger.Book) {

@@ -20,21 +20,24 @@ type ReferralReads struct{ pool *pgxpool.Pool }
 func NewReferralReads(pool *pgxpool.Pool) *ReferralReads { return &ReferralReads{pool: pool} }
 
 // referralFilterWhere selects the referrals of merchant $1 matching $2 (the
-// referrer, NULL for any), $3 (status, empty for any) and the half-open
-// creation interval [$4, $5) (either NULL for unbounded).
+// referrer, NULL for any), $3 (status, empty for any), the half-open
+// creation interval [$4, $5) (either NULL for unbounded) and $6
+// (review_required, NULL for any; true reads the referrals_review index).
 const referralFilterWhere = `r.merchant_id = $1 AND ($2::uuid IS NULL OR r.member_id = $2)
   AND ($3 = '' OR r.status = $3)
   AND ($4::timestamptz IS NULL OR r.created_at >= $4)
-  AND ($5::timestamptz IS NULL OR r.created_at < $5)`
+  AND ($5::timestamptz IS NULL OR r.created_at < $5)
+  AND ($6::boolean IS NULL OR r.review_required = $6)`
 
 // ListReferrals returns a page of the merchant's referrals matching f,
 // newest first with ties broken by id, and the number matching f.
 func (s *ReferralReads) ListReferrals(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, int, error) {
-	args := []any{merchantID, nilIfZero(f.MemberID), f.Status, nilIfZeroTime(f.CreatedAfter), nilIfZeroTime(f.CreatedBefore)}
+	args := []any{merchantID, nilIfZero(f.MemberID), f.Status, nilIfZeroTime(f.CreatedAfter), nilIfZeroTime(f.CreatedBefore),
+		f.ReviewRequired}
 	rows, err := s.pool.Query(ctx, `SELECT `+referralColumns+`, m.name, m.email, count(*) OVER ()
 FROM referrals r JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
 WHERE `+referralFilterWhere+`
-ORDER BY r.created_at DESC, r.id DESC OFFSET $6 LIMIT $7`, append(args, f.Offset, f.Limit)...)
+ORDER BY r.created_at DESC, r.id DESC OFFSET $7 LIMIT $8`, append(args, f.Offset, f.Limit)...)
 	if err != nil {
 		return nil, 0, err
 	}
@@ -80,7 +83,7 @@ func referralDest(r *referral.Referral, creditTxn **uuid.UUID) []any {
 	return []any{&r.MerchantID, &r.ID, &r.MemberID, &r.Source, &r.OrderID, &r.RefereeEmail,
 		&r.RefereeName, &r.RefereeExternalID, &r.CouponUsed, &r.OrderValue, &r.RewardAmount, &r.Status,
 		&r.RejectionReason, &r.Notes, &r.UnrecoveredAmount, creditTxn, &r.WarrantyExpiresAt,
-		&r.CreatedAt, &r.UpdatedAt}
+		&r.CreatedAt, &r.UpdatedAt, &r.ReviewRequired, &r.ReviewReasons}
 }
 
 // nilIfZeroTime maps the zero time to SQL NULL.
@@ -104,10 +107,7 @@ func (s *WalletReads) ListMemberReferrals(ctx context.Context, merchantID, membe
 func scanReferral(row pgx.CollectableRow) (referral.Referral, error) {
 	var r referral.Referral
 	var creditTxn *uuid.UUID
-	err := row.Scan(&r.MerchantID, &r.ID, &r.MemberID, &r.Source, &r.OrderID, &r.RefereeEmail,
-		&r.RefereeName, &r.RefereeExternalID, &r.CouponUsed, &r.OrderValue, &r.RewardAmount, &r.Status,
-		&r.RejectionReason, &r.Notes, &r.UnrecoveredAmount, &creditTxn, &r.WarrantyExpiresAt,
-		&r.CreatedAt, &r.UpdatedAt)
+	err := row.Scan(referralDest(&r, &creditTxn)...)
 	if creditTxn != nil {
 		r.CreditTxnID = *creditTxn
 	}
@@ -121,13 +121,14 @@ type SchedulerStore struct{ pool *pgxpool.Pool }
 // NewSchedulerStore returns a SchedulerStore.
 func NewSchedulerStore(pool *pgxpool.Pool) *SchedulerStore { return &SchedulerStore{pool: pool} }
 
-// DueReferrals returns pending referrals whose warranty expired by now.
+// DueReferrals returns pending referrals whose warranty expired by now,
+// except those held for review: only approve or reject decides them.
 func (s *SchedulerStore) DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]referral.Due, error) {
 	if skip == nil {
 		skip = []uuid.UUID{}
 	}
 	rows, err := s.pool.Query(ctx, `SELECT merchant_id, member_id, id FROM referrals
-WHERE status = 'pending' AND warranty_expires_at <= $1 AND NOT (id = ANY($3::uuid[]))
+WHERE status = 'pending' AND NOT review_required AND warranty_expires_at <= $1 AND NOT (id = ANY($3::uuid[]))
 ORDER BY warranty_expires_at LIMIT $2`, now, limit, skip)
 	if err != nil {
 		return nil, err

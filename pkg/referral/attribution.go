@@ -5,6 +5,8 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/creator"
+	"github.com/convida/convida/pkg/fraud"
 	"github.com/convida/convida/pkg/member"
 )
 
@@ -23,9 +25,23 @@ func CouponKey(code string) string {
 // Order is what attribution reads of a sale whose coupon resolved to a
 // member.
 type Order struct {
-	Amount     int64 // cents
-	BuyerEmail string
-	PaidAt     time.Time
+	Amount        int64 // cents
+	BuyerEmail    string
+	BuyerDocument string // CPF or CNPJ as the platform sent it
+	PaidAt        time.Time
+}
+
+// History is what attribution reads of the referrer's earlier referrals
+// (the fraud rules' stats and the creator's month), counted by the ledger
+// before the sale.
+type History struct {
+	fraud.Stats
+	// MonthSales is the member's non-rejected, non-cancelled referrals of
+	// the current calendar month (UTC).
+	MonthSales int
+	// Tiers are the commission tiers of the member's campaign when the
+	// member is a creator; nil otherwise (decision 21).
+	Tiers creator.Tiers
 }
 
 // Verdict names the rule that decided an attribution.
@@ -58,8 +74,11 @@ const (
 type Attribution struct {
 	Verdict Verdict
 	// Reward and WarrantyExpiresAt are those of the referral created.
-	Reward            int64 // cents (decision 15)
+	Reward            int64 // cents (decision 15, or the creator's tier, capped)
 	WarrantyExpiresAt time.Time
+	// ReviewReasons are the fraud rules that hold a credited referral for
+	// review (fraud.Check); none when it needs none.
+	ReviewReasons []string
 	// Note says what happened, for the command's recorded outcome.
 	Note string
 }
@@ -88,13 +107,14 @@ func (a Attribution) RejectionReason() string {
 
 // Attribute decides what a paid sale of m's coupon does (decision 14).
 // existing is the order's referral, nil when it has none; c is m's
-// campaign, nil when it no longer exists. The rules apply in this order:
-// an order already attributed, an inactive campaign and a member not active
-// change nothing; a buyer whose e-mail equals the member's (case and
-// surrounding spaces ignored) makes the referral rejected; anything else is
-// credited with c's reward (decision 15) and a warranty of c's days from
-// the payment.
-func Attribute(o Order, existing *Referral, m *member.Member, c *campaign.Campaign) Attribution {
+// campaign, nil when it no longer exists; h is m's referrals before it. The
+// rules apply in this order: an order already attributed, an inactive
+// campaign and a member not active change nothing; a buyer who is the
+// member (fraud.Check: normalized e-mail or CPF/CNPJ) makes the referral
+// rejected; anything else is credited with a warranty of c's days from the
+// payment and the reward of Reward, capped by the campaign's monthly cap,
+// held for review with the reasons of the fraud rules it broke.
+func Attribute(o Order, existing *Referral, m *member.Member, c *campaign.Campaign, h History) Attribution {
 	switch {
 	case existing != nil:
 		return Attribution{Verdict: AlreadyAttributed, Note: "order already attributed (" + existing.Status + ")"}
@@ -103,11 +123,30 @@ func Attribute(o Order, existing *Referral, m *member.Member, c *campaign.Campai
 	case m.Status != member.StatusActive:
 		return Attribution{Verdict: MemberNotActive, Note: "member " + m.Status + ": nothing attributed"}
 	}
-	a := Attribution{Verdict: Credited, Reward: c.Reward(o.Amount), WarrantyExpiresAt: c.WarrantyEnd(o.PaidAt), Note: "credited"}
-	if o.BuyerEmail != "" && strings.EqualFold(strings.TrimSpace(o.BuyerEmail), strings.TrimSpace(m.Email)) {
-		a.Verdict, a.Note = SelfReferred, "self-referral: created rejected"
+	reward := Reward(o, c, h)
+	v := fraud.Check(fraud.Sale{BuyerEmail: o.BuyerEmail, BuyerDocument: o.BuyerDocument, Reward: reward},
+		fraud.Member{Email: m.Email, Document: m.Document}, c.Rules, h.Stats)
+	a := Attribution{Verdict: Credited, WarrantyExpiresAt: c.WarrantyEnd(o.PaidAt)}
+	switch {
+	case v.SelfReferral: // recorded with the reward it would have earned, credited nothing
+		a.Verdict, a.Reward, a.Note = SelfReferred, reward, "self-referral: created rejected"
+	case v.ReviewRequired():
+		a.Reward, a.ReviewReasons, a.Note = v.Reward, v.Reasons, "credited, held for review: "+strings.Join(v.Reasons, ", ")
+	default:
+		a.Reward, a.Note = v.Reward, "credited"
 	}
 	return a
+}
+
+// Reward is the reward of a sale before the monthly cap: a creator's
+// commission at the tier the sale reaches, counting itself (decision 21:
+// with Silver at min_sales 3, the month's 3rd sale earns Silver's rate),
+// or else the campaign's reward (decision 15).
+func Reward(o Order, c *campaign.Campaign, h History) int64 {
+	if t, ok := h.Tiers.For(h.MonthSales + 1); ok {
+		return t.Commission(o.Amount)
+	}
+	return c.Reward(o.Amount)
 }
 
 // AttributeRefund decides the referral of a refund whose order has none

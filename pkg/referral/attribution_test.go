@@ -1,12 +1,15 @@
 package referral
 
 import (
+	"slices"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/creator"
+	"github.com/convida/convida/pkg/fraud"
 	"github.com/convida/convida/pkg/member"
 )
 
@@ -68,7 +71,7 @@ func TestAttribute(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got := Attribute(Order{Amount: 10000, BuyerEmail: tt.buyer, PaidAt: paidAt}, tt.existing, tt.member, tt.campaign)
+			got := Attribute(Order{Amount: 10000, BuyerEmail: tt.buyer, PaidAt: paidAt}, tt.existing, tt.member, tt.campaign, History{})
 			if got.Verdict != tt.want || got.Status() != tt.wantStatus || got.Reward != tt.wantReward || got.Note != tt.wantNote {
 				t.Errorf("got verdict %d status %q reward %d note %q; want %d %q %d %q",
 					got.Verdict, got.Status(), got.Reward, got.Note, tt.want, tt.wantStatus, tt.wantReward, tt.wantNote)
@@ -142,7 +145,7 @@ func TestReward(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
 			c := &campaign.Campaign{RewardType: tt.rewardType, RewardValue: tt.value, WarrantyDays: 7, IsActive: true}
-			got := Attribute(Order{Amount: tt.order, PaidAt: paidAt}, nil, &member.Member{Status: member.StatusActive}, c)
+			got := Attribute(Order{Amount: tt.order, PaidAt: paidAt}, nil, &member.Member{Status: member.StatusActive}, c, History{})
 			if got.Verdict != Credited || got.Reward != tt.want {
 				t.Errorf("verdict %d reward %d, want credited %d", got.Verdict, got.Reward, tt.want)
 			}
@@ -175,4 +178,41 @@ func TestCouponKey(t *testing.T) {
 			t.Errorf("CouponKey(blank) = %q, want \"\"", got)
 		}
 	})
+}
+
+func TestAttributeFraudAndTiers(t *testing.T) {
+	t.Parallel()
+	two, cap := 2, int64(2500)
+	ruled := tenPercent()
+	ruled.Rules = campaign.Rules{BlockDisposableEmails: true, MaxReferralsPerHour: &two, MaxRewardPerMonth: &cap}
+	ladder := creator.Tiers{{Name: "Bronze", MinSales: 0, CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1500}}
+	member := &member.Member{Status: member.StatusActive, Email: "ana.souza@gmail.com", Document: "529.982.247-25"}
+	tests := []struct {
+		name        string
+		order       Order
+		history     History
+		want        Verdict
+		wantReward  int64
+		wantReasons []string
+	}{
+		{"a Gmail address with dots and a +tag is the referrer", Order{Amount: 10000, BuyerEmail: "AnaSouza+x@googlemail.com"}, History{}, SelfReferred, 1000, nil},
+		{"the referrer's CPF without punctuation is the referrer", Order{Amount: 10000, BuyerEmail: "bia@example.com", BuyerDocument: "52998224725"}, History{}, SelfReferred, 1000, nil},
+		{"a disposable buyer is held for review", Order{Amount: 10000, BuyerEmail: "bia@mailinator.com"}, History{}, Credited, 1000, []string{fraud.ReasonDisposableEmail}},
+		{"the 3rd referral of an hour over 2 is held for review", Order{Amount: 10000, BuyerEmail: "bia@example.com"}, History{Stats: fraud.Stats{LastHour: 2}}, Credited, 1000, []string{fraud.ReasonVelocity}},
+		{"over the monthly cap earns the rest up to it", Order{Amount: 10000, BuyerEmail: "bia@example.com"}, History{Stats: fraud.Stats{MonthReward: 1800}}, Credited, 700, []string{fraud.ReasonMonthlyCap}},
+		{"21: a creator's 2nd sale of the month earns Bronze", Order{Amount: 9790, BuyerEmail: "bia@example.com"}, History{MonthSales: 1, Tiers: ladder}, Credited, 979, nil},
+		{"21: a creator's 3rd sale of the month earns Silver, rounded down", Order{Amount: 9790, BuyerEmail: "bia@example.com"}, History{MonthSales: 2, Tiers: ladder}, Credited, 1468, nil},
+		{"21: below the first tier the campaign's reward applies", Order{Amount: 9790, BuyerEmail: "bia@example.com"}, History{MonthSales: 0, Tiers: ladder[1:]}, Credited, 979, nil},
+		{"21: the cap applies to a tier's commission", Order{Amount: 20000, BuyerEmail: "bia@example.com"}, History{MonthSales: 5, Tiers: ladder, Stats: fraud.Stats{MonthReward: 1000}}, Credited, 1500, []string{fraud.ReasonMonthlyCap}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			tt.order.PaidAt = paidAt
+			got := Attribute(tt.order, nil, member, ruled, tt.history)
+			if got.Verdict != tt.want || got.Reward != tt.wantReward || !slices.Equal(got.ReviewReasons, tt.wantReasons) {
+				t.Errorf("got verdict %d reward %d reasons %v; want %d %d %v", got.Verdict, got.Reward, got.ReviewReasons, tt.want, tt.wantReward, tt.wantReasons)
+			}
+		})
+	}
 }

@@ -60,7 +60,12 @@ type Referral struct {
 	Status            string
 	RejectionReason   string
 	Notes             string
-	UnrecoveredAmount int64     // part of a reversed reward already redeemed
+	UnrecoveredAmount int64 // part of a reversed reward already redeemed
+	// ReviewRequired holds a pending referral for a manual decision: the
+	// warranty sweep does not release it; approve or reject clears it.
+	// ReviewReasons (fraud.Reason*) say why, and stay after the decision.
+	ReviewRequired    bool
+	ReviewReasons     []string
 	CreditTxnID       uuid.UUID // the member's credit transaction; Nil when none
 	WarrantyExpiresAt time.Time
 	CreatedAt         time.Time
@@ -88,6 +93,8 @@ type View struct {
 	Status            string    `json:"status"`
 	RejectionReason   *string   `json:"rejection_reason"`
 	UnrecoveredAmount int64     `json:"unrecovered_amount"`
+	ReviewRequired    bool      `json:"review_required"`
+	ReviewReasons     []string  `json:"review_reasons"`
 	CouponUsed        string    `json:"coupon_used"`
 	Notes             string    `json:"notes"`
 	WarrantyExpiresAt string    `json:"warranty_expires_at"`
@@ -103,6 +110,10 @@ func (r Referral) AdminView(memberName, memberEmail string) View {
 	if r.RejectionReason != "" {
 		reason = &r.RejectionReason
 	}
+	reasons := r.ReviewReasons
+	if reasons == nil {
+		reasons = []string{}
+	}
 	return View{
 		ID:                ids.Format(ids.Referral, r.ID),
 		MemberID:          memberID,
@@ -116,6 +127,8 @@ func (r Referral) AdminView(memberName, memberEmail string) View {
 		Status:            r.Status,
 		RejectionReason:   reason,
 		UnrecoveredAmount: r.UnrecoveredAmount,
+		ReviewRequired:    r.ReviewRequired,
+		ReviewReasons:     reasons,
 		CouponUsed:        r.CouponUsed,
 		Notes:             r.Notes,
 		WarrantyExpiresAt: jsontime.Format(r.WarrantyExpiresAt),

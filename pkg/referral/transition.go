@@ -65,7 +65,8 @@ type Transition struct {
 // Next decides action a on r (decision 16) and does not modify r:
 //
 //   - pending → approved by Release once the warranty expired as of f.Now
-//     (before that nothing changes), or by Approve; the credit is released;
+//     (before that, or while the referral is held for review, nothing
+//     changes), or by Approve; the credit is released;
 //   - pending → rejected by Reject; the credit is cancelled;
 //   - approved → rejected by Reject only while f.Available covers the
 //     reward; the credit is reversed in full;
@@ -82,6 +83,9 @@ func Next(r *Referral, a Action, f Facts) (Transition, error) {
 	case Release:
 		if r.Status != StatusPending {
 			return Transition{Note: "referral already " + r.Status}, nil
+		}
+		if r.ReviewRequired {
+			return Transition{Note: "held for review: only approve or reject decides it"}, nil
 		}
 		if r.WarrantyExpiresAt.After(f.Now) {
 			return Transition{Note: "warranty not expired"}, nil

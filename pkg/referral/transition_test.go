@@ -1,6 +1,7 @@
 package referral
 
 import (
+	"reflect"
 	"testing"
 	"time"
 
@@ -24,6 +25,8 @@ func TestNext(t *testing.T) {
 	noCredit.CreditTxnID = uuid.Nil
 	zeroReward := withCredit(StatusApproved)
 	zeroReward.RewardAmount = 0
+	held := withCredit(StatusPending)
+	held.ReviewRequired, held.ReviewReasons = true, []string{"velocity"}
 	tests := []struct {
 		name      string
 		referral  *Referral
@@ -46,6 +49,12 @@ func TestNext(t *testing.T) {
 			withCredit(StatusRejected), Release, 0, after, Transition{Note: "referral already rejected"}, ""},
 		{"16: release of a cancelled referral changes nothing",
 			withCredit(StatusCancelled), Release, 0, after, Transition{Note: "referral already cancelled"}, ""},
+		{"11: release of a referral held for review changes nothing, whatever its warranty",
+			held, Release, 0, after, Transition{Note: "held for review: only approve or reject decides it"}, ""},
+		{"11: approve decides a referral held for review; the credit is released",
+			held, Approve, 0, paidAt, Transition{To: StatusApproved, Money: ReleaseCredit, Amount: 1000}, ""},
+		{"11: reject decides a referral held for review; the credit is cancelled",
+			held, Reject, 0, paidAt, Transition{To: StatusRejected, Money: CancelCredit, Amount: 1000}, ""},
 		// Manual approval.
 		{"16: pending → approved by manual approve, within the warranty; the credit is released",
 			withCredit(StatusPending), Approve, 0, paidAt, Transition{To: StatusApproved, Money: ReleaseCredit, Amount: 1000}, ""},
@@ -100,7 +109,7 @@ func TestNext(t *testing.T) {
 			if got != tt.want {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
-			if *tt.referral != before {
+			if !reflect.DeepEqual(*tt.referral, before) {
 				t.Errorf("Next modified the referral: %+v, was %+v", *tt.referral, before)
 			}
 		})

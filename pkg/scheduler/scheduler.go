@@ -17,7 +17,9 @@ import (
 // Store finds due work.
 type Store interface {
 	// DueReferrals returns up to limit pending referrals whose warranty
-	// expired at or before now, oldest first, skipping the ids in skip.
+	// expired at or before now, oldest first, skipping the ids in skip and
+	// those held for review (a fraud rule flagged them: only approve or
+	// reject decides them).
 	DueReferrals(ctx context.Context, now time.Time, limit int, skip []uuid.UUID) ([]referral.Due, error)
 }
 

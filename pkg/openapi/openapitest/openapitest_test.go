@@ -46,7 +46,7 @@ const (
 	referralJSON = `{"data":{"id":"ref_7c9e6679742540de944be07fc1f90ae7","member_id":"mem_0b5c3e9e2f4a4c1e9d1a7e2f0c9a1b2c",
 		"member":{"id":"mem_0b5c3e9e2f4a4c1e9d1a7e2f0c9a1b2c","name":"Ana","email":"ana@example.com"},
 		"referee_email":"","referee_name":"","referee_external_id":"","order_id":"1","order_value":100,
-		"reward_amount":10,"status":"%s","rejection_reason":%s,"unrecovered_amount":0,"coupon_used":"LOJ-ANA-7KQ2",
+		"reward_amount":10,"status":"%s","rejection_reason":%s,"unrecovered_amount":0,"review_required":false,"review_reasons":[],"coupon_used":"LOJ-ANA-7KQ2",
 		"notes":"","warranty_expires_at":"2026-11-27T12:00:00.000Z","source":"guru",
 		"created_at":"2026-11-20T12:00:00.000Z","updated_at":"2026-11-20T12:00:00.000Z"}}`
 )
