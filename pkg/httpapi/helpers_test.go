@@ -549,7 +549,6 @@ var (
 	_ httpapi.ReferralCatalog = (*postgres.ReferralReads)(nil)
 )
 
-
 // catalogEnv is an apiEnv wired with the catalog, as program.APIRouter
 // wires it, whose ledger runs on a clock the test sets: a referral's
 // created_at is the ledger's now.
