@@ -138,11 +138,15 @@ func hugeBody() []byte {
 	return append(append([]byte(`{"pad":"`), bytes.Repeat([]byte("a"), 1<<20)...), `"}`...)
 }
 
-// memberFacing reports whether a path is of the member-facing interface,
-// whose error codes are upper case.
+// memberFacing reports whether a path is of the member-facing or
+// creator-facing interface, whose error codes are upper case.
 func memberFacing(path string) bool {
-	return strings.HasPrefix(path, "/api/v1/member/") || strings.HasPrefix(path, "/api/v1/wallet/")
+	return strings.HasPrefix(path, "/api/v1/member/") || strings.HasPrefix(path, "/api/v1/wallet/") || creatorFacing(path)
 }
+
+// creatorFacing reports whether a path is a creator operation, whose
+// credential is the token in its path rather than an API key.
+func creatorFacing(path string) bool { return strings.HasPrefix(path, "/api/v1/creators/") }
 
 // styled spells an admin error code in the style of the path's interface.
 func styled(path, code string) string {
@@ -155,7 +159,7 @@ func styled(path, code string) string {
 // keyedAPI reports whether a document path is an operation that takes an
 // API key (member-facing, administrative and webhook management).
 func keyedAPI(path string) bool {
-	return (strings.HasPrefix(path, "/api/v1/") && path != "/api/v1/openapi.json") || strings.HasPrefix(path, "/v1/webhooks")
+	return (strings.HasPrefix(path, "/api/v1/") && path != "/api/v1/openapi.json" && !creatorFacing(path)) || strings.HasPrefix(path, "/v1/webhooks")
 }
 
 // documented returns the operations of the document that list status,
@@ -454,6 +458,8 @@ func TestContractErrors(t *testing.T) {
 		whID, _ := ids.Parse(ids.Webhook, wh)
 		lockMerchant := []any{`SELECT 1 FROM merchants WHERE id = $1 FOR UPDATE`, merchantID}
 		lockWebhook := []any{`SELECT 1 FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2 FOR UPDATE`, merchantID, whID}
+		holdID := ids.Format(ids.Member, fx.hold.ID)
+		c.expect(t, probe{"PUT", "/api/v1/members/" + holdID + "/creator", []byte(`{"display_name":"Caio"}`), keyed(k)}, 200, "")
 		tests := []struct {
 			op     string
 			lock   []any
@@ -468,6 +474,8 @@ func TestContractErrors(t *testing.T) {
 			{"createWebhook", lockMerchant, probe{"POST", "/v1/webhooks", []byte(`{"url":"https://hooks.example.com/c","events":["wallet.credited"]}`), nil}, 201},
 			{"updateWebhook", lockWebhook, probe{"PATCH", "/v1/webhooks/" + wh, []byte(`{"is_active":false}`), nil}, 200},
 			{"rotateWebhookSecret", lockWebhook, probe{"POST", "/v1/webhooks/" + wh + "/rotate-secret", nil, nil}, 200},
+			{"rotateCreatorToken", []any{`SELECT 1 FROM creator_profiles WHERE merchant_id = $1 AND member_id = $2 FOR UPDATE`, merchantID, fx.hold.ID},
+				probe{"POST", "/api/v1/members/" + holdID + "/creator/rotate-token", nil, nil}, 200},
 		}
 		var want []openapitest.Exercise
 		for _, tt := range tests {

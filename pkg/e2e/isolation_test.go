@@ -27,6 +27,14 @@ func TestTenantIsolation(t *testing.T) {
 		t.Fatal(err)
 	}
 	mem, camp, ref := ids.Format(ids.Member, m.ID), ids.Format(ids.Campaign, a.campaign.ID), ids.Format(ids.Referral, refID)
+	status, body := s.api(a, http.MethodPut, "/members/"+mem+"/creator", []byte(`{"display_name":"Ana"}`))
+	if status != 200 {
+		t.Fatalf("A: PUT creator = %d %v", status, body)
+	}
+	token := body["data"].(map[string]any)["token"].(string)
+	if status, body := s.api(a, http.MethodPut, "/campaigns/"+camp+"/tiers", []byte(`{"tiers":[{"name":"Bronze","min_sales":0,"commission_percent":10}]}`)); status != 200 {
+		t.Fatalf("A: PUT tiers = %d %v", status, body)
+	}
 
 	admin := []struct{ method, path, body string }{
 		{"GET", "/members/" + mem, ""},
@@ -40,6 +48,12 @@ func TestTenantIsolation(t *testing.T) {
 		{"GET", "/referrals/" + ref, ""},
 		{"POST", "/referrals/" + ref + "/approve", `{}`},
 		{"POST", "/referrals/" + ref + "/reject", `{"reason":"fraud"}`},
+		{"GET", "/members/" + mem + "/creator", ""},
+		{"PUT", "/members/" + mem + "/creator", `{"display_name":"Mallory"}`},
+		{"POST", "/members/" + mem + "/creator/rotate-token", `{}`},
+		{"DELETE", "/members/" + mem + "/creator", ""},
+		{"GET", "/campaigns/" + camp + "/tiers", ""},
+		{"PUT", "/campaigns/" + camp + "/tiers", `{"tiers":[]}`},
 	}
 	for _, op := range admin {
 		status, body := s.api(b, op.method, op.path, []byte(op.body))
@@ -78,5 +92,13 @@ func TestTenantIsolation(t *testing.T) {
 	s.waitBalance(a, m.Email, wallet{totalEarned: 1000, pending: 1000})
 	if status, body := s.api(a, http.MethodGet, "/referrals/"+ref, nil); status != 200 || body["data"].(map[string]any)["status"] != "pending" {
 		t.Errorf("A: referral = %d %v, want pending", status, body)
+	}
+	if status, body := s.api(a, http.MethodGet, "/members/"+mem+"/creator", nil); status != 200 ||
+		body["data"].(map[string]any)["token"] != token || body["data"].(map[string]any)["display_name"] != "Ana" {
+		t.Errorf("A: creator = %d %v, want its own, token unchanged", status, body)
+	}
+	if status, body := s.api(a, http.MethodGet, "/campaigns/"+camp+"/tiers", nil); status != 200 ||
+		len(body["data"].(map[string]any)["tiers"].([]any)) != 1 {
+		t.Errorf("A: tiers = %d %v, want its one tier", status, body)
 	}
 }

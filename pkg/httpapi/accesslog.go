@@ -46,10 +46,7 @@ func AccessLog(log *zap.Logger) mux.MiddlewareFunc {
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), accessKey{}, e)))
 
-			var route string
-			if cr := mux.CurrentRoute(r); cr != nil {
-				route, _ = cr.GetPathTemplate()
-			}
+			route := routeTemplate(r)
 			level := zapcore.InfoLevel
 			if route == "/healthz" || route == "/readyz" || route == "/metrics" {
 				level = zapcore.DebugLevel
@@ -62,6 +59,17 @@ func AccessLog(log *zap.Logger) mux.MiddlewareFunc {
 			}
 		})
 	}
+}
+
+// routeTemplate returns the mux path template of r's route
+// (/api/v1/creators/{token}), empty when no route matched: what logs say of
+// a path, which may hold a credential.
+func routeTemplate(r *http.Request) string {
+	if cr := mux.CurrentRoute(r); cr != nil {
+		route, _ := cr.GetPathTemplate()
+		return route
+	}
+	return ""
 }
 
 // LogMerchant records, for r's access-log line, the merchant that r

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/member"
 )
 
 // decodeOnly is the outcome every write body must have: decoded, or
@@ -58,4 +59,55 @@ func FuzzReferralActionAndIntegrationBodies(f *testing.F) {
 		var in IntegrationRequest
 		decodeOnly(t, body, &in, nil)
 	})
+}
+
+// FuzzCreatorAndTierBodies: whatever the body of PUT /members/{id}/creator
+// or PUT /campaigns/{id}/tiers, it is decoded or refused with a client
+// error, and an accepted commission is a whole number of basis points from
+// 0 to 100 %.
+func FuzzCreatorAndTierBodies(f *testing.F) {
+	for _, seed := range []string{
+		`{"display_name":"Ana","niche":"fitness","instagram_username":"@ana.fit"}`, `{"display_name":"  "}`,
+		`{"display_name":7}`, `{"instagram_username":"a b"}`, `{"display_name":"\u0000"}`, `{"display_name":"\ud800"}`,
+		`{"tiers":[{"name":"Bronze","min_sales":0,"commission_percent":10},{"name":"Silver","min_sales":3,"commission_percent":15.5}]}`,
+		`{"tiers":[{"name":"A","min_sales":0,"commission_percent":100.001}]}`, `{"tiers":[{"name":"A","min_sales":0,"commission_percent":1e2}]}`,
+		`{"tiers":[{"name":"A","min_sales":0,"commission_percent":-0}]}`, `{"tiers":[{"name":"A","min_sales":0,"commission_percent":"10"}]}`,
+		`{"tiers":[{"name":"A","min_sales":0,"commission_percent":99999999999999999999999}]}`,
+		`{"tiers":[{"name":"A","min_sales":9223372036854775807,"commission_percent":1}]}`, `{"tiers":[{"name":"A","min_sales":1},{"name":"a","min_sales":1}]}`,
+		`{"tiers":[{"name":"A","min_sales":0,"commission_percent":0.10}]}`, `{"tiers":null}`, `{"tiers":{}}`, `[]`, `{`, ``,
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		var creatorReq PutCreatorRequest
+		decodeOnly(t, body, &creatorReq, func() error {
+			_, err := creatorReq.profile(&member.Member{})
+			return err
+		})
+		var tiersReq PutTiersRequest
+		decodeOnly(t, body, &tiersReq, func() error {
+			tiers, err := tiersReq.tiers()
+			for _, tier := range tiers {
+				if err == nil && (tier.CommissionBP < 0 || tier.CommissionBP > 10000) {
+					t.Fatalf("body %q: accepted commission of %d bp", body, tier.CommissionBP)
+				}
+			}
+			return err
+		})
+	})
+}
+
+// TestPercentBP reads commission percents exactly, from their text.
+func TestPercentBP(t *testing.T) {
+	for text, want := range map[string]int{"0": 0, "10": 1000, "15.5": 1550, "15.50": 1550, "20.25": 2025, "0.01": 1,
+		"99.99": 9999, "100": 10000, "100.00": 10000, "7.000": 700} {
+		if got, err := percentBP([]byte(text)); err != nil || got != want {
+			t.Errorf("percentBP(%s) = %d, %v; want %d", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"", "null", "100.01", "101", "1000", "-1", "-0", "1e1", "1E2", `"10"`, "15.555", "0.001", "true", "1.", ".5"} {
+		if got, err := percentBP([]byte(text)); err == nil {
+			t.Errorf("percentBP(%s) = %d, want an error", text, got)
+		}
+	}
 }

@@ -108,13 +108,16 @@ type envOptions struct {
 }
 
 // withBase fills in what every test server has: the stores on pool, the
-// merchant store ms, a test logger, the clock and the ingest URL.
+// merchant store ms, a test logger (unless cfg has a logger), the clock and
+// the ingest URL.
 func withBase(tb testing.TB, pool *pgxpool.Pool, ms *postgres.MerchantStore, clk *clock, cfg httpapi.Config) httpapi.Config {
 	cfg.Merchants = ms
 	cfg.Campaigns = postgres.NewCampaignStore(pool)
 	cfg.Members = postgres.NewMemberStore(pool)
 	cfg.Wallets = postgres.NewWalletReads(pool)
-	cfg.Log = zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel)) // no info lines: a fuzz target may not log
+	if cfg.Log == nil { // a test may keep its own
+		cfg.Log = zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel)) // no info lines: a fuzz target may not log
+	}
 	cfg.Now = clk.Now
 	cfg.IngestPublicURL = ingestURL
 	return cfg
@@ -548,7 +551,6 @@ var (
 	_ httpapi.CampaignCatalog = (*postgres.CampaignStore)(nil)
 	_ httpapi.ReferralCatalog = (*postgres.ReferralReads)(nil)
 )
-
 
 // catalogEnv is an apiEnv wired with the catalog, as program.APIRouter
 // wires it, whose ledger runs on a clock the test sets: a referral's

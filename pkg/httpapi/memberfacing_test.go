@@ -8,8 +8,13 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/secretbox"
 )
 
 var (
@@ -328,7 +333,10 @@ func TestMemberFacingWallet(t *testing.T) {
 // resources is 404, never the resource.
 func TestTenantIsolation(t *testing.T) {
 	t.Parallel()
-	env := mustEnv(t)
+	env := mustEnvWith(t, envOptions{wire: func(pool *pgxpool.Pool, box *secretbox.Box) httpapi.Config {
+		return httpapi.Config{Creators: httpapi.CreatorsConfig{Profiles: postgres.NewCreatorStore(pool, box),
+			Tiers: postgres.NewCampaignTierStore(pool)}}
+	}})
 	a, b := env.mustTenant(t), env.mustTenant(t)
 	campA := a.mustCampaign(t, map[string]any{"name": "A", "reward_type": "fixed", "reward_value": 1000})
 	b.mustCampaign(t, map[string]any{"name": "B", "reward_type": "fixed", "reward_value": 1000})
@@ -339,6 +347,8 @@ func TestTenantIsolation(t *testing.T) {
 	a.mustLedger(t, a.sale(ledger.CmdCreditSale, memA, "o1", 5000))
 	r = a.do(t, http.MethodPut, "/api/v1/integrations/guru", map[string]any{"account_token": "tokenA-0123456789"})
 	wantStatus(t, r, http.StatusOK)
+	creatorA := a.mustCreator(t, memA, "Ana")
+	wantStatus(t, a.do(t, http.MethodPut, "/api/v1/campaigns/"+campA+"/tiers", bronzeSilverGold), http.StatusOK)
 
 	tests := []struct {
 		name, method, path string
@@ -360,6 +370,12 @@ func TestTenantIsolation(t *testing.T) {
 		{"referrals", "GET", "/api/v1/member/referrals?email=shared@example.com", nil, 404, "MEMBER_NOT_FOUND"},
 		{"balance", "GET", "/api/v1/wallet/balance?email=shared@example.com", nil, 404, "MEMBER_NOT_FOUND"},
 		{"transactions", "GET", "/api/v1/wallet/transactions?email=shared@example.com", nil, 404, "MEMBER_NOT_FOUND"},
+		{"creator", "GET", "/api/v1/members/" + memA.prefID + "/creator", nil, 404, "not_found"},
+		{"creator put", "PUT", "/api/v1/members/" + memA.prefID + "/creator", map[string]any{"display_name": "Mallory"}, 404, "not_found"},
+		{"creator rotate", "POST", "/api/v1/members/" + memA.prefID + "/creator/rotate-token", nil, 404, "not_found"},
+		{"creator delete", "DELETE", "/api/v1/members/" + memA.prefID + "/creator", nil, 404, "not_found"},
+		{"tiers", "GET", "/api/v1/campaigns/" + campA + "/tiers", nil, 404, "not_found"},
+		{"tiers put", "PUT", "/api/v1/campaigns/" + campA + "/tiers", map[string]any{"tiers": []any{}}, 404, "not_found"},
 	}
 	t.Run("B gets 404", func(t *testing.T) {
 		for _, tt := range tests {
@@ -388,5 +404,9 @@ func TestTenantIsolation(t *testing.T) {
 		r := a.get(t, "/api/v1/wallet/balance?email=shared@example.com")
 		wantStatus(t, r, http.StatusOK)
 		wantFields(t, r, map[string]any{"data.memberId": memA.id.String(), "data.balance.pending": 1000})
+		r = a.get(t, "/api/v1/members/"+memA.prefID+"/creator")
+		wantStatus(t, r, http.StatusOK)
+		wantFields(t, r, map[string]any{"data.display_name": "Ana", "data.token": creatorA})
+		wantLen(t, a.get(t, "/api/v1/campaigns/"+campA+"/tiers"), "data.tiers", 3)
 	})
 }

@@ -198,30 +198,64 @@ func (s *Server) rateLimit(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		p := &s.cfg.Protection
-		perSecond, burst := p.limitOf(r)
-		var remaining int
-		var retryAfter, resetAfter time.Duration
-		if !s.callStore(r, &p.state.limiter, "rate limiting", func(ctx context.Context) (err error) {
-			remaining, retryAfter, resetAfter, err = lim.Allow(ctx, "apikey:"+hex.EncodeToString(sum[:]), perSecond, burst)
-			return err
-		}) {
+		perSecond, burst := s.cfg.Protection.limitOf(r)
+		res, ok := s.countRequest(r, "apikey:"+hex.EncodeToString(sum[:]), perSecond, burst)
+		if !ok || s.answerLimit(w, r, res) {
 			next.ServeHTTP(w, r)
-			return
 		}
-		h := w.Header()
-		h.Set("RateLimit-Limit", strconv.Itoa(burst))
-		h.Set("RateLimit-Remaining", strconv.Itoa(max(remaining, 0)))
-		h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(resetAfter)))
-		if retryAfter > 0 {
-			wait := max(ceilSeconds(retryAfter), 1)
-			h.Set("Retry-After", strconv.Itoa(wait))
-			s.fail(w, r, apperr.Errorf(apperr.RateLimited,
-				"rate limit of %d requests per second (burst %d) exceeded; retry after %d s", perSecond, burst, wait))
-			return
-		}
-		next.ServeHTTP(w, r)
 	})
+}
+
+// limitResult is the limiter's answer to one request.
+type limitResult struct {
+	perSecond, burst, remaining int
+	retryAfter, resetAfter      time.Duration // retryAfter > 0: refused
+}
+
+// countRequest counts one request of key against perSecond and burst. ok
+// is false when the limiter's store failed: the request is then served
+// without limit.
+func (s *Server) countRequest(r *http.Request, key string, perSecond, burst int) (res limitResult, ok bool) {
+	p := &s.cfg.Protection
+	res.perSecond, res.burst = perSecond, burst
+	ok = s.callStore(r, &p.state.limiter, "rate limiting", func(ctx context.Context) (err error) {
+		res.remaining, res.retryAfter, res.resetAfter, err = p.Limiter.Allow(ctx, key, perSecond, burst)
+		return err
+	})
+	return res, ok
+}
+
+// tighter returns the result that leaves the fewer requests: a refusal,
+// the longer wait; otherwise the smaller remaining allowance.
+func tighter(a, b limitResult) limitResult {
+	switch {
+	case a.retryAfter > 0 || b.retryAfter > 0:
+		if b.retryAfter > a.retryAfter {
+			return b
+		}
+		return a
+	case b.remaining < a.remaining:
+		return b
+	}
+	return a
+}
+
+// answerLimit sets the RateLimit-* headers of res and, when res refuses
+// the request, answers 429 with Retry-After. It returns whether the request
+// may be served.
+func (s *Server) answerLimit(w http.ResponseWriter, r *http.Request, res limitResult) bool {
+	h := w.Header()
+	h.Set("RateLimit-Limit", strconv.Itoa(res.burst))
+	h.Set("RateLimit-Remaining", strconv.Itoa(max(res.remaining, 0)))
+	h.Set("RateLimit-Reset", strconv.Itoa(ceilSeconds(res.resetAfter)))
+	if res.retryAfter <= 0 {
+		return true
+	}
+	wait := max(ceilSeconds(res.retryAfter), 1)
+	h.Set("Retry-After", strconv.Itoa(wait))
+	s.fail(w, r, apperr.Errorf(apperr.RateLimited,
+		"rate limit of %d requests per second (burst %d) exceeded; retry after %d s", res.perSecond, res.burst, wait))
+	return false
 }
 
 func ceilSeconds(d time.Duration) int {
@@ -239,8 +273,9 @@ type storedAnswer struct {
 }
 
 // replayedHeaders are the headers of an answer that are kept and replayed
-// (RateLimit-* belong to the replay, not to the first answer).
-var replayedHeaders = []string{"Content-Type", "Location"}
+// (RateLimit-* belong to the replay, not to the first answer; a replayed
+// secret stays out of caches).
+var replayedHeaders = []string{"Content-Type", "Location", "Cache-Control"}
 
 // idempotency replays POST and PATCH answers by Idempotency-Key (decision
 // 12). The key (1–255 characters) is scoped to the merchant; the request's

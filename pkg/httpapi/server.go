@@ -67,6 +67,7 @@ type Config struct {
 	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
 	Actions    ActionsConfig    // wallet actions through the ledger (actions.go, referrals.go, redemptions.go)
+	Creators   CreatorsConfig   // creator profiles, commission tiers and the public creator operations (creators.go, campaign_tiers.go)
 }
 
 // CatalogConfig wires the list and update operations. A nil store leaves
@@ -116,6 +117,9 @@ func New(cfg Config) (*Server, *mux.Router) {
 	mf.Use(s.withStyle(respond.Member), s.authenticate, noteMerchant, s.checkQuery, s.rateLimit, s.idempotency)
 	admin := r.NewRoute().Subrouter()
 	admin.Use(s.withStyle(respond.Admin), s.authenticate, noteMerchant, s.checkQuery, s.rateLimit, s.idempotency)
+	// The creator operations: no API key, the token in the path is the
+	// credential (creators.go adds their middleware).
+	public := r.NewRoute().Subrouter()
 
 	s.registerMemberFacing(mf)
 	s.registerMembers(admin)
@@ -124,6 +128,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerRedemptions(mf, admin)
 	s.registerIntegrations(admin)
 	s.registerWebhooks(admin)
+	s.registerCreators(admin, public)
 	return s, r
 }
 
@@ -183,7 +188,9 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
-				s.log.Error("panic serving request", zap.Any("panic", v), zap.String("path", r.URL.Path))
+				// The route template, not the path: a path may hold a
+				// creator token.
+				s.log.Error("panic serving request", zap.Any("panic", v), zap.String("route", routeTemplate(r)))
 				respond.Error(w, nil, styleOf(r), apperr.Errorf(apperr.Internal, "internal error"))
 			}
 		}()

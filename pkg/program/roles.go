@@ -193,6 +193,10 @@ func (a *API) Router() *mux.Router {
 			Referrals:   postgres.NewReferralReads(d.Pool),
 			Timeout:     d.Config.ActionTimeout,
 		},
+		Creators: httpapi.CreatorsConfig{
+			Profiles: postgres.NewCreatorStore(d.Pool, d.Box),
+			Tiers:    postgres.NewCampaignTierStore(d.Pool),
+		},
 	})
 	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
 	dash, err := dashboard.New(dashboard.Config{

@@ -1,0 +1,169 @@
+package httpapi
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+
+	"github.com/google/uuid"
+	"github.com/gorilla/mux"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/creator"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/respond"
+)
+
+// CampaignTiers is what the API needs of campaigns' commission tiers
+// (postgres.CampaignTierStore).
+type CampaignTiers interface {
+	// ReplaceTiers replaces all the campaign's tiers at once
+	// (apperr.NotFound for an unknown campaign).
+	ReplaceTiers(ctx context.Context, merchantID, campaignID uuid.UUID, tiers creator.Tiers) error
+	// FindTiers returns the campaign's tiers in increasing MinSales.
+	FindTiers(ctx context.Context, merchantID, campaignID uuid.UUID) (creator.Tiers, error)
+}
+
+func (s *Server) registerCampaignTiers(admin *mux.Router) {
+	admin.HandleFunc(v1+"/campaigns/{id}/tiers", s.putCampaignTiers).Methods(http.MethodPut)
+	admin.HandleFunc(v1+"/campaigns/{id}/tiers", s.getCampaignTiers).Methods(http.MethodGet)
+}
+
+// maxMinSales bounds a tier's min_sales (PostgreSQL integer).
+const maxMinSales = 1_000_000_000
+
+// PutTiersRequest is the body of PUT /campaigns/{id}/tiers: the whole list,
+// in increasing min_sales; an empty list removes the tiers.
+type PutTiersRequest struct {
+	Tiers *[]TierRequest `json:"tiers"`
+}
+
+// TierRequest is one tier of PutTiersRequest.
+type TierRequest struct {
+	Name              string          `json:"name"`
+	MinSales          Int             `json:"min_sales"`
+	CommissionPercent json.RawMessage `json:"commission_percent"` // read as decimal text, never as a float
+}
+
+// tiers validates req into the campaign's tiers.
+func (req PutTiersRequest) tiers() (creator.Tiers, error) {
+	if req.Tiers == nil {
+		return nil, apperr.Errorf(apperr.Invalid, "tiers: is required (an empty list removes the tiers)")
+	}
+	if len(*req.Tiers) > creator.MaxTiers {
+		return nil, apperr.Errorf(apperr.Invalid, "tiers: at most %d tiers", creator.MaxTiers)
+	}
+	out := make(creator.Tiers, len(*req.Tiers))
+	for i, t := range *req.Tiers {
+		minSales, ok := intField(t.MinSales)
+		if !ok || minSales < 0 || minSales > maxMinSales {
+			return nil, apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: is required, an integer from 0 to %d", i, maxMinSales)
+		}
+		bp, err := percentBP(t.CommissionPercent)
+		if err != nil {
+			return nil, apperr.Errorf(apperr.Invalid, "tiers[%d].commission_percent: %v", i, err)
+		}
+		out[i] = creator.Tier{Name: strings.TrimSpace(t.Name), MinSales: int(minSales), CommissionBP: bp}
+	}
+	return out, out.Validate()
+}
+
+// percentBP reads a JSON number from 0 to 100 with at most two decimals
+// (trailing zeros aside) as basis points, from its text: 15.5 is 1550. The
+// error is the message of the field's problem.
+func percentBP(raw json.RawMessage) (int, error) {
+	text := string(bytes.TrimSpace(raw))
+	if text == "" || text == "null" {
+		return 0, errors.New("is required")
+	}
+	whole, frac, hasDot := strings.Cut(text, ".")
+	if !digits(whole) || (hasDot && !digits(frac)) {
+		return 0, errors.New("must be a number from 0 to 100 with at most 2 decimals")
+	}
+	if frac = strings.TrimRight(frac, "0"); len(frac) > 2 {
+		return 0, errors.New("must have at most 2 decimals")
+	}
+	if len(whole) > 3 {
+		return 0, errors.New("must be from 0 to 100")
+	}
+	w, _ := strconv.Atoi(whole)
+	f, _ := strconv.Atoi((frac + "00")[:2])
+	if bp := w*100 + f; bp <= 10000 {
+		return bp, nil
+	}
+	return 0, errors.New("must be from 0 to 100")
+}
+
+// digits reports whether s is a non-empty run of ASCII digits.
+func digits(s string) bool {
+	return s != "" && strings.Trim(s, "0123456789") == ""
+}
+
+// putCampaignTiers replaces the campaign's tiers: 200 with the list as
+// stored.
+func (s *Server) putCampaignTiers(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Campaign, "campaign")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	var req PutTiersRequest
+	if err := decode(w, r, &req); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	tiers, err := req.tiers()
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	mer := merchantOf(r)
+	if err := s.cfg.Creators.Tiers.ReplaceTiers(r.Context(), mer.ID, id, tiers); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.answerTiers(w, r, id)
+}
+
+func (s *Server) getCampaignTiers(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Campaign, "campaign")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if _, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), merchantOf(r).ID, id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	s.answerTiers(w, r, id)
+}
+
+// answerTiers answers 200 with the campaign's tiers as stored.
+func (s *Server) answerTiers(w http.ResponseWriter, r *http.Request, campaignID uuid.UUID) {
+	tiers, err := s.cfg.Creators.Tiers.FindTiers(r.Context(), merchantOf(r).ID, campaignID)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	out := AdminTiers{Tiers: make([]AdminTier, len(tiers))}
+	for i, t := range tiers {
+		out.Tiers[i] = AdminTier{Name: t.Name, MinSales: t.MinSales, CommissionPercent: t.Percent()}
+	}
+	respond.JSON(w, http.StatusOK, Data[AdminTiers]{Data: out})
+}
+
+// AdminTiers is the data of the tiers operations.
+type AdminTiers struct {
+	Tiers []AdminTier `json:"tiers"`
+}
+
+// AdminTier is one commission tier in the admin API.
+type AdminTier struct {
+	Name              string  `json:"name"`
+	MinSales          int     `json:"min_sales"`
+	CommissionPercent float64 `json:"commission_percent"`
+}
