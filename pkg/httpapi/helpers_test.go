@@ -114,6 +114,7 @@ func withBase(tb testing.TB, pool *pgxpool.Pool, ms *postgres.MerchantStore, clk
 	cfg.Campaigns = postgres.NewCampaignStore(pool)
 	cfg.Members = postgres.NewMemberStore(pool)
 	cfg.Wallets = postgres.NewWalletReads(pool)
+	cfg.Coupons = postgres.NewCouponStore(pool)
 	cfg.Log = zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel)) // no info lines: a fuzz target may not log
 	cfg.Now = clk.Now
 	cfg.IngestPublicURL = ingestURL
@@ -548,7 +549,6 @@ var (
 	_ httpapi.CampaignCatalog = (*postgres.CampaignStore)(nil)
 	_ httpapi.ReferralCatalog = (*postgres.ReferralReads)(nil)
 )
-
 
 // catalogEnv is an apiEnv wired with the catalog, as program.APIRouter
 // wires it, whose ledger runs on a clock the test sets: a referral's
