@@ -76,7 +76,6 @@ func (j CouponJob) Outcome(res CouponResult, err error, policy RetryPolicy) Coup
 	}
 }
 
-
 // CouponState is a member's coupon at one platform, as the admin shape
 // shows it.
 type CouponState struct {
