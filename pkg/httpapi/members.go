@@ -84,12 +84,7 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	coupons, err := s.couponStates(r, m.MerchantID, m.ID)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{}, coupons[m.ID])})
+	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{}, s.newCoupons())})
 }
 
 // memberByPath loads the member of the {id} path parameter (404 when
@@ -346,6 +341,21 @@ type Coupons interface {
 	RequestCoupons(ctx context.Context, merchantID, memberID uuid.UUID) error
 	// CouponStates returns the members' states by member and platform.
 	CouponStates(ctx context.Context, merchantID uuid.UUID, memberIDs []uuid.UUID) (map[uuid.UUID]map[string]redemption.CouponState, error)
+}
+
+// newCoupons are the coupon states of a member just created: the store
+// asked for both coupons in the creation's transaction, and the
+// dispatcher carries them out after it. The answer shows the member as
+// created, whatever the dispatcher did since.
+func (s *Server) newCoupons() map[string]redemption.CouponState {
+	if s.cfg.Coupons == nil {
+		return nil
+	}
+	out := map[string]redemption.CouponState{}
+	for _, p := range redemption.CouponPlatforms {
+		out[p] = redemption.CouponState{Status: redemption.CouponPending}
+	}
+	return out
 }
 
 // couponStates reads the members' coupon states; none when Coupons is not
