@@ -22,6 +22,11 @@ CREATE TABLE coupon_provisions (
     next_attempt_at     timestamptz,
     wanted_version      bigint NOT NULL DEFAULT 1,
     provisioned_version bigint,
+    -- The discount the platform's coupon carries (NULL type: none yet), so
+    -- that removing the campaign's discount can deactivate the coupon with
+    -- a full body.
+    provisioned_discount_type  text,
+    provisioned_discount_value bigint NOT NULL DEFAULT 0,
     lease_token         uuid,
     lease_until         timestamptz,
     created_at          timestamptz NOT NULL DEFAULT now(),

@@ -132,10 +132,8 @@ func (p *Provisioner) carryOut(ctx context.Context, j redemption.CouponJob) erro
 	}
 	outcome, skip := j.Skip(in, found)
 	if !skip {
-		res, err := p.Platforms.ProvisionCoupon(ctx, j.Platform, in, redemption.CouponRequest{
-			Code: j.Code, Discount: j.Discount, CouponID: j.CouponID, Now: p.Now(),
-			IdempotencyKey: fmt.Sprintf("convida-coupon-%s-%s-%d", j.MemberID, j.Platform, j.Version),
-		})
+		res, err := p.Platforms.ProvisionCoupon(ctx, j.Platform, in,
+			j.Request(p.Now(), fmt.Sprintf("convida-coupon-%s-%s-%d", j.MemberID, j.Platform, j.Version)))
 		if ctx.Err() != nil || errors.Is(err, context.Canceled) {
 			return p.release(ctx, j, err)
 		}

@@ -345,6 +345,25 @@ func TestCouponProvisioning(t *testing.T) {
 		if len(guruShop.all()) != 2 || len(yampiShop.all()) != 2 {
 			t.Errorf("the platforms hold %d and %d coupons, want 2 each", len(guruShop.all()), len(yampiShop.all()))
 		}
+
+		// The discount is removed: the coupons are switched off, not left
+		// giving it.
+		c.want("PATCH", "/campaigns/"+ids.Format(ids.Campaign, tn.campaign.ID), map[string]any{"referee_discount_type": nil}, 200, "")
+		off := map[string]string{"guru": redemption.CouponNotConfigured, "yampi": redemption.CouponNotConfigured}
+		st := s.waitCoupons(tn, bia, off)
+		if st["guru"]["coupon_id"] == nil || !strings.Contains(fmt.Sprint(st["guru"]["error"]), "switched off") {
+			t.Errorf("after the removal bia's guru coupon = %v", st["guru"])
+		}
+		s.waitCoupons(tn, ana["id"].(string), off)
+		for _, code := range []string{anaCode, biaCode} {
+			if g, y := guruShop.all()[code], yampiShop.all()[code]; g["is_active"] != false || g["incidence_value"] != float64(15) ||
+				y["active"] != false || y["value"] != float64(15) {
+				t.Errorf("coupons of %s after the removal: guru %v, yampi %v; want switched off", code, g, y)
+			}
+		}
+		if n := len(guru.seen()) + len(yampi.seen()); n != 12 {
+			t.Errorf("the platforms saw %d requests, want 12 (4 creations, 4 updates, 4 switched off)", n)
+		}
 	})
 
 	t.Run("a 500 is retried", func(t *testing.T) {

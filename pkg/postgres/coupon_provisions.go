@@ -107,14 +107,15 @@ WHERE cp.merchant_id = due.merchant_id AND cp.member_id = due.member_id AND cp.p
   AND m.merchant_id = cp.merchant_id AND m.id = cp.member_id
   AND c.merchant_id = m.merchant_id AND c.id = m.campaign_id
 RETURNING cp.merchant_id, cp.member_id, cp.platform, cp.wanted_version, cp.attempts, COALESCE(cp.coupon_id, ''),
-  m.coupon_code, COALESCE(c.referee_discount_type, ''), c.referee_discount_value`, limit, token, lease.Milliseconds())
+  m.coupon_code, COALESCE(c.referee_discount_type, ''), c.referee_discount_value,
+  COALESCE(cp.provisioned_discount_type, ''), cp.provisioned_discount_value`, limit, token, lease.Milliseconds())
 	if err != nil {
 		return nil, err
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (redemption.CouponJob, error) {
 		j := redemption.CouponJob{LeaseToken: token}
 		err := row.Scan(&j.MerchantID, &j.MemberID, &j.Platform, &j.Version, &j.Attempts, &j.CouponID,
-			&j.Code, &j.Discount.Type, &j.Discount.Value)
+			&j.Code, &j.Discount.Type, &j.Discount.Value, &j.Carried.Type, &j.Carried.Value)
 		return j, err
 	})
 }
@@ -134,9 +135,16 @@ func (s *CouponStore) FinishCoupon(ctx context.Context, j redemption.CouponJob, 
 		ms := next.Milliseconds()
 		retryMs = &ms
 	}
+	var carriesType *string
+	var carriesValue int64
+	if o.Carries != nil {
+		carriesType, carriesValue = &o.Carries.Type, o.Carries.Value
+	}
 	_, err := s.pool.Exec(ctx, `UPDATE coupon_provisions SET
   coupon_id = COALESCE(NULLIF($5, ''), coupon_id),
   provisioned_version = CASE WHEN $6 = 'provisioned' THEN $4 ELSE provisioned_version END,
+  provisioned_discount_type = CASE WHEN $11::text IS NULL THEN provisioned_discount_type ELSE NULLIF($11, '') END,
+  provisioned_discount_value = CASE WHEN $11::text IS NULL THEN provisioned_discount_value ELSE $12 END,
   status = CASE WHEN wanted_version = $4 THEN $6 ELSE 'pending' END,
   error = CASE WHEN wanted_version = $4 THEN NULLIF($7, '') END,
   attempts = CASE WHEN wanted_version = $4 THEN $8 ELSE 0 END,
@@ -144,7 +152,8 @@ func (s *CouponStore) FinishCoupon(ctx context.Context, j redemption.CouponJob, 
     WHEN $9::bigint IS NOT NULL THEN now() + $9 * interval '1 millisecond' END,
   lease_token = NULL, lease_until = NULL, updated_at = now()
 WHERE merchant_id = $1 AND member_id = $2 AND platform = $3 AND lease_token = $10`,
-		j.MerchantID, j.MemberID, j.Platform, j.Version, o.CouponID, o.Status, o.Error, o.Attempts, retryMs, j.LeaseToken)
+		j.MerchantID, j.MemberID, j.Platform, j.Version, o.CouponID, o.Status, o.Error, o.Attempts, retryMs, j.LeaseToken,
+		carriesType, carriesValue)
 	return err
 }
 

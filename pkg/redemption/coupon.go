@@ -55,7 +55,11 @@ type CouponRequest struct {
 	// IdempotencyKey is sent with the creation, for the platforms that
 	// honour it; optional.
 	IdempotencyKey string
-	Now            time.Time // the start of the validity; zero means time.Now()
+	// Inactive switches the coupon of CouponID off (its campaign no longer
+	// gives a discount; Discount is the one it carried): only the update is
+	// sent, and a coupon the platform no longer has needs nothing.
+	Inactive bool
+	Now      time.Time // the start of the validity; zero means time.Now()
 }
 
 // CouponResult is the coupon the platform holds after ProvisionCoupon.
@@ -96,7 +100,8 @@ func RetryAfter(err error) time.Duration {
 //
 //   - with a CouponID, the coupon is updated (Guru PUT /coupons/{id}, Yampi
 //     PUT …/pricing/promocodes/{id}); if the platform no longer has it
-//     (404), it is created again;
+//     (404), it is created again (unless req.Inactive: then nothing is
+//     left to switch off);
 //   - otherwise it is created (Guru POST /coupons, Yampi POST
 //     …/pricing/promocodes). A 409 or 422 answer is taken as "this code
 //     exists" whatever its wording: the code is looked up (Guru GET
@@ -129,6 +134,7 @@ type couponCall struct {
 	collection string // the escaped path of the platform's coupons
 	codeField  string // the coupon's code in the platform's objects
 	search     string // the query parameter that looks a code up
+	inactive   bool   // switch the coupon off (update only)
 	code       string
 	id         string
 	body       any
@@ -158,14 +164,17 @@ func (e *Executor) newCouponCall(provider string, settings merchant.Integration,
 	}
 	start := now.Truncate(time.Second)
 	end := start.AddDate(RefereeCouponYears, 0, 0)
-	c := &couponCall{p: p, code: req.Code, id: strings.TrimSpace(req.CouponID)}
+	c := &couponCall{p: p, code: req.Code, id: strings.TrimSpace(req.CouponID), inactive: req.Inactive}
+	if c.inactive && c.id == "" {
+		return nil, apperr.Errorf(apperr.Unprocessable, "no coupon to switch off")
+	}
 	value := discountValue(req.Discount)
 	if provider == merchant.ProviderGuru {
 		p.header.Set("Authorization", "Bearer "+settings.UserToken)
 		typ := map[string]string{campaign.RewardPercentage: "percent", campaign.RewardFixed: "value"}[req.Discount.Type]
 		c.collection, c.codeField, c.search = "/coupons", "coupon_code", "coupon_code"
 		c.body = guruCouponBody{CouponCode: req.Code, DateIni: start.Unix(), DateEnd: end.Unix(), IncidenceField: "total",
-			IncidenceType: typ, IncidenceValue: value, IsActive: true, UsageContact: 1, UsageTotal: 0, ValidateBy: "email"}
+			IncidenceType: typ, IncidenceValue: value, IsActive: !req.Inactive, UsageContact: 1, UsageTotal: 0, ValidateBy: "email"}
 		c.carries = func(l map[string]json.RawMessage) bool {
 			return sameText(l["incidence_type"], typ) && sameAmount(l["incidence_value"], value) && !isFalse(l["is_active"])
 		}
@@ -175,7 +184,7 @@ func (e *Executor) newCouponCall(provider string, settings merchant.Integration,
 	p.header.Set("User-Secret-Key", settings.UserSecretKey)
 	typ := map[string]string{campaign.RewardPercentage: "p", campaign.RewardFixed: "v"}[req.Discount.Type]
 	c.collection, c.codeField, c.search = "/"+url.PathEscape(strings.TrimSpace(settings.StoreAlias))+"/pricing/promocodes", "code", "q"
-	c.body = yampiCouponBody{Active: true, Code: req.Code, DiscountType: typ, Value: value, Quantity: yampiCouponQuantity,
+	c.body = yampiCouponBody{Active: !req.Inactive, Code: req.Code, DiscountType: typ, Value: value, Quantity: yampiCouponQuantity,
 		OncePerCustomer: true, Accumulate: false,
 		StartAt: start.In(saoPaulo()).Format(yampiTimeLayout), EndAt: end.In(saoPaulo()).Format(yampiTimeLayout)}
 	c.carries = func(l map[string]json.RawMessage) bool {
@@ -230,9 +239,12 @@ func (c *couponCall) provision(ctx context.Context) (CouponResult, error) {
 		if err != nil {
 			return CouponResult{}, err
 		}
-		if r.status != http.StatusNotFound { // a 404: deleted at the platform, so created again below
+		switch {
+		case r.status != http.StatusNotFound:
 			return CouponResult{CouponID: c.id}, c.p.check("PUT "+c.stepName(), r)
-		}
+		case c.inactive: // deleted at the platform: nothing left to switch off
+			return CouponResult{CouponID: c.id}, nil
+		} // deleted at the platform: created again below
 	}
 	step := "POST " + c.stepName()
 	r, err := c.p.send(ctx, step, http.MethodPost, c.collection, nil, c.body)

@@ -15,13 +15,30 @@ import (
 type CouponJob struct {
 	MerchantID uuid.UUID
 	MemberID   uuid.UUID
-	Platform   string // merchant.ProviderGuru or merchant.ProviderYampi
-	Version    int64  // the wanted version the outcome is written for
-	Attempts   int    // tries already made for this version
-	CouponID   string // the platform's id of the coupon provisioned before; "" when none
-	Code       string // the member's referral code
-	Discount   Discount
+	Platform   string    // merchant.ProviderGuru or merchant.ProviderYampi
+	Version    int64     // the wanted version the outcome is written for
+	Attempts   int       // tries already made for this version
+	CouponID   string    // the platform's id of the coupon provisioned before; "" when none
+	Code       string    // the member's referral code
+	Discount   Discount  // the campaign's referee discount now (zero: none)
+	Carried    Discount  // what the platform's coupon carries (zero: nothing, or switched off)
 	LeaseToken uuid.UUID // the claim's; an outcome is written only under it
+}
+
+// SwitchesOff reports whether the try is to switch the coupon off: the
+// campaign no longer gives a discount, and the platform's coupon still
+// does.
+func (j CouponJob) SwitchesOff() bool {
+	return (j.Discount.Type == "" || j.Discount.Value <= 0) && j.CouponID != "" && j.Carried.Type != ""
+}
+
+// Request is the coupon a try asks the platform for.
+func (j CouponJob) Request(now time.Time, idempotencyKey string) CouponRequest {
+	req := CouponRequest{Code: j.Code, Discount: j.Discount, CouponID: j.CouponID, Now: now, IdempotencyKey: idempotencyKey}
+	if j.SwitchesOff() {
+		req.Discount, req.Inactive = j.Carried, true
+	}
+	return req
 }
 
 // CouponOutcome is what a try did to a CouponJob.
@@ -32,6 +49,9 @@ type CouponOutcome struct {
 	Attempts int    // tries made for the version, this one included
 	// RetryIn is the pause before the next try of a pending outcome.
 	RetryIn time.Duration
+	// Carries is what the platform's coupon gives after the try: nil when
+	// unknown or unchanged, the zero Discount when switched off.
+	Carries *Discount
 }
 
 // NoRefereeDiscount is the error of a member whose campaign gives the
@@ -41,7 +61,8 @@ const NoRefereeDiscount = "the member's campaign has no referee discount (refere
 // Skip returns the outcome of a job that needs no platform call, and ok
 // true: not_configured when settings lack a credential (found false: the
 // merchant has not configured the platform at all) or the campaign has no
-// referee discount. ok is false when the platform is to be called.
+// referee discount (and no coupon of an earlier one to switch off). ok is
+// false when the platform is to be called.
 func (j CouponJob) Skip(settings merchant.Integration, found bool) (CouponOutcome, bool) {
 	switch {
 	case !found:
@@ -49,6 +70,7 @@ func (j CouponJob) Skip(settings merchant.Integration, found bool) (CouponOutcom
 	case MissingCouponSetting(j.Platform, settings) != "":
 		return CouponOutcome{Status: CouponNotConfigured,
 			Error: "the " + j.Platform + " " + MissingCouponSetting(j.Platform, settings) + " is not set in the merchant's settings"}, true
+	case j.SwitchesOff():
 	case j.Discount.Type == "" || j.Discount.Value <= 0:
 		return CouponOutcome{Status: CouponNotConfigured, Error: NoRefereeDiscount}, true
 	}
@@ -63,8 +85,11 @@ func (j CouponJob) Skip(settings merchant.Integration, found bool) (CouponOutcom
 func (j CouponJob) Outcome(res CouponResult, err error, policy RetryPolicy) CouponOutcome {
 	tried := j.Attempts + 1
 	switch {
+	case err == nil && j.SwitchesOff():
+		return CouponOutcome{Status: CouponNotConfigured, CouponID: res.CouponID, Attempts: tried, Carries: &Discount{},
+			Error: NoRefereeDiscount + "; the coupon was switched off at the platform"}
 	case err == nil:
-		return CouponOutcome{Status: CouponProvisioned, CouponID: res.CouponID, Attempts: tried}
+		return CouponOutcome{Status: CouponProvisioned, CouponID: res.CouponID, Attempts: tried, Carries: &j.Discount}
 	case apperr.Is(err, apperr.Unavailable):
 		if pause, ok := policy.Next(tried, RetryAfter(err)); ok {
 			return CouponOutcome{Status: CouponPending, Error: apperr.MessageOf(err), Attempts: tried, RetryIn: pause}

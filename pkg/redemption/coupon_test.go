@@ -167,6 +167,23 @@ func TestProvisionCouponUpdates(t *testing.T) {
 	if res, err = e.ProvisionCoupon(context.Background(), merchant.ProviderGuru, guruCouponSettings(f.srv.URL), req); err != nil || res.CouponID != "98300" {
 		t.Fatalf("update of a deleted coupon = %+v, %v; want it created again", res, err)
 	}
+	// Switched off: the update only, is_active false; a coupon already
+	// gone needs nothing.
+	req.Inactive, req.CouponID = true, "98231"
+	if _, err = e.ProvisionCoupon(context.Background(), merchant.ProviderGuru, guruCouponSettings(f.srv.URL), req); err != nil {
+		t.Fatal(err)
+	}
+	reqs := f.requests()
+	if last := reqs[len(reqs)-1]; last.Method != "PUT" || jsonOf(t, last.Body)["is_active"] != false {
+		t.Errorf("switching off sent %s %s", last.Method, last.Body)
+	}
+	req.CouponID = "gone"
+	if _, err = e.ProvisionCoupon(context.Background(), merchant.ProviderGuru, guruCouponSettings(f.srv.URL), req); err != nil {
+		t.Errorf("switching off a deleted coupon: %v", err)
+	}
+	if n := f.count("POST /coupons"); n != 1 {
+		t.Errorf("%d creations, want only the one after the 404 of an update", n)
+	}
 }
 
 // TestProvisionCouponFailures: transient failures are Unavailable (with the
@@ -226,10 +243,15 @@ func TestCouponJobOutcome(t *testing.T) {
 			Error: "guru POST coupons answered 500 (gave up after 5 attempts)"}},
 		{"refusal", 2, CouponResult{}, refused, CouponOutcome{Status: CouponFailed, Attempts: 3, Error: "guru POST coupons answered 400: bad"}},
 	}
+	discount := Discount{Type: "percentage", Value: 10}
 	for _, tt := range tests {
-		got := CouponJob{Attempts: tt.attempts}.Outcome(tt.res, tt.err, policy)
+		got := CouponJob{Attempts: tt.attempts, Discount: discount}.Outcome(tt.res, tt.err, policy)
 		pause := got.RetryIn
 		got.RetryIn = 0
+		if tt.err == nil && (got.Carries == nil || *got.Carries != discount) {
+			t.Errorf("%s: carries %v, want the discount", tt.name, got.Carries)
+		}
+		got.Carries = nil
 		if got != tt.want {
 			t.Errorf("%s: outcome = %+v, want %+v", tt.name, got, tt.want)
 		}
@@ -238,7 +260,6 @@ func TestCouponJobOutcome(t *testing.T) {
 		}
 	}
 
-	discount := Discount{Type: "percentage", Value: 10}
 	guru := merchant.Integration{UserToken: "t"}
 	skips := []struct {
 		name     string
@@ -254,6 +275,19 @@ func TestCouponJobOutcome(t *testing.T) {
 		{"no store alias", CouponJob{Platform: "yampi", Discount: discount}, merchant.Integration{UserToken: "t", UserSecretKey: "k"}, true,
 			"the yampi store alias is not set in the merchant's settings"},
 		{"no referee discount", CouponJob{Platform: "guru"}, guru, true, NoRefereeDiscount},
+		{"no referee discount, a coupon switched off", CouponJob{Platform: "guru", CouponID: "9"}, guru, true, NoRefereeDiscount},
+		{"discount removed, the coupon still gives one", CouponJob{Platform: "guru", CouponID: "9", Carried: discount}, guru, true, ""},
+	}
+	// Switched off: the request carries the discount the coupon had,
+	// inactive; the outcome keeps the coupon and records that it carries
+	// nothing now.
+	off := CouponJob{Platform: "guru", Code: "LOJ-ANA-7KQ2", CouponID: "9", Carried: discount}
+	if req := off.Request(couponNow, "k"); !req.Inactive || req.Discount != discount || req.CouponID != "9" {
+		t.Errorf("switch-off request = %+v", req)
+	}
+	if o := off.Outcome(CouponResult{CouponID: "9"}, nil, policy); o.Status != CouponNotConfigured || o.CouponID != "9" ||
+		o.Carries == nil || *o.Carries != (Discount{}) || !strings.Contains(o.Error, "switched off") {
+		t.Errorf("switch-off outcome = %+v", o)
 	}
 	for _, tt := range skips {
 		got, skip := tt.job.Skip(tt.settings, tt.found)
