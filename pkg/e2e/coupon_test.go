@@ -204,9 +204,10 @@ func requestLines(p *platform) []string {
 	return out
 }
 
-// wantCoupon checks the one request of the member's coupon a platform
-// received, field by field, with its credentials.
-func wantCoupon(t *testing.T, p *platform, guru bool, code string, value any) {
+// wantCoupon checks the one creation of the member's coupon a platform
+// received, field by field, with its credentials: a discount of value
+// percent, or reais when fixed.
+func wantCoupon(t *testing.T, p *platform, guru bool, code string, fixed bool, value any) {
 	t.Helper()
 	var posts []string
 	for _, line := range p.seen() {
@@ -235,7 +236,7 @@ func wantCoupon(t *testing.T, p *platform, guru bool, code string, value any) {
 			t.Errorf("date_ini %v is not now", body["date_ini"])
 		}
 		want = map[string]any{"coupon_code": code, "date_ini": start, "date_end": float64(time.Unix(int64(start), 0).AddDate(5, 0, 0).Unix()),
-			"incidence_field": "total", "incidence_type": "percent", "incidence_value": value, "is_active": true,
+			"incidence_field": "total", "incidence_type": map[bool]string{false: "percent", true: "value"}[fixed], "incidence_value": value, "is_active": true,
 			"usage_contact": float64(1), "usage_total": float64(0), "validate_by": "email"}
 	} else {
 		if f[1] != "/loja/pricing/promocodes" || f[2] != "yt/ys" {
@@ -245,7 +246,7 @@ func wantCoupon(t *testing.T, p *platform, guru bool, code string, value any) {
 		if d := time.Since(start); err != nil || d < 0 || d > time.Minute {
 			t.Errorf("start_at %v is not now in São Paulo", body["start_at"])
 		}
-		want = map[string]any{"active": true, "code": code, "discount_type": "p", "value": value, "quantity": float64(100000),
+		want = map[string]any{"active": true, "code": code, "discount_type": map[bool]string{false: "p", true: "v"}[fixed], "value": value, "quantity": float64(100000),
 			"once_per_customer": true, "accumulate": false, "start_at": body["start_at"],
 			"end_at": start.AddDate(5, 0, 0).Format("2006-01-02 15:04:05")}
 	}
@@ -297,10 +298,10 @@ func TestCouponProvisioning(t *testing.T) {
 
 		states := s.waitCoupons(tn, ana["id"].(string), provisioned)
 		s.waitCoupons(tn, bia, provisioned)
-		wantCoupon(t, guru, true, anaCode, float64(10))
-		wantCoupon(t, yampi, false, anaCode, float64(10))
-		wantCoupon(t, guru, true, biaCode, float64(10))
-		wantCoupon(t, yampi, false, biaCode, float64(10))
+		wantCoupon(t, guru, true, anaCode, false, float64(10))
+		wantCoupon(t, yampi, false, anaCode, false, float64(10))
+		wantCoupon(t, guru, true, biaCode, false, float64(10))
+		wantCoupon(t, yampi, false, biaCode, false, float64(10))
 		if got := states["guru"]["coupon_id"]; got != guruShop.all()[anaCode]["id"] || got == nil || states["guru"]["error"] != nil {
 			t.Errorf("guru coupon = %v, want the id the platform gave (%v)", states["guru"], guruShop.all()[anaCode]["id"])
 		}
@@ -412,6 +413,19 @@ func TestCouponProvisioning(t *testing.T) {
 		}
 		if n := len(guru.seen()); n != 1 {
 			t.Errorf("guru saw %d requests, want only Duda's", n)
+		}
+		// Yampi's credentials are set: the coupons that lacked them are
+		// provisioned; Edu's campaign still gives no discount.
+		yampi, yampiShop := newCouponShop(t, false)
+		c.want("PUT", "/integrations/yampi", map[string]any{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja",
+			"api_url": yampi.srv.URL}, 200, "")
+		s.waitCoupons(tn, ids.Format(ids.Member, m.ID), provisioned)
+		wantCoupon(t, yampi, false, m.CouponCode, true, 15.5)
+		if st := s.couponStates(tn, edu); st["yampi"]["status"] != "not_configured" || st["yampi"]["error"] != redemption.NoRefereeDiscount {
+			t.Errorf("edu's yampi coupon = %v", st["yampi"])
+		}
+		if len(yampiShop.all()) != 1 || len(guru.seen()) != 1 {
+			t.Errorf("yampi holds %d coupons, guru saw %d requests; want 1 and 1", len(yampiShop.all()), len(guru.seen()))
 		}
 	})
 

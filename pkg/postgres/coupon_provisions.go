@@ -51,6 +51,15 @@ func wantCampaignCoupons(ctx context.Context, tx pgx.Tx, merchantID, campaignID 
 	return err
 }
 
+// rewantCoupons asks again, in tx, for the merchant's coupons at platform
+// that are not_configured or failed (its settings changed).
+func rewantCoupons(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, platform string) error {
+	_, err := tx.Exec(ctx, `UPDATE coupon_provisions SET wanted_version = wanted_version + 1, status = 'pending',
+  error = NULL, attempts = 0, next_attempt_at = now(), updated_at = now()
+WHERE merchant_id = $1 AND platform = $2 AND status IN ('not_configured', 'failed')`, merchantID, platform)
+	return err
+}
+
 // RequestCoupons asks for the member's coupons at every platform again
 // (POST /members/{id}/provision-coupon): created when missing, updated to
 // the campaign's discount otherwise. Repeating it is safe: each call is
