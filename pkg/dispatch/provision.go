@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sync/errgroup"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redemption"
 )
@@ -143,7 +144,7 @@ func (p *Provisioner) carryOut(ctx context.Context, j redemption.CouponJob) erro
 	if err := p.Store.FinishCoupon(context.WithoutCancel(ctx), j, outcome); err != nil {
 		return err
 	}
-	p.Log.Info("coupon provisioning", zap.String("merchant", j.MerchantID.String()), zap.String("member", j.MemberID.String()),
+	p.Log.Info("coupon provisioning", zap.String("merchant", j.MerchantID.String()), zap.String("member", ids.Format(ids.Member, j.MemberID)),
 		zap.String("platform", j.Platform), zap.String("status", outcome.Status), zap.Int("attempts", outcome.Attempts),
 		zap.String("coupon_id", outcome.CouponID), zap.String("error", outcome.Error))
 	return nil
