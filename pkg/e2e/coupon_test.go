@@ -427,6 +427,12 @@ func TestCouponProvisioning(t *testing.T) {
 		if len(yampiShop.all()) != 1 || len(guru.seen()) != 1 {
 			t.Errorf("yampi holds %d coupons, guru saw %d requests; want 1 and 1", len(yampiShop.all()), len(guru.seen()))
 		}
+		// Edu moves to the discounted campaign: his code is provisioned.
+		c.want("PATCH", "/members/"+edu, map[string]any{"campaign_id": ids.Format(ids.Campaign, tn.campaign.ID)}, 200, "")
+		s.waitCoupons(tn, edu, provisioned)
+		if len(yampiShop.all()) != 2 || len(guru.seen()) != 2 {
+			t.Errorf("yampi holds %d coupons, guru saw %d requests; want 2 and 2", len(yampiShop.all()), len(guru.seen()))
+		}
 	})
 
 	t.Run("platform down", func(t *testing.T) {
@@ -468,7 +474,7 @@ func TestCouponProvisioning(t *testing.T) {
 		c.want("POST", "/members/mem_"+zeros+"/provision-coupon", nil, 404, "not_found")
 	})
 	v.WantExercised(t, ex("createMember", 201), ex("provisionMemberCoupon", 202), ex("provisionMemberCoupon", 404),
-		ex("updateCampaign", 200), ex("listMembers", 200))
+		ex("updateCampaign", 200), ex("listMembers", 200), ex("updateMember", 200), ex("putIntegration", 200))
 }
 
 // sameSet reports whether a and b hold the same strings, in any order.
