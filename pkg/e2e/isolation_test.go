@@ -43,6 +43,7 @@ func TestTenantIsolation(t *testing.T) {
 		{"GET", "/members/" + mem + "/wallet", ""},
 		{"GET", "/members/" + mem + "/transactions", ""},
 		{"POST", "/members/" + mem + "/redeem", `{"amount":100,"type":"store_credit"}`},
+		{"POST", "/members/" + mem + "/provision-coupon", ""},
 		{"GET", "/campaigns/" + camp, ""},
 		{"PATCH", "/campaigns/" + camp, `{"name":"Mallory"}`},
 		{"GET", "/referrals/" + ref, ""},
@@ -90,6 +91,9 @@ func TestTenantIsolation(t *testing.T) {
 	}
 	// And A's data is untouched by B's attempts.
 	s.waitBalance(a, m.Email, wallet{totalEarned: 1000, pending: 1000})
+	if n := s.count(`SELECT count(*) FROM coupon_provisions WHERE merchant_id = $1 AND wanted_version = 1`, a.merchant.ID); n != 2 {
+		t.Errorf("A's member has %d coupon rows as created, want 2: B's provision-coupon asked for nothing", n)
+	}
 	if status, body := s.api(a, http.MethodGet, "/referrals/"+ref, nil); status != 200 || body["data"].(map[string]any)["status"] != "pending" {
 		t.Errorf("A: referral = %d %v, want pending", status, body)
 	}

@@ -46,6 +46,8 @@ func TestRedeemUnconfiguredPlatform(t *testing.T) {
 	testenv.Eventually(t, 20*time.Second, "the member's, the sale's and the approval's events", func() bool {
 		return len(rc.byType()) == 4 // member.created, referral.created, wallet.credited, referral.approved
 	})
+	// The member's coupons settle too (no API credentials: not configured).
+	s.waitCoupons(tn, mem, map[string]string{"guru": "not_configured", "yampi": "not_configured"})
 	reads := []string{"/wallet/balance?email=ana@example.com", "/wallet/transactions?email=ana@example.com",
 		"/members/" + mem + "/transactions", "/members/" + mem}
 	before := map[string]string{}

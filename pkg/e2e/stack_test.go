@@ -372,12 +372,15 @@ func yampiOrder(t testing.TB, file string, orderID int, coupon string, total flo
 }
 
 // platform is a local HTTP server playing Guru and Yampi; fail decides the
-// status of each platform call (0 = success).
+// status of each platform call (0 = success); respond, when set, answers
+// the calls fail lets through (a coupon shop: coupon_test.go). Set both
+// before the calls.
 type platform struct {
 	srv      *httptest.Server
 	mu       sync.Mutex
-	requests []string // "METHOD path auth body"
+	requests []string // "METHOD path[?query] auth body"
 	fail     func(n int64, path string) int
+	respond  func(r *http.Request, body []byte) (status int, answer string)
 	delay    time.Duration // answer this late (set before the calls)
 	calls    atomic.Int64
 }
@@ -388,7 +391,11 @@ func newPlatform(t *testing.T) *platform {
 		body, _ := io.ReadAll(r.Body)
 		auth := r.Header.Get("Authorization") + r.Header.Get("User-Token") + "/" + r.Header.Get("User-Secret-Key")
 		p.mu.Lock()
-		p.requests = append(p.requests, fmt.Sprintf("%s %s %s %s", r.Method, r.URL.Path, auth, body))
+		target := r.URL.Path
+		if r.URL.RawQuery != "" {
+			target += "?" + r.URL.RawQuery
+		}
+		p.requests = append(p.requests, fmt.Sprintf("%s %s %s %s", r.Method, target, auth, body))
 		p.mu.Unlock()
 		time.Sleep(p.delay)
 		if p.fail != nil {
@@ -399,6 +406,12 @@ func newPlatform(t *testing.T) *platform {
 			}
 		}
 		w.Header().Set("Content-Type", "application/json")
+		if p.respond != nil {
+			status, answer := p.respond(r, body)
+			w.WriteHeader(status)
+			_, _ = w.Write([]byte(answer))
+			return
+		}
 		if r.Method == http.MethodGet {
 			_, _ = w.Write([]byte(`{"id":"sub_1","charged_times":3}`))
 			return

@@ -3,6 +3,7 @@ package httpapi_test
 import (
 	"fmt"
 	"net/http"
+	"net/url"
 	"regexp"
 	"strings"
 	"testing"
@@ -130,11 +131,35 @@ func FuzzPatchCampaign(f *testing.F) {
 		`{"warranty_days": 9223372036854775807}`,
 		`{"min_redemption": 1000000001}`,
 		`{"reward_value": null, "name": null}`,
+		`{"referee_discount_type": "percentage", "referee_discount_value": 15}`,
+		`{"referee_discount_type": "fixed", "referee_discount_value": 1550}`,
+		`{"referee_discount_type": null}`,
+		`{"referee_discount_value": 101}`,
 	}, bodySeeds...) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, body string) {
 		wantResourceOrError(t, tn.do(t, http.MethodPatch, "/api/v1/campaigns/"+pct, body), reCampID)
+	})
+}
+
+// FuzzProvisionCoupon sends arbitrary member ids and bodies to POST
+// /members/{id}/provision-coupon: never a 5xx, always the member or the
+// error envelope.
+func FuzzProvisionCoupon(f *testing.F) {
+	env := mustCatalogEnv(f)
+	tn := env.mustTenant(f)
+	tn.mustCampaign(f, map[string]any{"name": "Padrão", "reward_type": "fixed", "reward_value": 1000,
+		"referee_discount_type": "percentage", "referee_discount_value": 10})
+	m := tn.mustMember(f, "ana@example.com", "Ana")
+	for _, id := range []string{m.prefID, m.id.String(), "mem_00000000000000000000000000000000", "mem_x", "camp_" + strings.Repeat("0", 32),
+		"%00", "..", strings.Repeat("9", 300)} {
+		for _, body := range []string{``, `{}`, `{"x":1}`, `[`, "\xff"} {
+			f.Add(id, body)
+		}
+	}
+	f.Fuzz(func(t *testing.T, id, body string) {
+		wantResourceOrError(t, tn.do(t, http.MethodPost, "/api/v1/members/"+url.PathEscape(id)+"/provision-coupon", body), reMemberID)
 	})
 }
 

@@ -115,6 +115,7 @@ func withBase(tb testing.TB, pool *pgxpool.Pool, ms *postgres.MerchantStore, clk
 	cfg.Campaigns = postgres.NewCampaignStore(pool)
 	cfg.Members = postgres.NewMemberStore(pool)
 	cfg.Wallets = postgres.NewWalletReads(pool)
+	cfg.Coupons = postgres.NewCouponStore(pool)
 	if cfg.Log == nil { // a test may keep its own
 		cfg.Log = zaptest.NewLogger(tb, zaptest.Level(zap.WarnLevel)) // no info lines: a fuzz target may not log
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/respond"
 )
 
@@ -42,6 +43,9 @@ func (s *Server) registerMembers(admin *mux.Router) {
 	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
 	admin.HandleFunc(v1+"/members/{id}/wallet", s.getMemberWallet).Methods(http.MethodGet)
 	admin.HandleFunc(v1+"/members/{id}/transactions", s.getMemberTransactions).Methods(http.MethodGet)
+	if s.cfg.Coupons != nil {
+		admin.HandleFunc(v1+"/members/{id}/provision-coupon", s.provisionCoupon).Methods(http.MethodPost)
+	}
 	if s.cfg.Catalog.Members != nil {
 		admin.HandleFunc(v1+"/members", s.listMembers).Methods(http.MethodGet)
 		admin.HandleFunc(v1+"/members/{id}", s.patchMember).Methods(http.MethodPatch)
@@ -80,7 +84,7 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{})})
+	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{}, s.newCoupons())})
 }
 
 // memberByPath loads the member of the {id} path parameter (404 when
@@ -116,7 +120,11 @@ func (s *Server) adminMemberView(r *http.Request, m *member.Member) (AdminMember
 	if err != nil {
 		return AdminMember{}, err
 	}
-	return adminMember(m, wallet, st), nil
+	coupons, err := s.couponStates(r, m.MerchantID, m.ID)
+	if err != nil {
+		return AdminMember{}, err
+	}
+	return adminMember(m, wallet, st, coupons[m.ID]), nil
 }
 
 func (s *Server) getMemberWallet(w http.ResponseWriter, r *http.Request) {
@@ -212,11 +220,20 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	memberIDs := make([]uuid.UUID, len(list))
+	for i := range list {
+		memberIDs[i] = list[i].ID
+	}
+	coupons, err := s.couponStates(r, merchantOf(r).ID, memberIDs...)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	out := List[AdminMember]{Data: make([]AdminMember, len(list)), Pagination: pagination(pageNum, perPage, total)}
 	for i := range list {
 		l := &list[i]
 		out.Data[i] = adminMember(&l.Member,
-			ledger.Wallet{Pending: l.Pending, Available: l.Available, TotalEarned: l.TotalEarned}, l.Stats)
+			ledger.Wallet{Pending: l.Pending, Available: l.Available, TotalEarned: l.TotalEarned}, l.Stats, coupons[l.ID])
 	}
 	respond.JSON(w, http.StatusOK, out)
 }
@@ -303,11 +320,78 @@ func (s *Server) memberUpdate(r *http.Request, req PatchMemberRequest) (member.U
 	return upd, nil
 }
 
-// AdminMember is the administrative member (spec 2.5).
-type AdminMember = member.AdminView
+// AdminMember is the administrative member (spec 2.5) with where its code
+// stands as a coupon at each platform (issue 11). The member.* events
+// carry member.AdminView alone: provisioning happens after the event.
+type AdminMember struct {
+	member.AdminView
+	CouponProvisioning redemption.CouponProvisioningView `json:"coupon_provisioning"`
+}
 
-func adminMember(m *member.Member, w ledger.Wallet, st member.Stats) AdminMember {
-	return m.AdminView(w.Pending, w.Available, w.TotalEarned, st.TotalReferrals)
+func adminMember(m *member.Member, w ledger.Wallet, st member.Stats, coupons map[string]redemption.CouponState) AdminMember {
+	return AdminMember{AdminView: m.AdminView(w.Pending, w.Available, w.TotalEarned, st.TotalReferrals),
+		CouponProvisioning: redemption.CouponView(coupons)}
+}
+
+// Coupons is what the API needs of members' coupons at the platforms
+// (postgres.CouponStore).
+type Coupons interface {
+	// RequestCoupons asks for the member's coupons to be created or
+	// updated by the dispatcher (apperr.NotFound for an unknown member).
+	RequestCoupons(ctx context.Context, merchantID, memberID uuid.UUID) error
+	// CouponStates returns the members' states by member and platform.
+	CouponStates(ctx context.Context, merchantID uuid.UUID, memberIDs []uuid.UUID) (map[uuid.UUID]map[string]redemption.CouponState, error)
+}
+
+// newCoupons are the coupon states of a member just created: the store
+// asked for both coupons in the creation's transaction, and the
+// dispatcher carries them out after it. The answer shows the member as
+// created, whatever the dispatcher did since.
+func (s *Server) newCoupons() map[string]redemption.CouponState {
+	if s.cfg.Coupons == nil {
+		return nil
+	}
+	out := map[string]redemption.CouponState{}
+	for _, p := range redemption.CouponPlatforms {
+		out[p] = redemption.CouponState{Status: redemption.CouponPending}
+	}
+	return out
+}
+
+// couponStates reads the members' coupon states; none when Coupons is not
+// wired (every platform then shows redemption.NotAsked).
+func (s *Server) couponStates(r *http.Request, merchantID uuid.UUID, memberIDs ...uuid.UUID) (map[uuid.UUID]map[string]redemption.CouponState, error) {
+	if s.cfg.Coupons == nil {
+		return nil, nil
+	}
+	return s.cfg.Coupons.CouponStates(r.Context(), merchantID, memberIDs)
+}
+
+// provisionCoupon answers POST /members/{id}/provision-coupon: it asks for
+// the member's code as a coupon at every platform (created, or updated to
+// the campaign's current referee discount) and answers 202 with the member,
+// its coupon_provisioning pending; the dispatcher carries it out.
+func (s *Server) provisionCoupon(w http.ResponseWriter, r *http.Request) {
+	id, err := pathID(r, ids.Member, "member")
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	if err := s.cfg.Coupons.RequestCoupons(r.Context(), merchantOf(r).ID, id); err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	m, err := s.cfg.Members.FindMemberByID(r.Context(), merchantOf(r).ID, id)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	view, err := s.adminMemberView(r, m)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
+	respond.JSON(w, http.StatusAccepted, Data[AdminMember]{Data: view})
 }
 
 // AdminWallet is GET /members/{id}/wallet (decision 20).

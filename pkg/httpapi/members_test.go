@@ -15,7 +15,7 @@ import (
 )
 
 var memberKeys = []string{"id", "email", "name", "external_id", "coupon_code", "campaign_id", "status", "wallet",
-	"stats", "metadata", "created_at", "updated_at"}
+	"stats", "metadata", "created_at", "updated_at", "coupon_provisioning"}
 
 // codeOf is the referral-code shape of decision 8 for merchant prefix LOJ.
 func codeOf(namePart string) *regexp.Regexp {
@@ -42,6 +42,8 @@ func TestCreateMember(t *testing.T) {
 	wantKeys(t, r, "data.wallet", "pending", "available", "currency")
 	wantKeys(t, r, "data.stats", "total_referrals", "total_earnings")
 	wantKeys(t, r, "data.metadata", "plan", "seats", "tags", "nested")
+	wantKeys(t, r, "data.coupon_provisioning", "guru", "yampi")
+	wantKeys(t, r, "data.coupon_provisioning.guru", "status", "coupon_id", "error")
 	wantFields(t, r, map[string]any{
 		"data.id": reMemberID, "data.email": "joao@example.com", "data.name": "João Silva",
 		"data.external_id": "cus_123", "data.coupon_code": codeOf("JOAO"), "data.campaign_id": def,
@@ -49,6 +51,9 @@ func TestCreateMember(t *testing.T) {
 		"data.stats.total_referrals": 0, "data.stats.total_earnings": 0,
 		"data.metadata.plan": "pro", "data.metadata.seats": 3, "data.metadata.tags.1": "b", "data.metadata.nested.ok": true,
 		"data.created_at": reTimestamp, "data.updated_at": reTimestamp,
+		// Asked for in the creation's transaction; the dispatcher carries it out.
+		"data.coupon_provisioning.guru.status": "pending", "data.coupon_provisioning.yampi.status": "pending",
+		"data.coupon_provisioning.guru.coupon_id": nil, "data.coupon_provisioning.yampi.error": nil,
 	})
 
 	tests := []struct {

@@ -48,6 +48,7 @@ type Config struct {
 	Campaigns       Campaigns
 	Members         Members
 	Wallets         Wallets
+	Coupons         Coupons // members' coupons at the platforms; nil leaves out POST /members/{id}/provision-coupon
 	Log             *zap.Logger
 	Now             func() time.Time
 	IngestPublicURL string // base of the webhook URLs shown for integrations, and the ingest's server in the OpenAPI document

@@ -153,7 +153,9 @@ ORDER BY c.created_at DESC, c.id DESC`, merchantID, f.Offset, f.Limit)
 // millisecond. IsDefault true moves the merchant's default to the campaign
 // in the same transaction, so exactly one default exists at every commit
 // (decision 20); IsDefault false on the current default is apperr.Invalid.
-// An unknown campaign is apperr.NotFound. Repeating an update is safe.
+// An unknown campaign is apperr.NotFound. Repeating an update is safe. A
+// change of the referee discount asks, in the same transaction, for every
+// member's coupon at the platforms to be updated (coupon_provisions).
 func (s *CampaignStore) UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd campaign.Update) (*campaign.Campaign, error) {
 	var out *campaign.Campaign
 	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
@@ -201,7 +203,12 @@ RETURNING `+campaignColumns, merchantID, id, upd.Name, upd.RewardValue, upd.Warr
 			upd.MaxReferralsPerHour != nil, changeTo(upd.MaxReferralsPerHour),
 			upd.MaxRewardPerMonth != nil, changeTo(upd.MaxRewardPerMonth),
 			upd.BlockDisposableEmails, upd.RefereeDiscountType, upd.RefereeDiscountValue))
-		return err
+		if err != nil || !upd.RefereeDiscountChanged(*cur) {
+			return err
+		}
+		// Every member's coupon at the platforms now carries another
+		// discount: the dispatcher updates them.
+		return wantCampaignCoupons(ctx, tx, merchantID, id)
 	})
 	if pgErrCode(err) == "23514" { // a CHECK the caller's validation should have caught
 		return nil, apperr.Wrap(apperr.Invalid, err, "the campaign's reward rules are out of range")

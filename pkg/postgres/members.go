@@ -95,6 +95,11 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 			if rec, err = member.Created(m); err != nil {
 				return err
 			}
+			// The member's code as a coupon at the platforms, carried out
+			// by the dispatcher: its failure never fails the creation.
+			if _, err := wantMemberCoupons(ctx, tx, m.MerchantID, m.ID); err != nil {
+				return err
+			}
 			return insertOutbox(ctx, tx, rec)
 		})
 		switch {
@@ -223,7 +228,9 @@ ORDER BY m.created_at DESC, m.id DESC`, append(args, f.Offset, f.Limit)...)
 // stored. A nil field is left as it is; updated_at always moves forward,
 // by at least a millisecond (the precision the API shows). An unknown
 // member is apperr.NotFound; a campaign the merchant does not have is
-// apperr.Invalid. Repeating an update is safe.
+// apperr.Invalid. Repeating an update is safe. A campaign_id given asks
+// for the member's coupons at the platforms again, with that campaign's
+// referee discount.
 func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error) {
 	var meta []byte
 	if upd.Metadata != nil {
@@ -257,6 +264,11 @@ RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.Campaig
 		}
 		if rec, err = member.Updated(m, f); err != nil {
 			return err
+		}
+		if upd.CampaignID != nil { // the coupon follows the discount of the member's campaign
+			if _, err := wantMemberCoupons(ctx, tx, merchantID, id); err != nil {
+				return err
+			}
 		}
 		return insertOutbox(ctx, tx, rec)
 	})

@@ -169,9 +169,13 @@ func (s *MerchantStore) Authenticate(ctx context.Context, plain string) (uuid.UU
 }
 
 // PutIntegration replaces the merchant's settings for in.Provider; empty
-// fields keep their stored value (the secrets are write-only).
+// fields keep their stored value (the secrets are write-only). The
+// members' coupons at the platform that were not configured or failed are
+// asked for again in the same transaction: new credentials may be what
+// they lacked.
 func (s *MerchantStore) PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error) {
-	_, err := s.pool.Exec(ctx, `
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `
 INSERT INTO integration_settings (merchant_id, provider, account_token_enc, webhook_secret_enc, user_token_enc,
   user_secret_key_enc, store_alias, api_url)
 VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
@@ -183,8 +187,12 @@ ON CONFLICT (merchant_id, provider) DO UPDATE SET
   store_alias = COALESCE(NULLIF(EXCLUDED.store_alias, ''), integration_settings.store_alias),
   api_url = COALESCE(NULLIF(EXCLUDED.api_url, ''), integration_settings.api_url),
   updated_at = now()`,
-		merchantID, in.Provider, s.box.Seal(in.AccountToken), s.box.Seal(in.WebhookSecret), s.box.Seal(in.UserToken),
-		s.box.Seal(in.UserSecretKey), in.StoreAlias, in.APIURL)
+			merchantID, in.Provider, s.box.Seal(in.AccountToken), s.box.Seal(in.WebhookSecret), s.box.Seal(in.UserToken),
+			s.box.Seal(in.UserSecretKey), in.StoreAlias, in.APIURL); err != nil {
+			return err
+		}
+		return rewantCoupons(ctx, tx, merchantID, in.Provider)
+	})
 	if err != nil {
 		return nil, err
 	}

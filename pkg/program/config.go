@@ -51,6 +51,12 @@ type Config struct {
 	// RedemptionRetryDelays are the pauses between tries of a platform
 	// call (empty: about 2 minutes over 5 tries).
 	RedemptionRetryDelays []time.Duration
+	// CouponRetryDelays are the pauses between tries of provisioning a
+	// referee coupon at a platform (empty: as REDEMPTION_RETRY_DELAYS'
+	// default); CouponPollInterval is how often the dispatcher looks for
+	// coupons to provision.
+	CouponRetryDelays  []time.Duration
+	CouponPollInterval time.Duration
 	// ActionTimeout is how long the API waits for a wallet action.
 	ActionTimeout time.Duration
 	// IngestRateLimit is the per-merchant ceiling of inbound deliveries
@@ -119,6 +125,10 @@ var Settings = []Setting{
 		Programs: []string{"dispatcher"}},
 	{Name: "ACTION_TIMEOUT", Default: "10s", Meaning: "how long approve, reject and redeem wait for the ledger before answering 202", Programs: []string{"api"}},
 	{Name: "REDEMPTION_RETRY_DELAYS", Meaning: "comma-separated pauses between tries of a Guru/Yampi call that failed transiently (empty: 5s,15s,30s,70s)",
+		Programs: []string{"dispatcher"}},
+	{Name: "COUPON_RETRY_DELAYS", Meaning: "comma-separated pauses between tries of creating a member's coupon at Guru/Yampi that failed transiently (empty: 5s,15s,30s,70s)",
+		Programs: []string{"dispatcher"}},
+	{Name: "COUPON_POLL_INTERVAL", Default: "1s", Meaning: "how often the dispatcher looks for members' coupons to create or update at the platforms",
 		Programs: []string{"dispatcher"}},
 	{Name: "INGEST_RATE_LIMIT", Default: "0", Meaning: "per-merchant ceiling of inbound deliveries per second; 0 is none", Programs: []string{"ingest"}},
 	{Name: "WEBHOOK_RETRY_SCHEDULE", Default: formatSchedule(webhook.DefaultSchedule),
@@ -216,6 +226,14 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		if c.RedemptionRetryDelays, err = retry.ParseDelays(v); err != nil {
 			return c, fmt.Errorf("REDEMPTION_RETRY_DELAYS: want comma-separated Go durations such as 5s,15s,30s,70s: %w", err)
 		}
+	}
+	if v := get("COUPON_RETRY_DELAYS"); v != "" {
+		if c.CouponRetryDelays, err = retry.ParseDelays(v); err != nil {
+			return c, fmt.Errorf("COUPON_RETRY_DELAYS: want comma-separated Go durations such as 5s,15s,30s,70s: %w", err)
+		}
+	}
+	if c.CouponPollInterval, err = time.ParseDuration(get("COUPON_POLL_INTERVAL")); err != nil || c.CouponPollInterval <= 0 {
+		return c, fmt.Errorf("COUPON_POLL_INTERVAL: want a positive Go duration such as 1s, got %q", get("COUPON_POLL_INTERVAL"))
 	}
 	if c.ActionTimeout, err = time.ParseDuration(get("ACTION_TIMEOUT")); err != nil || c.ActionTimeout <= 0 {
 		return c, fmt.Errorf("ACTION_TIMEOUT: want a positive Go duration such as 10s, got %q", get("ACTION_TIMEOUT"))

@@ -13,7 +13,7 @@ import (
 func TestLoadConfigRefusesInvalidSettings(t *testing.T) {
 	t.Parallel()
 	for k, v := range map[string]string{"KAFKA_PARTITIONS": "0", "SCHEDULER_INTERVAL": "soon", "LOG_LEVEL": "loud",
-		"ACTION_TIMEOUT": "-1s", "REDEMPTION_RETRY_DELAYS": "5s,x", "INGEST_RATE_LIMIT": "-3", "KAFKA_SESSION_TIMEOUT": "1ms"} {
+		"ACTION_TIMEOUT": "-1s", "REDEMPTION_RETRY_DELAYS": "5s,x", "COUPON_RETRY_DELAYS": "1s,-", "COUPON_POLL_INTERVAL": "0s", "INGEST_RATE_LIMIT": "-3", "KAFKA_SESSION_TIMEOUT": "1ms"} {
 		_, err := program.LoadConfig(func(key string) string {
 			if key == k {
 				return v

@@ -97,10 +97,30 @@ func platformClient() *http.Client {
 // RunRedemptions runs the redemptions role as production does.
 func RunRedemptions(ctx context.Context, d *Deps) error { return NewRedemptions(d).Run(ctx) }
 
-// RunDispatcher runs the dispatcher's consumers: outbound events and
-// redemptions.
+// NewProvisioner returns the coupon provisioner role as production runs
+// it: members' codes as coupons at Guru and Yampi, retried per
+// COUPON_RETRY_DELAYS, polled every COUPON_POLL_INTERVAL. A test may
+// replace its fields (a shorter Lease) before Run.
+func NewProvisioner(d *Deps) *dispatch.Provisioner {
+	return &dispatch.Provisioner{
+		Store:        postgres.NewCouponStore(d.Pool),
+		Integrations: postgres.NewMerchantStore(d.Pool, d.Box),
+		Platforms:    redemption.NewExecutor(platformClient(), redemption.RetryPolicy{}),
+		Retry:        redemption.RetryPolicy{Delays: d.Config.CouponRetryDelays},
+		Log:          d.Log.Named("coupons"),
+		Now:          d.Now,
+		Interval:     d.Config.CouponPollInterval,
+	}
+}
+
+// RunProvisioner runs the coupon provisioner role as production does.
+func RunProvisioner(ctx context.Context, d *Deps) error { return NewProvisioner(d).Run(ctx) }
+
+// RunDispatcher runs the dispatcher's roles: outbound events, redemptions
+// and the provisioning of members' coupons.
 func RunDispatcher(ctx context.Context, d *Deps) error {
-	return RunRoles(ctx, d, func(ctx context.Context, d *Deps) error { return NewEvents(d).Run(ctx) }, RunRedemptions)
+	return RunRoles(ctx, d, func(ctx context.Context, d *Deps) error { return NewEvents(d).Run(ctx) }, RunRedemptions,
+		RunProvisioner)
 }
 
 // Scheduler is the scheduler role: on one leader at a time, it releases

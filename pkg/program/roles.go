@@ -168,6 +168,7 @@ func (a *API) Router() *mux.Router {
 		Campaigns:       postgres.NewCampaignStore(d.Pool),
 		Members:         members,
 		Wallets:         postgres.NewWalletReads(d.Pool),
+		Coupons:         postgres.NewCouponStore(d.Pool),
 		Log:             d.Log.Named("api"),
 		Now:             a.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,

@@ -81,6 +81,19 @@ func (p RetryPolicy) pause(failed int, retryAfter time.Duration) time.Duration {
 	return max(retry.Jitter(p.base(failed), jitter, nil), min(retryAfter, retry.Longest(p.Delays)))
 }
 
+// Next is the pause after the failed-th failed try (1-based) of a call
+// retried by p, a Retry-After of the platform considered as Execute does;
+// ok is false when p allows no more tries. The coupon provisioner keeps its
+// retries in PostgreSQL rather than in a sleeping goroutine, and schedules
+// them with it.
+func (p RetryPolicy) Next(failed int, retryAfter time.Duration) (d time.Duration, ok bool) {
+	p = p.withDefaults()
+	if failed >= p.Attempts {
+		return 0, false
+	}
+	return p.pause(failed, retryAfter), true
+}
+
 // Executor carries out redemptions against the platform of the merchant's
 // settings: Guru for subscription discounts, Yampi for store credit. Its
 // zero value is usable (default client, policy and sleep); it holds no state
@@ -220,6 +233,18 @@ func (e *Executor) newPlatform(provider string, settings merchant.Integration, r
 	if req.Amount <= 0 {
 		return nil, apperr.Errorf(apperr.Unprocessable, "the redemption amount must be more than zero")
 	}
+	p, err := e.platformOf(provider, settings)
+	if err != nil {
+		return nil, err
+	}
+	p.header.Set("Idempotency-Key", req.RedemptionID.String())
+	return p, nil
+}
+
+// platformOf checks the API URL of settings and returns the request helper
+// of provider, with no credentials set yet: each operation sets the
+// headers its platform reads.
+func (e *Executor) platformOf(provider string, settings merchant.Integration) (*platform, error) {
 	raw := settings.APIURL
 	if strings.TrimSpace(raw) == "" {
 		raw = merchant.DefaultAPIURL(provider)
@@ -246,7 +271,6 @@ func (e *Executor) newPlatform(provider string, settings merchant.Integration, r
 		timeout: timeout,
 	}
 	p.header.Set("Accept", "application/json")
-	p.header.Set("Idempotency-Key", req.RedemptionID.String())
 	for _, s := range []string{settings.UserToken, settings.UserSecretKey, settings.AccountToken, settings.WebhookSecret} {
 		if len(s) >= 4 {
 			p.secrets = append(p.secrets, s)

@@ -1,0 +1,177 @@
+package postgres
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/redemption"
+)
+
+// CouponStore keeps the provisioning of members' codes as coupons at the
+// platforms (table coupon_provisions, migration 00008): the request path
+// records that a coupon is wanted, in the transaction of the change that
+// wants it; the dispatcher's provisioner claims due rows under a lease and
+// writes each outcome.
+type CouponStore struct{ pool *pgxpool.Pool }
+
+// NewCouponStore returns a CouponStore.
+func NewCouponStore(pool *pgxpool.Pool) *CouponStore { return &CouponStore{pool: pool} }
+
+// wantCoupons asks, in tx, for the coupons at every platform of the
+// merchant's members that where selects (a condition on members m, with
+// its argument as $2): a new row is pending at version 1; an existing one
+// moves to the next version and is pending again, its coupon id kept so
+// that the coupon is updated rather than created. It returns how many
+// members it asked for.
+func wantCoupons(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, where string, arg any) (int64, error) {
+	tag, err := tx.Exec(ctx, `INSERT INTO coupon_provisions (merchant_id, member_id, platform, next_attempt_at)
+SELECT m.merchant_id, m.id, p.platform, now()
+FROM members m CROSS JOIN unnest($3::text[]) AS p (platform)
+WHERE m.merchant_id = $1 AND `+where+`
+ON CONFLICT (merchant_id, member_id, platform) DO UPDATE SET
+  wanted_version = coupon_provisions.wanted_version + 1, status = 'pending', error = NULL, attempts = 0,
+  next_attempt_at = now(), updated_at = now()`, merchantID, arg, redemption.CouponPlatforms)
+	return tag.RowsAffected() / int64(len(redemption.CouponPlatforms)), err
+}
+
+// wantMemberCoupons asks for the coupons of one member (wantCoupons).
+func wantMemberCoupons(ctx context.Context, tx pgx.Tx, merchantID, memberID uuid.UUID) (int64, error) {
+	return wantCoupons(ctx, tx, merchantID, "m.id = $2", memberID)
+}
+
+// wantCampaignCoupons asks for the coupons of every member of a campaign
+// (wantCoupons), when its referee discount changed.
+func wantCampaignCoupons(ctx context.Context, tx pgx.Tx, merchantID, campaignID uuid.UUID) error {
+	_, err := wantCoupons(ctx, tx, merchantID, "m.campaign_id = $2", campaignID)
+	return err
+}
+
+// rewantCoupons asks again, in tx, for the merchant's coupons at platform
+// that are not_configured or failed (its settings changed).
+func rewantCoupons(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, platform string) error {
+	_, err := tx.Exec(ctx, `UPDATE coupon_provisions SET wanted_version = wanted_version + 1, status = 'pending',
+  error = NULL, attempts = 0, next_attempt_at = now(), updated_at = now()
+WHERE merchant_id = $1 AND platform = $2 AND status IN ('not_configured', 'failed')`, merchantID, platform)
+	return err
+}
+
+// RequestCoupons asks for the member's coupons at every platform again
+// (POST /members/{id}/provision-coupon): created when missing, updated to
+// the campaign's discount otherwise. Repeating it is safe: each call is
+// one more version, and the coupon is never duplicated. An unknown member
+// is apperr.NotFound.
+func (s *CouponStore) RequestCoupons(ctx context.Context, merchantID, memberID uuid.UUID) error {
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		n, err := wantMemberCoupons(ctx, tx, merchantID, memberID)
+		if err == nil && n == 0 {
+			return apperr.Errorf(apperr.NotFound, "member not found")
+		}
+		return err
+	})
+}
+
+// CouponStates returns the provisioning states of the merchant's members,
+// by member and platform. A member or platform never asked for is absent.
+func (s *CouponStore) CouponStates(ctx context.Context, merchantID uuid.UUID, memberIDs []uuid.UUID) (map[uuid.UUID]map[string]redemption.CouponState, error) {
+	rows, err := s.pool.Query(ctx, `SELECT member_id, platform, status, COALESCE(coupon_id, ''), COALESCE(error, '')
+FROM coupon_provisions WHERE merchant_id = $1 AND member_id = ANY($2)`, merchantID, memberIDs)
+	if err != nil {
+		return nil, err
+	}
+	out := map[uuid.UUID]map[string]redemption.CouponState{}
+	var (
+		member   uuid.UUID
+		platform string
+		st       redemption.CouponState
+	)
+	_, err = pgx.ForEachRow(rows, []any{&member, &platform, &st.Status, &st.CouponID, &st.Error}, func() error {
+		if out[member] == nil {
+			out[member] = map[string]redemption.CouponState{}
+		}
+		out[member][platform] = st
+		return nil
+	})
+	return out, err
+}
+
+// ClaimCoupons leases up to limit due rows for lease (FOR UPDATE SKIP
+// LOCKED: several dispatchers share the work) and returns them with the
+// member's code and campaign discount as they stand now. A row whose lease
+// ran out (its dispatcher died) is due again.
+func (s *CouponStore) ClaimCoupons(ctx context.Context, limit int, lease time.Duration) ([]redemption.CouponJob, error) {
+	token := uuid.New()
+	rows, err := s.pool.Query(ctx, `WITH due AS (
+  SELECT merchant_id, member_id, platform FROM coupon_provisions
+  WHERE next_attempt_at <= now() AND (lease_until IS NULL OR lease_until < now())
+  ORDER BY next_attempt_at LIMIT $1 FOR UPDATE SKIP LOCKED
+)
+UPDATE coupon_provisions cp SET lease_token = $2, lease_until = now() + $3 * interval '1 millisecond'
+FROM due, members m, campaigns c
+WHERE cp.merchant_id = due.merchant_id AND cp.member_id = due.member_id AND cp.platform = due.platform
+  AND m.merchant_id = cp.merchant_id AND m.id = cp.member_id
+  AND c.merchant_id = m.merchant_id AND c.id = m.campaign_id
+RETURNING cp.merchant_id, cp.member_id, cp.platform, cp.wanted_version, cp.attempts, COALESCE(cp.coupon_id, ''),
+  m.coupon_code, COALESCE(c.referee_discount_type, ''), c.referee_discount_value,
+  COALESCE(cp.provisioned_discount_type, ''), cp.provisioned_discount_value`, limit, token, lease.Milliseconds())
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (redemption.CouponJob, error) {
+		j := redemption.CouponJob{LeaseToken: token}
+		err := row.Scan(&j.MerchantID, &j.MemberID, &j.Platform, &j.Version, &j.Attempts, &j.CouponID,
+			&j.Code, &j.Discount.Type, &j.Discount.Value, &j.Carried.Type, &j.Carried.Value)
+		return j, err
+	})
+}
+
+// FinishCoupon writes the outcome of a claimed job and ends its lease. A
+// coupon id is kept whatever happens next. When provisioning was asked for
+// again meanwhile (a newer version), the row stays pending and due now,
+// for the newer version. It does nothing when the job's lease was lost (it
+// ran out and another dispatcher claimed the row): that one writes its own.
+func (s *CouponStore) FinishCoupon(ctx context.Context, j redemption.CouponJob, o redemption.CouponOutcome) error {
+	var next *time.Duration
+	if o.Status == redemption.CouponPending {
+		next = &o.RetryIn
+	}
+	var retryMs *int64
+	if next != nil {
+		ms := next.Milliseconds()
+		retryMs = &ms
+	}
+	var carriesType *string
+	var carriesValue int64
+	if o.Carries != nil {
+		carriesType, carriesValue = &o.Carries.Type, o.Carries.Value
+	}
+	_, err := s.pool.Exec(ctx, `UPDATE coupon_provisions SET
+  coupon_id = COALESCE(NULLIF($5, ''), coupon_id),
+  provisioned_version = CASE WHEN $6 = 'provisioned' THEN $4 ELSE provisioned_version END,
+  provisioned_discount_type = CASE WHEN $11::text IS NULL THEN provisioned_discount_type ELSE NULLIF($11, '') END,
+  provisioned_discount_value = CASE WHEN $11::text IS NULL THEN provisioned_discount_value ELSE $12 END,
+  status = CASE WHEN wanted_version = $4 THEN $6 ELSE 'pending' END,
+  error = CASE WHEN wanted_version = $4 THEN NULLIF($7, '') END,
+  attempts = CASE WHEN wanted_version = $4 THEN $8 ELSE 0 END,
+  next_attempt_at = CASE WHEN wanted_version <> $4 THEN now()
+    WHEN $9::bigint IS NOT NULL THEN now() + $9 * interval '1 millisecond' END,
+  lease_token = NULL, lease_until = NULL, updated_at = now()
+WHERE merchant_id = $1 AND member_id = $2 AND platform = $3 AND lease_token = $10`,
+		j.MerchantID, j.MemberID, j.Platform, j.Version, o.CouponID, o.Status, o.Error, o.Attempts, retryMs, j.LeaseToken,
+		carriesType, carriesValue)
+	return err
+}
+
+// ReleaseCoupon ends a job's lease without an outcome (its dispatcher is
+// stopping and does not know what the platform did): the row is due again
+// at once, and the next try adopts a coupon the platform made meanwhile.
+func (s *CouponStore) ReleaseCoupon(ctx context.Context, j redemption.CouponJob) error {
+	_, err := s.pool.Exec(ctx, `UPDATE coupon_provisions SET lease_token = NULL, lease_until = NULL
+WHERE merchant_id = $1 AND member_id = $2 AND platform = $3 AND lease_token = $4`,
+		j.MerchantID, j.MemberID, j.Platform, j.LeaseToken)
+	return err
+}
