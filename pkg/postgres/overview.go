@@ -195,16 +195,6 @@ JOIN referrals r ON r.merchant_id = $1 AND r.id = p.id
 JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
 ORDER BY r.created_at DESC, r.id DESC`
 
-func scanListedReferral(row pgx.CollectableRow) (referral.Listed, error) {
-	var l referral.Listed
-	var creditTxn *uuid.UUID
-	err := row.Scan(append(referralDest(&l.Referral, &creditTxn), &l.MemberName, &l.MemberEmail)...)
-	if creditTxn != nil {
-		l.CreditTxnID = *creditTxn
-	}
-	return l, err
-}
-
 // toDoSQL counts merchant $1's to-do items (report.ToDo). A provider is
 // configured when the credential its webhooks are checked with is saved.
 var toDoSQL = `SELECT

@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"iter"
 	"time"
 
 	"github.com/google/uuid"
@@ -20,41 +21,72 @@ type ReferralReads struct{ pool *pgxpool.Pool }
 func NewReferralReads(pool *pgxpool.Pool) *ReferralReads { return &ReferralReads{pool: pool} }
 
 // referralFilterWhere selects the referrals of merchant $1 matching $2 (the
-// referrer, NULL for any), $3 (status, empty for any) and the half-open
-// creation interval [$4, $5) (either NULL for unbounded).
+// referrer, NULL for any), $3 (status, empty for any), the half-open
+// creation interval [$4, $5) (either NULL for unbounded) and coming after
+// the cursor ($6, $7), NULL for the start. Without a referrer it runs on
+// referrals_recent, with one on referrals_member; either way as an
+// index-only scan until the page is chosen.
 const referralFilterWhere = `r.merchant_id = $1 AND ($2::uuid IS NULL OR r.member_id = $2)
   AND ($3 = '' OR r.status = $3)
   AND ($4::timestamptz IS NULL OR r.created_at >= $4)
-  AND ($5::timestamptz IS NULL OR r.created_at < $5)`
+  AND ($5::timestamptz IS NULL OR r.created_at < $5)
+  AND ($6::timestamptz IS NULL OR (r.created_at, r.id) < ($6, $7::uuid))`
+
+// referralFilterArgs are the parameters of referralFilterWhere for f, with
+// the status taken from status rather than f (the tabs count every status).
+func referralFilterArgs(merchantID uuid.UUID, f referral.Filter, status string, after *cursor) []any {
+	return append([]any{merchantID, nilIfZero(f.MemberID), status, nilIfZeroTime(f.CreatedAfter),
+		nilIfZeroTime(f.CreatedBefore)}, cursorArgs(after)...)
+}
+
+// referralPageSQL reads a page of referralFilterWhere ($8 offset, $9 limit)
+// with each referrer's name and email; only the page's rows are joined.
+const referralPageSQL = `SELECT ` + referralColumns + `, m.name, m.email
+FROM (SELECT r.id FROM referrals r WHERE ` + referralFilterWhere + `
+      ORDER BY r.created_at DESC, r.id DESC OFFSET $8 LIMIT $9) p
+JOIN referrals r ON r.merchant_id = $1 AND r.id = p.id
+JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
+ORDER BY r.created_at DESC, r.id DESC`
+
+const referralTabsSQL = `SELECT r.status, count(*) FROM referrals r WHERE ` + referralFilterWhere + ` GROUP BY r.status`
 
 // ListReferrals returns a page of the merchant's referrals matching f,
 // newest first with ties broken by id, and the number matching f.
 func (s *ReferralReads) ListReferrals(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, int, error) {
-	args := []any{merchantID, nilIfZero(f.MemberID), f.Status, nilIfZeroTime(f.CreatedAfter), nilIfZeroTime(f.CreatedBefore)}
-	rows, err := s.pool.Query(ctx, `SELECT `+referralColumns+`, m.name, m.email, count(*) OVER ()
-FROM referrals r JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
-WHERE `+referralFilterWhere+`
-ORDER BY r.created_at DESC, r.id DESC OFFSET $6 LIMIT $7`, append(args, f.Offset, f.Limit)...)
-	if err != nil {
-		return nil, 0, err
+	list, tabs, err := s.ReferralsPage(ctx, merchantID, f)
+	return list, tabs.Total(f.Status), err
+}
+
+// ReferralsPage returns a page of the merchant's referrals matching f, as
+// ListReferrals does, and the referrals matching f counted by status (the
+// page's tabs; f.Status chooses the tab, not the counts), in one round trip.
+func (s *ReferralReads) ReferralsPage(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, Tabs, error) {
+	var list []referral.Listed
+	tabs := newTabs(referral.StatusPending, referral.StatusApproved, referral.StatusRejected, referral.StatusCancelled)
+	b := &pgx.Batch{}
+	b.Queue(referralPageSQL, append(referralFilterArgs(merchantID, f, f.Status, nil), f.Offset, f.Limit)...).Query(
+		func(rows pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rows, scanListedReferral)
+			return err
+		})
+	b.Queue(referralTabsSQL, referralFilterArgs(merchantID, f, "", nil)...).Query(collectTabs(tabs))
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, err
 	}
-	total := 0
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (referral.Listed, error) {
-		var l referral.Listed
-		var creditTxn *uuid.UUID
-		err := row.Scan(append(referralDest(&l.Referral, &creditTxn), &l.MemberName, &l.MemberEmail, &total)...)
-		if creditTxn != nil {
-			l.CreditTxnID = *creditTxn
+	return list, tabs, nil
+}
+
+// ReferralRows yields every referral of the merchant matching f (its
+// Offset and Limit ignored), newest first, read ExportBatch at a time: the
+// CSV export. The sequence ends at the first error, yielded.
+func (s *ReferralReads) ReferralRows(ctx context.Context, merchantID uuid.UUID, f referral.Filter) iter.Seq2[referral.Listed, error] {
+	return batches(ctx, func(ctx context.Context, after *cursor, limit int) ([]referral.Listed, error) {
+		rows, err := s.pool.Query(ctx, referralPageSQL, append(referralFilterArgs(merchantID, f, f.Status, after), 0, limit)...)
+		if err != nil {
+			return nil, err
 		}
-		return l, err
-	})
-	if err != nil {
-		return nil, 0, err
-	}
-	if len(list) == 0 && f.Offset > 0 {
-		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM referrals r WHERE `+referralFilterWhere, args...).Scan(&total)
-	}
-	return list, total, err
+		return pgx.CollectRows(rows, scanListedReferral)
+	}, func(l referral.Listed) cursor { return cursor{l.CreatedAt, l.ID} })
 }
 
 // FindReferralByID returns the merchant's referral with its referrer, or
@@ -73,6 +105,17 @@ WHERE r.merchant_id = $1 AND r.id = $2`, merchantID, id).Scan(
 		l.CreditTxnID = *creditTxn
 	}
 	return &l, nil
+}
+
+// scanListedReferral reads referralColumns, the referrer's name and email.
+func scanListedReferral(row pgx.CollectableRow) (referral.Listed, error) {
+	var l referral.Listed
+	var creditTxn *uuid.UUID
+	err := row.Scan(append(referralDest(&l.Referral, &creditTxn), &l.MemberName, &l.MemberEmail)...)
+	if creditTxn != nil {
+		l.CreditTxnID = *creditTxn
+	}
+	return l, err
 }
 
 // referralDest returns the scan destinations of referralColumns, in order.
