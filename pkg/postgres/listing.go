@@ -2,7 +2,9 @@ package postgres
 
 import (
 	"context"
+	"fmt"
 	"iter"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,8 +16,26 @@ import (
 
 // Tabs counts the rows of a list's filter (without its status) by status:
 // the numbers of a page's status tabs. Every status of the resource is a
-// key, zero included.
+// key, zero included. A count stops at TabCap: a tab showing TabCap has at
+// least that many rows ("10,000+"), so that a tab costs at most TabCap
+// index entries however large the merchant.
 type Tabs map[string]int
+
+// TabCap is where a tab's count stops.
+const TabCap = 10_000
+
+// tabsSQL counts, for each status, the rows of table (aliased alias)
+// matching where with that status, up to TabCap each: one LIMITed
+// subquery per status, so a status index serves each. The statuses are
+// the domain's constants, never input.
+func tabsSQL(table, alias, where string, statuses ...string) string {
+	parts := make([]string, len(statuses))
+	for i, st := range statuses {
+		parts[i] = fmt.Sprintf("SELECT '%[1]s', count(*) FROM (SELECT FROM %[2]s %[3]s WHERE %[4]s AND %[3]s.status = '%[1]s' LIMIT %[5]d) c",
+			st, table, alias, where, TabCap)
+	}
+	return strings.Join(parts, "\nUNION ALL\n")
+}
 
 // newTabs returns Tabs with every status at zero.
 func newTabs(statuses ...string) Tabs {

@@ -202,7 +202,7 @@ CROSS JOIN LATERAL (SELECT count(*) AS total_referrals
   FROM referrals r WHERE r.merchant_id = m.merchant_id AND r.member_id = m.id) rs
 ORDER BY m.created_at DESC, m.id DESC`
 
-const memberTabsSQL = `SELECT m.status, count(*) FROM members m WHERE ` + memberFilterWhere + ` GROUP BY m.status`
+var memberTabsSQL = tabsSQL("members", "m", memberFilterWhere, member.StatusActive, member.StatusInactive, member.StatusBlocked)
 
 func scanListedMember(row pgx.CollectableRow) (member.Listed, error) {
 	var l member.Listed
@@ -220,14 +220,26 @@ func scanListedMember(row pgx.CollectableRow) (member.Listed, error) {
 
 // ListMembers returns a page of the merchant's members matching f, newest
 // first with ties broken by id, each with its wallet snapshot and referral
-// stats, and the number of members matching f.
+// stats, and the number of members matching f, exact, in one round trip.
 func (s *MemberStore) ListMembers(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, int, error) {
-	list, tabs, err := s.MembersPage(ctx, merchantID, f)
-	return list, tabs.Total(f.Status), err
+	var list []member.Listed
+	total := 0
+	b := &pgx.Batch{}
+	b.Queue(memberPageSQL, append(memberFilterArgs(merchantID, f, f.Status, nil), f.Offset, f.Limit)...).Query(
+		func(rows pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rows, scanListedMember)
+			return err
+		})
+	b.Queue(`SELECT count(*) FROM members m WHERE `+memberFilterWhere, memberFilterArgs(merchantID, f, f.Status, nil)...).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&total) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, 0, err
+	}
+	return list, total, nil
 }
 
 // MembersPage returns a page of the merchant's members matching f, as
-// ListMembers does, and the members matching f counted by status (the
+// ListMembers does, and the members matching f counted by status up to TabCap (the
 // page's tabs; f.Status chooses the tab, not the counts), in one round trip.
 func (s *MemberStore) MembersPage(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, Tabs, error) {
 	var list []member.Listed

@@ -1,8 +1,11 @@
 package postgres
 
 import (
+	"bytes"
+	"cmp"
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -27,7 +30,7 @@ func NewOverviewReads(pool *pgxpool.Pool) *OverviewReads { return &OverviewReads
 
 // Overview returns everything the overview page shows for the merchant, the
 // range r and the chart's metric, read in one round trip (a pipelined batch
-// of six statements). A merchant with no activity gets zero figures, a
+// of five statements). A merchant with no activity gets zero figures, a
 // zero-filled series and empty lists. An unknown metric is apperr.Invalid.
 func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r report.Range, metric report.Metric) (*report.Overview, error) {
 	seriesSQL, err := seriesQuery(metric)
@@ -37,17 +40,15 @@ func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r re
 	o := &report.Overview{Range: r, Metric: metric}
 	b := &pgx.Batch{}
 	rangeArgs := []any{merchantID, r.From, r.To}
-	b.Queue(figuresSQL, rangeArgs...).QueryRow(func(row pgx.Row) error { return scanFigures(row, &o.Figures) })
+	b.Queue(referralFiguresSQL, append(rangeArgs, report.TopN)...).Query(func(rows pgx.Rows) error {
+		return scanReferralFigures(rows, o)
+	})
+	b.Queue(walletFiguresSQL, rangeArgs...).QueryRow(func(row pgx.Row) error {
+		f := &o.Figures
+		return row.Scan(&f.RewardsReleased, &f.Redeemed, &f.RedeemedCompleted, &f.PendingInWarranty)
+	})
 	b.Queue(seriesSQL, merchantID, r.From, r.To, r.Zone.String()).Query(func(rows pgx.Rows) error {
 		o.Series, err = collectSeries(rows, r.Zone)
-		return err
-	})
-	b.Queue(topMembersSQL, append(rangeArgs, report.TopN)...).Query(func(rows pgx.Rows) error {
-		o.TopMembers, err = pgx.CollectRows(rows, scanLeader)
-		return err
-	})
-	b.Queue(topCreatorsSQL, append(rangeArgs, report.TopN)...).Query(func(rows pgx.Rows) error {
-		o.TopCreators, err = pgx.CollectRows(rows, scanLeader)
 		return err
 	})
 	b.Queue(recentReferralsSQL, merchantID, report.RecentN).Query(func(rows pgx.Rows) error {
@@ -78,40 +79,78 @@ func (s *OverviewReads) Series(ctx context.Context, merchantID uuid.UUID, r repo
 	return collectSeries(rows, r.Zone)
 }
 
-// figuresSQL computes report.Figures for merchant $1 and [$2, $3); see
-// there for the definition of each figure.
-const figuresSQL = `WITH r AS (
-  SELECT count(*) FILTER (WHERE status = 'pending') AS pending,
-    count(*) FILTER (WHERE status = 'approved') AS approved,
-    count(*) FILTER (WHERE status = 'rejected') AS rejected,
-    count(*) FILTER (WHERE status = 'cancelled') AS cancelled,
-    COALESCE(sum(order_value) FILTER (WHERE status IN ('pending', 'approved')), 0)::bigint AS revenue
+// referralFiguresSQL reads, in one index-only scan of merchant $1's
+// referrals created in [$2, $3), the referral figures (rows of kind
+// 'status', one per status present) and the $4 top members and top
+// creators (kinds 'member' and 'creator'): one hash aggregate per grouping
+// set, where separate statements would scan the range three times. See
+// report.Figures and report.Leader for the definitions.
+const referralFiguresSQL = `WITH g AS MATERIALIZED (
+  SELECT GROUPING(member_id) = 0 AS per_member, status, member_id, count(*) AS n,
+    count(*) FILTER (WHERE status IN ('pending', 'approved')) AS sales,
+    COALESCE(sum(order_value) FILTER (WHERE status IN ('pending', 'approved')), 0)::bigint AS revenue,
+    COALESCE(sum(reward_amount) FILTER (WHERE credit_txn_id IS NOT NULL), 0)::bigint AS credited
   FROM referrals WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3
-), e AS (
-  SELECT COALESCE(sum(amount) FILTER (WHERE type = 'credit'), 0)::bigint AS credited,
-    COALESCE(sum(amount) FILTER (WHERE type = 'release'), 0)::bigint AS released
-  FROM ledger_entries WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3
-    AND type IN ('credit', 'release')
-), d AS (
-  SELECT COALESCE(sum(amount) FILTER (WHERE status <> 'failed'), 0)::bigint AS redeemed,
-    COALESCE(sum(amount) FILTER (WHERE status = 'completed'), 0)::bigint AS completed
-  FROM redemptions WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3
+  GROUP BY GROUPING SETS ((status), (member_id))
 )
-SELECT r.pending, r.approved, r.rejected, r.cancelled, r.revenue, e.credited, e.released, d.redeemed, d.completed,
-  (SELECT COALESCE(sum(pending), 0)::bigint FROM wallets WHERE merchant_id = $1)
-FROM r, e, d`
+SELECT 'status', g.status, NULL::uuid, '', '', '', g.n, g.sales, g.revenue, g.credited FROM g WHERE NOT g.per_member
+UNION ALL
+SELECT 'member', '', t.member_id, m.name, m.email, '', t.n, t.sales, t.revenue, 0
+FROM (SELECT * FROM g WHERE g.per_member AND g.sales > 0 ORDER BY g.revenue DESC, g.member_id LIMIT $4) t
+JOIN members m ON m.merchant_id = $1 AND m.id = t.member_id
+UNION ALL
+SELECT 'creator', '', t.member_id, m.name, m.email, t.display_name, t.n, t.sales, t.revenue, 0
+FROM (SELECT g.*, p.display_name FROM g JOIN creator_profiles p ON p.merchant_id = $1 AND p.member_id = g.member_id
+      WHERE g.per_member AND g.sales > 0 ORDER BY g.sales DESC, g.revenue DESC, g.member_id LIMIT $4) t
+JOIN members m ON m.merchant_id = $1 AND m.id = t.member_id`
 
-func scanFigures(row pgx.Row, f *report.Figures) error {
-	var pending, approved, rejected, cancelled int64
-	if err := row.Scan(&pending, &approved, &rejected, &cancelled, &f.ReferredRevenue, &f.RewardsCredited,
-		&f.RewardsReleased, &f.Redeemed, &f.RedeemedCompleted, &f.PendingInWarranty); err != nil {
-		return err
-	}
-	f.Referrals = map[string]int64{referral.StatusPending: pending, referral.StatusApproved: approved,
-		referral.StatusRejected: rejected, referral.StatusCancelled: cancelled}
-	f.ReferralsTotal = pending + approved + rejected + cancelled
-	return nil
+// scanReferralFigures reads the rows of referralFiguresSQL into o.
+func scanReferralFigures(rows pgx.Rows, o *report.Overview) error {
+	f := &o.Figures
+	f.Referrals = map[string]int64{referral.StatusPending: 0, referral.StatusApproved: 0,
+		referral.StatusRejected: 0, referral.StatusCancelled: 0}
+	var kind, status string
+	var memberID *uuid.UUID
+	var l report.Leader
+	var n, credited int64
+	_, err := pgx.ForEachRow(rows, []any{&kind, &status, &memberID, &l.Name, &l.Email, &l.DisplayName, &n, &l.Sales,
+		&l.Revenue, &credited}, func() error {
+		switch kind {
+		case "status":
+			f.Referrals[status] = n
+			f.ReferralsTotal += n
+			f.ReferredRevenue += l.Revenue
+			f.RewardsCredited += credited
+		case "member":
+			l.MemberID = *memberID
+			o.TopMembers = append(o.TopMembers, l)
+		case "creator":
+			l.MemberID = *memberID
+			o.TopCreators = append(o.TopCreators, l)
+		}
+		return nil
+	})
+	// The joins after each LIMIT may reorder the rows: the order is set here.
+	slices.SortFunc(o.TopMembers, func(a, b report.Leader) int {
+		return cmp.Or(cmp.Compare(b.Revenue, a.Revenue), bytes.Compare(a.MemberID[:], b.MemberID[:]))
+	})
+	slices.SortFunc(o.TopCreators, func(a, b report.Leader) int {
+		return cmp.Or(cmp.Compare(b.Sales, a.Sales), cmp.Compare(b.Revenue, a.Revenue), bytes.Compare(a.MemberID[:], b.MemberID[:]))
+	})
+	return err
 }
+
+// walletFiguresSQL computes the figures of merchant $1 that are not read
+// from referrals: the releases and redemptions of [$2, $3) and the pending
+// sum of the wallets now.
+const walletFiguresSQL = `SELECT
+  (SELECT COALESCE(sum(amount), 0)::bigint FROM ledger_entries
+   WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3 AND type = 'release'),
+  d.redeemed, d.completed,
+  (SELECT COALESCE(sum(pending), 0)::bigint FROM wallets WHERE merchant_id = $1)
+FROM (SELECT COALESCE(sum(amount) FILTER (WHERE status <> 'failed'), 0)::bigint AS redeemed,
+        COALESCE(sum(amount) FILTER (WHERE status = 'completed'), 0)::bigint AS completed
+      FROM redemptions WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3) d`
 
 // seriesSource is where a metric's daily values come from: a table, the
 // aggregate of a day and the rows it counts. Constants only: nothing here
@@ -121,7 +160,7 @@ type seriesSource struct{ table, value, where string }
 var seriesSources = map[report.Metric]seriesSource{
 	report.MetricReferrals:       {"referrals", "count(*)", "true"},
 	report.MetricReferredRevenue: {"referrals", "sum(order_value)", "status IN ('pending', 'approved')"},
-	report.MetricRewardsCredited: {"ledger_entries", "sum(amount)", "type = 'credit'"},
+	report.MetricRewardsCredited: {"referrals", "sum(reward_amount)", "credit_txn_id IS NOT NULL"},
 	report.MetricRewardsReleased: {"ledger_entries", "sum(amount)", "type = 'release'"},
 	report.MetricRedeemed:        {"redemptions", "sum(amount)", "status <> 'failed'"},
 }
@@ -158,32 +197,6 @@ func collectSeries(rows pgx.Rows, zone *time.Location) ([]report.Point, error) {
 		p.Day = time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, zone)
 		return p, err
 	})
-}
-
-// topMembersSQL lists the $4 members of merchant $1 with the most referred
-// revenue in [$2, $3) (referrals neither rejected nor cancelled), ties
-// broken by member id.
-const topMembersSQL = `SELECT t.member_id, m.name, m.email, '', t.sales, t.revenue
-FROM (SELECT member_id, count(*) AS sales, sum(order_value)::bigint AS revenue FROM referrals
-      WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3 AND status IN ('pending', 'approved')
-      GROUP BY member_id ORDER BY revenue DESC, member_id LIMIT $4) t
-JOIN members m ON m.merchant_id = $1 AND m.id = t.member_id
-ORDER BY t.revenue DESC, t.member_id`
-
-// topCreatorsSQL lists the $4 creators (members with a creator profile) of
-// merchant $1 with the most sales in [$2, $3), then the most revenue.
-const topCreatorsSQL = `SELECT t.member_id, m.name, m.email, t.display_name, t.sales, t.revenue
-FROM (SELECT r.member_id, p.display_name, count(*) AS sales, sum(r.order_value)::bigint AS revenue
-      FROM referrals r JOIN creator_profiles p ON p.merchant_id = r.merchant_id AND p.member_id = r.member_id
-      WHERE r.merchant_id = $1 AND r.created_at >= $2 AND r.created_at < $3 AND r.status IN ('pending', 'approved')
-      GROUP BY r.member_id, p.display_name ORDER BY sales DESC, revenue DESC, r.member_id LIMIT $4) t
-JOIN members m ON m.merchant_id = $1 AND m.id = t.member_id
-ORDER BY t.sales DESC, t.revenue DESC, t.member_id`
-
-func scanLeader(row pgx.CollectableRow) (report.Leader, error) {
-	var l report.Leader
-	err := row.Scan(&l.MemberID, &l.Name, &l.Email, &l.DisplayName, &l.Sales, &l.Revenue)
-	return l, err
 }
 
 // recentReferralsSQL is the merchant's $2 newest referrals with their

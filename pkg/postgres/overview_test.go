@@ -24,16 +24,19 @@ type overviewRows struct {
 	n        int
 }
 
-// referral stores a referral of the member, created at the instant, and
-// returns its id.
+// referral stores a referral of the member, created at the instant, with
+// a reward of a tenth of the order value, credited unless it was rejected
+// at once (as a self-referral is), and returns its id.
 func (w *overviewRows) referral(memberID uuid.UUID, at string, status string, orderValue int64) uuid.UUID {
 	w.t.Helper()
 	w.n++
 	id := uuid.New()
 	created := mustTime(w.t, at)
 	if _, err := w.pool.Exec(context.Background(), `INSERT INTO referrals (merchant_id, id, member_id, source, order_id,
-  order_value, reward_amount, status, warranty_expires_at, created_at, updated_at)
-VALUES ($1, $2, $3, 'guru', $4, $5::bigint, $5::bigint / 10, $6, $7, $7, $7)`,
+  order_value, reward_amount, status, warranty_expires_at, created_at, updated_at,
+  credit_txn_id)
+VALUES ($1, $2, $3, 'guru', $4, $5::bigint, $5::bigint / 10, $6, $7, $7, $7,
+  CASE WHEN $6::text = 'rejected' THEN NULL ELSE gen_random_uuid() END)`,
 		w.merchant, id, memberID, "order-"+id.String(), orderValue, status, created); err != nil {
 		w.t.Fatalf("insert referral: %v", err)
 	}
@@ -110,9 +113,7 @@ func TestOverviewBucketsDaysInTheMerchantZone(t *testing.T) {
 	w.referral(cris, "2026-11-04T11:00:00Z", referral.StatusApproved, 4000)
 	w.referral(dora, "2026-11-04T12:00:00Z", referral.StatusPending, 1000)
 	newest := w.referral(dora, "2026-11-05T03:00:00Z", referral.StatusPending, 90000) // Nov 5 local
-	w.entry(ana, "2026-11-01T02:59:00Z", "credit", 1000)
-	w.entry(ana, "2026-11-01T03:00:00Z", "credit", 2000)
-	w.entry(bia, "2026-11-02T12:00:00Z", "credit", 500)
+	w.entry(ana, "2026-11-01T02:59:00Z", "release", 1000)
 	w.entry(ana, "2026-11-02T13:00:00Z", "release", 1000)
 	w.entry(bia, "2026-11-05T02:59:00Z", "cancel", 500)
 	w.redemption(ana, "2026-11-02T10:00:00Z", "completed", 300)
@@ -159,7 +160,7 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 		got, want int64
 	}{
 		{"referred revenue (pending and approved)", f.ReferredRevenue, 20000 + 5000 + 4000 + 1000},
-		{"rewards credited", f.RewardsCredited, 2000 + 500},
+		{"rewards credited (not the rejected one's)", f.RewardsCredited, 2000 + 500 + 300 + 400 + 100},
 		{"rewards released", f.RewardsReleased, 1000},
 		{"redeemed (not failed)", f.Redeemed, 300 + 100},
 		{"redeemed and completed", f.RedeemedCompleted, 300},
@@ -185,7 +186,7 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 	checkSeries(report.MetricReferrals, o.Series, []int64{1, 1, 0, 4})
 	for metric, want := range map[report.Metric][]int64{
 		report.MetricReferredRevenue: {20000, 5000, 0, 5000},
-		report.MetricRewardsCredited: {2000, 500, 0, 0},
+		report.MetricRewardsCredited: {2000, 500, 0, 800},
 		report.MetricRewardsReleased: {0, 1000, 0, 0},
 		report.MetricRedeemed:        {0, 300, 0, 100},
 	} {

@@ -42,7 +42,8 @@ JOIN redemptions d ON d.merchant_id = $1 AND d.id = p.id
 JOIN members m ON m.merchant_id = d.merchant_id AND m.id = d.member_id
 ORDER BY d.created_at DESC, d.id DESC`
 
-const redemptionTabsSQL = `SELECT d.status, count(*) FROM redemptions d WHERE ` + redemptionFilterWhere + ` GROUP BY d.status`
+var redemptionTabsSQL = tabsSQL("redemptions", "d", redemptionFilterWhere,
+	redemption.StatusPending, redemption.StatusCompleted, redemption.StatusFailed)
 
 func scanListedRedemption(row pgx.CollectableRow) (redemption.Listed, error) {
 	var l redemption.Listed
@@ -62,8 +63,8 @@ func scanListedRedemption(row pgx.CollectableRow) (redemption.Listed, error) {
 
 // RedemptionsPage returns a page of the merchant's redemptions matching f,
 // newest first with ties broken by id, each with its member's name and
-// email, and the redemptions matching f counted by status (the page's
-// tabs; f.Status chooses the tab, not the counts), in one round trip.
+// email, and the redemptions matching f counted by status up to TabCap (the
+// page's tabs; f.Status chooses the tab, not the counts), in one round trip.
 func (s *RedemptionReads) RedemptionsPage(ctx context.Context, merchantID uuid.UUID, f redemption.Filter) ([]redemption.Listed, Tabs, error) {
 	var list []redemption.Listed
 	tabs := newTabs(redemption.StatusPending, redemption.StatusCompleted, redemption.StatusFailed)

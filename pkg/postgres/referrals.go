@@ -48,17 +48,31 @@ JOIN referrals r ON r.merchant_id = $1 AND r.id = p.id
 JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
 ORDER BY r.created_at DESC, r.id DESC`
 
-const referralTabsSQL = `SELECT r.status, count(*) FROM referrals r WHERE ` + referralFilterWhere + ` GROUP BY r.status`
+var referralTabsSQL = tabsSQL("referrals", "r", referralFilterWhere,
+	referral.StatusPending, referral.StatusApproved, referral.StatusRejected, referral.StatusCancelled)
 
 // ListReferrals returns a page of the merchant's referrals matching f,
-// newest first with ties broken by id, and the number matching f.
+// newest first with ties broken by id, and the number matching f, exact,
+// in one round trip.
 func (s *ReferralReads) ListReferrals(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, int, error) {
-	list, tabs, err := s.ReferralsPage(ctx, merchantID, f)
-	return list, tabs.Total(f.Status), err
+	var list []referral.Listed
+	total := 0
+	b := &pgx.Batch{}
+	b.Queue(referralPageSQL, append(referralFilterArgs(merchantID, f, f.Status, nil), f.Offset, f.Limit)...).Query(
+		func(rows pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rows, scanListedReferral)
+			return err
+		})
+	b.Queue(`SELECT count(*) FROM referrals r WHERE `+referralFilterWhere, referralFilterArgs(merchantID, f, f.Status, nil)...).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&total) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, 0, err
+	}
+	return list, total, nil
 }
 
 // ReferralsPage returns a page of the merchant's referrals matching f, as
-// ListReferrals does, and the referrals matching f counted by status (the
+// ListReferrals does, and the referrals matching f counted by status up to TabCap (the
 // page's tabs; f.Status chooses the tab, not the counts), in one round trip.
 func (s *ReferralReads) ReferralsPage(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, Tabs, error) {
 	var list []referral.Listed

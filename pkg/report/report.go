@@ -99,8 +99,11 @@ type Figures struct {
 	// (every status present, zero included); ReferralsTotal is their sum.
 	Referrals      map[string]int64
 	ReferralsTotal int64
-	// RewardsCredited is the sum of the credit ledger entries of the range:
-	// rewards put into wallets as pending, whatever became of them later.
+	// RewardsCredited is the sum of the credit ledger entries of the
+	// referrals created in the range: rewards put into wallets as pending,
+	// whatever became of them later. (A credit entry is written with its
+	// referral, in the same transaction, and nothing else writes one, so
+	// it is read from the referral: credit_txn_id set, reward_amount.)
 	RewardsCredited int64
 	// RewardsReleased is the sum of the release entries of the range:
 	// pending rewards made available (warranty expired or approved).
@@ -126,7 +129,8 @@ const (
 	// MetricReferredRevenue sums the order value of referrals created that
 	// are neither rejected nor cancelled.
 	MetricReferredRevenue Metric = "referred_revenue"
-	// MetricRewardsCredited sums the credit ledger entries.
+	// MetricRewardsCredited sums the rewards credited with the referrals
+	// created (Figures.RewardsCredited).
 	MetricRewardsCredited Metric = "rewards_credited"
 	// MetricRewardsReleased sums the release ledger entries.
 	MetricRewardsReleased Metric = "rewards_released"

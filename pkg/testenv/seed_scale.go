@@ -39,6 +39,8 @@ type ScaleSeeded struct {
 	Campaign *campaign.Campaign
 	// Members in the order of their index: the first ones refer the most.
 	Members []uuid.UUID
+	// Now is the instant the history ends at (Scale.Now).
+	Now time.Time
 }
 
 // The campaign of a scale seed: 10 % of the order value, 7 days of warranty.
@@ -83,7 +85,7 @@ func MustSeedScale(tb testing.TB, pool *pgxpool.Pool, s Scale) ScaleSeeded {
 		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "scale-account-token"})
 	c := MustCampaign(tb, pool, m.ID, campaign.Campaign{Name: "Escala", RewardType: campaign.RewardPercentage,
 		RewardValue: scaleRewardPercent, WarrantyDays: scaleWarrantyDays, IsActive: true})
-	seeded := ScaleSeeded{Merchant: m, Campaign: c}
+	seeded := ScaleSeeded{Merchant: m, Campaign: c, Now: s.Now}
 	err := pgx.BeginFunc(ctx, pool, func(tx pgx.Tx) error {
 		if err := seedScaleHistory(ctx, tx, m, c.ID, s); err != nil {
 			return err
