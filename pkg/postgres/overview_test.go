@@ -195,6 +195,13 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 			t.Fatalf("Series(%s): %v", metric, err)
 		}
 		checkSeries(metric, points, want)
+		// The overview's own series (from the figures' scan for the
+		// referral metrics) is the same.
+		ov, err := reads.Overview(ctx, a.merchant.ID, r, metric)
+		if err != nil {
+			t.Fatalf("Overview(%s): %v", metric, err)
+		}
+		checkSeries(metric, ov.Series, want)
 	}
 	if _, err := reads.Series(ctx, a.merchant.ID, r, "drop table"); err == nil {
 		t.Error("Series of an unknown metric: no error")
