@@ -30,14 +30,12 @@ func NewOverviewReads(pool *pgxpool.Pool) *OverviewReads { return &OverviewReads
 
 // Overview returns everything the overview page shows for the merchant, the
 // range r and the chart's metric. It reads on two connections at once, each
-// a pipelined batch: the referral figures and top lists (the heaviest
-// statement, one scan of the range's referrals) beside the rest (the other
-// figures, the series, the recent referrals, the to-do counts), so the
-// page waits for the longer of the two rather than their sum. A merchant
+// a pipelined batch of statements: the figures and top lists (a scan of the
+// range's referrals and one of its releases) beside the rest (the series,
+// another scan of the range, the recent referrals, the to-do counts), so
+// the page waits for the longer of the two rather than their sum. A merchant
 // with no activity gets zero figures, a zero-filled series and empty
-// lists. A metric read from referrals takes its series from the figures'
-// scan (the day rows); the others have their own statement. An unknown
-// metric is apperr.Invalid.
+// lists. An unknown metric is apperr.Invalid.
 func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r report.Range, metric report.Metric) (*report.Overview, error) {
 	seriesSQL, err := seriesQuery(metric)
 	if err != nil {
@@ -46,24 +44,22 @@ func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r re
 	o := &report.Overview{Range: r, Metric: metric}
 	rangeArgs := []any{merchantID, r.From, r.To}
 
-	referrals := &pgx.Batch{}
-	referrals.Queue(referralFiguresSQL, append(rangeArgs, report.TopN, r.Zone.String())...).Query(func(rows pgx.Rows) error {
+	figures := &pgx.Batch{}
+	figures.Queue(referralFiguresSQL, append(rangeArgs, report.TopN)...).Query(func(rows pgx.Rows) error {
 		return scanReferralFigures(rows, o)
 	})
-	done := make(chan error, 1)
-	go func() { done <- s.pool.SendBatch(ctx, referrals).Close() }()
-
-	rest := &pgx.Batch{}
-	rest.Queue(walletFiguresSQL, rangeArgs...).QueryRow(func(row pgx.Row) error {
+	figures.Queue(walletFiguresSQL, rangeArgs...).QueryRow(func(row pgx.Row) error {
 		f := &o.Figures
 		return row.Scan(&f.RewardsReleased, &f.Redeemed, &f.RedeemedCompleted, &f.PendingInWarranty)
 	})
-	if _, fromReferrals := daySeries[metric]; !fromReferrals {
-		rest.Queue(seriesSQL, merchantID, r.From, r.To, r.Zone.String()).Query(func(rows pgx.Rows) (err error) {
-			o.Series, err = collectSeries(rows, r.Zone)
-			return err
-		})
-	}
+	done := make(chan error, 1)
+	go func() { done <- s.pool.SendBatch(ctx, figures).Close() }()
+
+	rest := &pgx.Batch{}
+	rest.Queue(seriesSQL, merchantID, r.From, r.To, r.Zone.String()).Query(func(rows pgx.Rows) (err error) {
+		o.Series, err = collectSeries(rows, r.Zone)
+		return err
+	})
 	rest.Queue(recentReferralsSQL, merchantID, report.RecentN).Query(func(rows pgx.Rows) (err error) {
 		o.Recent, err = pgx.CollectRows(rows, scanListedReferral)
 		return err
@@ -95,73 +91,46 @@ func (s *OverviewReads) Series(ctx context.Context, merchantID uuid.UUID, r repo
 
 // referralFiguresSQL reads, in one index-only scan of merchant $1's
 // referrals created in [$2, $3), the referral figures (rows of kind
-// 'status', one per status present), the $4 top members and top creators
-// (kinds 'member' and 'creator') and the day totals of the referral
-// metrics, days in the zone named $5 (kind 'day'), where separate
-// statements would scan the range four times. The scan feeds two hash
-// aggregates (grouping sets): by (member, status), from which the status
-// totals and the members' sales are rolled up, and by day. See
+// 'status', one per status present) and the $4 top members and top
+// creators (kinds 'member' and 'creator'): one hash aggregate per grouping
+// set, where separate statements would scan the range three times. See
 // report.Figures and report.Leader for the definitions.
 const referralFiguresSQL = `WITH g AS MATERIALIZED (
-  SELECT GROUPING(member_id) = 0 AS per_member, member_id, status, (created_at AT TIME ZONE $5)::date AS day,
-    count(*) AS n,
+  SELECT GROUPING(member_id) = 0 AS per_member, status, member_id, count(*) AS n,
+    count(*) FILTER (WHERE status IN ('pending', 'approved')) AS sales,
     COALESCE(sum(order_value) FILTER (WHERE status IN ('pending', 'approved')), 0)::bigint AS revenue,
     COALESCE(sum(reward_amount) FILTER (WHERE credit_txn_id IS NOT NULL), 0)::bigint AS credited
   FROM referrals WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3
-  GROUP BY GROUPING SETS ((member_id, status), (4))
-), sold AS (
-  SELECT member_id, sum(n)::bigint AS sales, sum(revenue)::bigint AS revenue FROM g
-  WHERE per_member AND status IN ('pending', 'approved') GROUP BY member_id
+  GROUP BY GROUPING SETS ((status), (member_id))
 )
-SELECT 'status', g.status, NULL::date, NULL::uuid, '', '', '', sum(g.n)::bigint, 0::bigint, sum(g.revenue)::bigint,
-  sum(g.credited)::bigint
-FROM g WHERE g.per_member GROUP BY g.status
+SELECT 'status', g.status, NULL::uuid, '', '', '', g.n, g.sales, g.revenue, g.credited FROM g WHERE NOT g.per_member
 UNION ALL
-SELECT 'day', '', g.day, NULL, '', '', '', g.n, 0, g.revenue, g.credited FROM g WHERE NOT g.per_member
-UNION ALL
-SELECT 'member', '', NULL, t.member_id, m.name, m.email, '', 0, t.sales, t.revenue, 0
-FROM (SELECT * FROM sold ORDER BY revenue DESC, member_id LIMIT $4) t
+SELECT 'member', '', t.member_id, m.name, m.email, '', t.n, t.sales, t.revenue, 0
+FROM (SELECT * FROM g WHERE g.per_member AND g.sales > 0 ORDER BY g.revenue DESC, g.member_id LIMIT $4) t
 JOIN members m ON m.merchant_id = $1 AND m.id = t.member_id
 UNION ALL
-SELECT 'creator', '', NULL, t.member_id, m.name, m.email, t.display_name, 0, t.sales, t.revenue, 0
-FROM (SELECT sold.*, p.display_name FROM sold JOIN creator_profiles p ON p.merchant_id = $1 AND p.member_id = sold.member_id
-      ORDER BY sales DESC, revenue DESC, member_id LIMIT $4) t
+SELECT 'creator', '', t.member_id, m.name, m.email, t.display_name, t.n, t.sales, t.revenue, 0
+FROM (SELECT g.*, p.display_name FROM g JOIN creator_profiles p ON p.merchant_id = $1 AND p.member_id = g.member_id
+      WHERE g.per_member AND g.sales > 0 ORDER BY g.sales DESC, g.revenue DESC, g.member_id LIMIT $4) t
 JOIN members m ON m.merchant_id = $1 AND m.id = t.member_id`
 
-// daySeries picks, for each metric read from referrals, its value from a
-// 'day' row of referralFiguresSQL (n, revenue, credited).
-var daySeries = map[report.Metric]func(n, revenue, credited int64) int64{
-	report.MetricReferrals:       func(n, _, _ int64) int64 { return n },
-	report.MetricReferredRevenue: func(_, revenue, _ int64) int64 { return revenue },
-	report.MetricRewardsCredited: func(_, _, credited int64) int64 { return credited },
-}
-
-// scanReferralFigures reads the rows of referralFiguresSQL into o: the
-// figures, the top lists and, for a metric read from referrals, the
-// series, every day of the range present (zero when no row).
+// scanReferralFigures reads the rows of referralFiguresSQL into o.
 func scanReferralFigures(rows pgx.Rows, o *report.Overview) error {
 	f := &o.Figures
 	f.Referrals = map[string]int64{referral.StatusPending: 0, referral.StatusApproved: 0,
 		referral.StatusRejected: 0, referral.StatusCancelled: 0}
-	pick := daySeries[o.Metric]
-	byDay := map[time.Time]int64{}
 	var kind, status string
-	var day *time.Time
 	var memberID *uuid.UUID
 	var l report.Leader
 	var n, credited int64
-	_, err := pgx.ForEachRow(rows, []any{&kind, &status, &day, &memberID, &l.Name, &l.Email, &l.DisplayName, &n,
-		&l.Sales, &l.Revenue, &credited}, func() error {
+	_, err := pgx.ForEachRow(rows, []any{&kind, &status, &memberID, &l.Name, &l.Email, &l.DisplayName, &n, &l.Sales,
+		&l.Revenue, &credited}, func() error {
 		switch kind {
 		case "status":
 			f.Referrals[status] = n
 			f.ReferralsTotal += n
 			f.ReferredRevenue += l.Revenue
 			f.RewardsCredited += credited
-		case "day":
-			if pick != nil {
-				byDay[*day] = pick(n, l.Revenue, credited)
-			}
 		case "member":
 			l.MemberID = *memberID
 			o.TopMembers = append(o.TopMembers, l)
@@ -171,9 +140,6 @@ func scanReferralFigures(rows pgx.Rows, o *report.Overview) error {
 		}
 		return nil
 	})
-	if pick != nil {
-		o.Series = zeroFilled(o.Range, byDay)
-	}
 	// The joins after each LIMIT may reorder the rows: the order is set here.
 	slices.SortFunc(o.TopMembers, func(a, b report.Leader) int {
 		return cmp.Or(cmp.Compare(b.Revenue, a.Revenue), bytes.Compare(a.MemberID[:], b.MemberID[:]))
@@ -182,19 +148,6 @@ func scanReferralFigures(rows pgx.Rows, o *report.Overview) error {
 		return cmp.Or(cmp.Compare(b.Sales, a.Sales), cmp.Compare(b.Revenue, a.Revenue), bytes.Compare(a.MemberID[:], b.MemberID[:]))
 	})
 	return err
-}
-
-// zeroFilled is the series of r from values by date (dates as pgx reads a
-// date column: midnight UTC), zero for a day without one.
-func zeroFilled(r report.Range, values map[time.Time]int64) []report.Point {
-	points := make([]report.Point, 0, r.DayCount())
-	y, m, d := r.From.In(r.Zone).Date()
-	for i := range r.DayCount() {
-		day := time.Date(y, m, d+i, 0, 0, 0, 0, r.Zone)
-		key := time.Date(day.Year(), day.Month(), day.Day(), 0, 0, 0, 0, time.UTC)
-		points = append(points, report.Point{Day: day, Value: values[key]})
-	}
-	return points
 }
 
 // walletFiguresSQL computes the figures of merchant $1 that are not read
