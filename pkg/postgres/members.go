@@ -239,8 +239,9 @@ func (s *MemberStore) ListMembers(ctx context.Context, merchantID uuid.UUID, f m
 }
 
 // MembersPage returns a page of the merchant's members matching f, as
-// ListMembers does, and the members matching f counted by status up to TabCap (the
-// page's tabs; f.Status chooses the tab, not the counts), in one round trip.
+// ListMembers does, and the members matching f counted by status up to
+// TabCap (the page's tabs; f.Status chooses the tab, not the counts), in
+// one round trip.
 func (s *MemberStore) MembersPage(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, Tabs, error) {
 	var list []member.Listed
 	tabs := newTabs(member.StatusActive, member.StatusInactive, member.StatusBlocked)

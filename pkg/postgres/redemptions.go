@@ -63,8 +63,9 @@ func scanListedRedemption(row pgx.CollectableRow) (redemption.Listed, error) {
 
 // RedemptionsPage returns a page of the merchant's redemptions matching f,
 // newest first with ties broken by id, each with its member's name and
-// email, and the redemptions matching f counted by status up to TabCap (the
-// page's tabs; f.Status chooses the tab, not the counts), in one round trip.
+// email, and the redemptions matching f counted by status up to TabCap
+// (the page's tabs; f.Status chooses the tab, not the counts), in one
+// round trip.
 func (s *RedemptionReads) RedemptionsPage(ctx context.Context, merchantID uuid.UUID, f redemption.Filter) ([]redemption.Listed, Tabs, error) {
 	var list []redemption.Listed
 	tabs := newTabs(redemption.StatusPending, redemption.StatusCompleted, redemption.StatusFailed)

@@ -72,8 +72,9 @@ func (s *ReferralReads) ListReferrals(ctx context.Context, merchantID uuid.UUID,
 }
 
 // ReferralsPage returns a page of the merchant's referrals matching f, as
-// ListReferrals does, and the referrals matching f counted by status up to TabCap (the
-// page's tabs; f.Status chooses the tab, not the counts), in one round trip.
+// ListReferrals does, and the referrals matching f counted by status up to
+// TabCap (the page's tabs; f.Status chooses the tab, not the counts), in
+// one round trip.
 func (s *ReferralReads) ReferralsPage(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, Tabs, error) {
 	var list []referral.Listed
 	tabs := newTabs(referral.StatusPending, referral.StatusApproved, referral.StatusRejected, referral.StatusCancelled)
