@@ -35,11 +35,18 @@ func NewOverviewReads(pool *pgxpool.Pool) *OverviewReads { return &OverviewReads
 // another scan of the range, the recent referrals, the to-do counts), so
 // the page waits for the longer of the two rather than their sum. A merchant
 // with no activity gets zero figures, a zero-filled series and empty
-// lists. An unknown metric is apperr.Invalid.
+// lists. An empty metric is report.MetricReferrals; an unknown metric or
+// an invalid range is apperr.Invalid.
 func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r report.Range, metric report.Metric) (*report.Overview, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
 	seriesSQL, err := seriesQuery(metric)
 	if err != nil {
 		return nil, err
+	}
+	if metric == "" {
+		metric = report.MetricReferrals
 	}
 	o := &report.Overview{Range: r, Metric: metric}
 	rangeArgs := []any{merchantID, r.From, r.To}
@@ -76,8 +83,11 @@ func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r re
 
 // Series returns one value per calendar day of r for the metric, zero
 // when nothing happened that day: what the chart redraws when only the
-// metric changes. An unknown metric is apperr.Invalid.
+// metric changes. An unknown metric or an invalid range is apperr.Invalid.
 func (s *OverviewReads) Series(ctx context.Context, merchantID uuid.UUID, r report.Range, metric report.Metric) ([]report.Point, error) {
+	if err := r.Validate(); err != nil {
+		return nil, err
+	}
 	q, err := seriesQuery(metric)
 	if err != nil {
 		return nil, err
@@ -181,11 +191,11 @@ var seriesSources = map[report.Metric]seriesSource{
 // bucketed by the day of their created_at in the zone (for a referral, the
 // time Convida recorded the sale).
 func seriesQuery(metric report.Metric) (string, error) {
-	src, ok := seriesSources[metric]
-	if !ok {
-		_, err := report.ParseMetric(string(metric))
+	m, err := report.ParseMetric(string(metric))
+	if err != nil {
 		return "", err
 	}
+	src := seriesSources[m]
 	return `SELECT d.day::date, COALESCE(v.value, 0)::bigint
 FROM generate_series(($2::timestamptz AT TIME ZONE $4)::date, ($3::timestamptz AT TIME ZONE $4)::date - 1,
   interval '1 day') AS d(day)

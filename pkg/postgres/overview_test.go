@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/report"
@@ -184,6 +185,11 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 		}
 	}
 	checkSeries(report.MetricReferrals, o.Series, []int64{1, 1, 0, 4})
+	if def, err := reads.Overview(ctx, a.merchant.ID, r, ""); err != nil || def.Metric != report.MetricReferrals {
+		t.Errorf("Overview without a metric = %v, %v; want the referrals metric", def.Metric, err)
+	} else {
+		checkSeries(report.MetricReferrals, def.Series, []int64{1, 1, 0, 4})
+	}
 	for metric, want := range map[report.Metric][]int64{
 		report.MetricReferredRevenue: {20000, 5000, 0, 5000},
 		report.MetricRewardsCredited: {2000, 500, 0, 800},
@@ -203,8 +209,11 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 		}
 		checkSeries(metric, ov.Series, want)
 	}
-	if _, err := reads.Series(ctx, a.merchant.ID, r, "drop table"); err == nil {
-		t.Error("Series of an unknown metric: no error")
+	if _, err := reads.Series(ctx, a.merchant.ID, r, "drop table"); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("Series of an unknown metric: %v, want validation_error", err)
+	}
+	if _, err := reads.Overview(ctx, a.merchant.ID, report.Range{}, report.MetricReferrals); !apperr.Is(err, apperr.Invalid) {
+		t.Errorf("Overview of a zero range: %v, want validation_error", err)
 	}
 
 	leaders := func(ls []report.Leader) []report.Leader {

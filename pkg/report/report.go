@@ -79,6 +79,18 @@ func Days(first, last string, zone *time.Location) (Range, error) {
 	return r, nil
 }
 
+// Validate reports a range not made by LastDays or Days: no zone, an end
+// not after its start, or more than MaxDays days (apperr.Invalid).
+func (r Range) Validate() error {
+	if r.Zone == nil || !r.From.Before(r.To) {
+		return apperr.Errorf(apperr.Invalid, "range: a zone and a start before the end")
+	}
+	if r.DayCount() > MaxDays {
+		return apperr.Errorf(apperr.Invalid, "range: at most %d days", MaxDays)
+	}
+	return nil
+}
+
 // DayCount is the number of calendar days the range covers.
 func (r Range) DayCount() int {
 	fy, fm, fd := r.From.In(r.Zone).Date()

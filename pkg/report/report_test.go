@@ -99,3 +99,21 @@ func TestLoadZoneAndParseMetric(t *testing.T) {
 		t.Errorf("ParseMetric of an unknown metric: %v, want validation_error", err)
 	}
 }
+
+func TestRangeValidate(t *testing.T) {
+	sp := mustZone(t, "")
+	ok, _ := report.Days("2026-11-01", "2026-11-30", sp)
+	if err := ok.Validate(); err != nil {
+		t.Errorf("Validate of Days = %v", err)
+	}
+	for name, r := range map[string]report.Range{
+		"zero":          {},
+		"no zone":       {From: ok.From, To: ok.To},
+		"end not after": {From: ok.To, To: ok.From, Zone: sp},
+		"too long":      {From: ok.From, To: ok.From.AddDate(2, 0, 0), Zone: sp},
+	} {
+		if err := r.Validate(); !apperr.Is(err, apperr.Invalid) {
+			t.Errorf("Validate of %s range = %v, want validation_error", name, err)
+		}
+	}
+}
