@@ -185,11 +185,14 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 		}
 	}
 	checkSeries(report.MetricReferrals, o.Series, []int64{1, 1, 0, 4})
-	if def, err := reads.Overview(ctx, a.merchant.ID, r, ""); err != nil || def.Metric != report.MetricReferrals {
-		t.Errorf("Overview without a metric = %v, %v; want the referrals metric", def.Metric, err)
-	} else {
-		checkSeries(report.MetricReferrals, def.Series, []int64{1, 1, 0, 4})
+	def, err := reads.Overview(ctx, a.merchant.ID, r, "")
+	if err != nil {
+		t.Fatalf("Overview without a metric: %v", err)
 	}
+	if def.Metric != report.MetricReferrals {
+		t.Errorf("Overview without a metric: metric %q, want referrals", def.Metric)
+	}
+	checkSeries(report.MetricReferrals, def.Series, []int64{1, 1, 0, 4})
 	for metric, want := range map[report.Metric][]int64{
 		report.MetricReferredRevenue: {20000, 5000, 0, 5000},
 		report.MetricRewardsCredited: {2000, 500, 0, 800},
