@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
+	"github.com/convida/convida/pkg/report"
 )
 
 // TestDashboardMembersPagePrefixSearchAndTabs: the search box matches a
@@ -32,15 +33,15 @@ func TestDashboardMembersPagePrefixSearchAndTabs(t *testing.T) {
 	for _, c := range []struct {
 		prefix string
 		want   []uuid.UUID
-		tabs   postgres.Tabs
+		tabs   report.Tabs
 	}{
 		// Marta by her name, Mário by his email.
-		{"mar", []uuid.UUID{s.members[0].ID, s.members[1].ID}, postgres.Tabs{"active": 1, "inactive": 0, "blocked": 1}},
-		{"MÁR", []uuid.UUID{s.members[1].ID}, postgres.Tabs{"active": 1, "inactive": 0, "blocked": 0}},
-		{"loj-ana-mar", []uuid.UUID{s.members[2].ID}, postgres.Tabs{"active": 1, "inactive": 0, "blocked": 0}},
-		{"ana 100%", []uuid.UUID{s.members[2].ID}, postgres.Tabs{"active": 1, "inactive": 0, "blocked": 0}},
-		{"a%", nil, postgres.Tabs{"active": 0, "inactive": 0, "blocked": 0}},
-		{"lima", nil, postgres.Tabs{"active": 0, "inactive": 0, "blocked": 0}},
+		{"mar", []uuid.UUID{s.members[0].ID, s.members[1].ID}, report.Tabs{"active": 1, "inactive": 0, "blocked": 1}},
+		{"MÁR", []uuid.UUID{s.members[1].ID}, report.Tabs{"active": 1, "inactive": 0, "blocked": 0}},
+		{"loj-ana-mar", []uuid.UUID{s.members[2].ID}, report.Tabs{"active": 1, "inactive": 0, "blocked": 0}},
+		{"ana 100%", []uuid.UUID{s.members[2].ID}, report.Tabs{"active": 1, "inactive": 0, "blocked": 0}},
+		{"a%", nil, report.Tabs{"active": 0, "inactive": 0, "blocked": 0}},
+		{"lima", nil, report.Tabs{"active": 0, "inactive": 0, "blocked": 0}},
 	} {
 		list, tabs, err := ms.MembersPage(ctx, s.merchant.ID, member.Filter{Prefix: c.prefix, Status: "active", Limit: 20})
 		if err != nil {
@@ -89,7 +90,7 @@ func TestDashboardReferralsPageAndExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Member 0 has the even referrals: pending and approved alternate.
-	wantTabs := postgres.Tabs{"pending": 0, "approved": 0, "rejected": 0, "cancelled": 0}
+	wantTabs := report.Tabs{"pending": 0, "approved": 0, "rejected": 0, "cancelled": 0}
 	for i := 0; i < n; i += 2 {
 		wantTabs[statuses[i%4]]++
 	}
@@ -148,7 +149,7 @@ func TestDashboardRedemptionsPage(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := (postgres.Tabs{"pending": 0, "completed": 1, "failed": 2}); !maps.Equal(tabs, want) {
+	if want := (report.Tabs{"pending": 0, "completed": 1, "failed": 2}); !maps.Equal(tabs, want) {
 		t.Errorf("tabs = %v, want %v", tabs, want)
 	}
 	if len(list) != 2 || list[0].Amount != 500 || list[1].Amount != 400 || list[0].MemberEmail != a.members[0].Email {

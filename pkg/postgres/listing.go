@@ -9,57 +9,37 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/convida/convida/pkg/report"
 )
 
 // What the dashboard's list pages share: status tabs with counts, and
 // exports read a batch at a time.
 
-// Tabs counts the rows of a list's filter (without its status) by status:
-// the numbers of a page's status tabs. Every status of the resource is a
-// key, zero included. A count stops at TabCap: a tab showing TabCap has at
-// least that many rows ("10,000+"), so that a tab costs at most TabCap
-// index entries however large the merchant.
-type Tabs map[string]int
-
-// TabCap is where a tab's count stops.
-const TabCap = 10_000
-
 // tabsSQL counts, for each status, the rows of table (aliased alias)
-// matching where with that status, up to TabCap each: one LIMITed
+// matching where with that status, up to report.TabCap each: one LIMITed
 // subquery per status, so a status index serves each. The statuses are
 // the domain's constants, never input.
 func tabsSQL(table, alias, where string, statuses ...string) string {
 	parts := make([]string, len(statuses))
 	for i, st := range statuses {
 		parts[i] = fmt.Sprintf("SELECT '%[1]s', count(*) FROM (SELECT FROM %[2]s %[3]s WHERE %[4]s AND %[3]s.status = '%[1]s' LIMIT %[5]d) c",
-			st, table, alias, where, TabCap)
+			st, table, alias, where, report.TabCap)
 	}
 	return strings.Join(parts, "\nUNION ALL\n")
 }
 
-// newTabs returns Tabs with every status at zero.
-func newTabs(statuses ...string) Tabs {
-	t := make(Tabs, len(statuses))
+// newTabs returns tabs with every status at zero.
+func newTabs(statuses ...string) report.Tabs {
+	t := make(report.Tabs, len(statuses))
 	for _, s := range statuses {
 		t[s] = 0
 	}
 	return t
 }
 
-// Total is the number of rows of the tab status ("" for every status).
-func (t Tabs) Total(status string) int {
-	if status != "" {
-		return t[status]
-	}
-	n := 0
-	for _, c := range t {
-		n += c
-	}
-	return n
-}
-
 // collectTabs adds (status, count) rows to t.
-func collectTabs(t Tabs) func(pgx.Rows) error {
+func collectTabs(t report.Tabs) func(pgx.Rows) error {
 	return func(rows pgx.Rows) error {
 		var status string
 		var n int

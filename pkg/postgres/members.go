@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/report"
 )
 
 // MemberStore keeps members. It never writes wallets: a member's wallet
@@ -240,9 +241,9 @@ func (s *MemberStore) ListMembers(ctx context.Context, merchantID uuid.UUID, f m
 
 // MembersPage returns a page of the merchant's members matching f, as
 // ListMembers does, and the members matching f counted by status up to
-// TabCap (the page's tabs; f.Status chooses the tab, not the counts), in
+// report.TabCap (the page's tabs; f.Status chooses the tab, not the counts), in
 // one round trip.
-func (s *MemberStore) MembersPage(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, Tabs, error) {
+func (s *MemberStore) MembersPage(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, report.Tabs, error) {
 	var list []member.Listed
 	tabs := newTabs(member.StatusActive, member.StatusInactive, member.StatusBlocked)
 	b := &pgx.Batch{}

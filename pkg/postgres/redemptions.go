@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/redemption"
+	"github.com/convida/convida/pkg/report"
 )
 
 // RedemptionReads answers the merchant-wide reads of redemptions: the
@@ -63,10 +64,10 @@ func scanListedRedemption(row pgx.CollectableRow) (redemption.Listed, error) {
 
 // RedemptionsPage returns a page of the merchant's redemptions matching f,
 // newest first with ties broken by id, each with its member's name and
-// email, and the redemptions matching f counted by status up to TabCap
+// email, and the redemptions matching f counted by status up to report.TabCap
 // (the page's tabs; f.Status chooses the tab, not the counts), in one
 // round trip.
-func (s *RedemptionReads) RedemptionsPage(ctx context.Context, merchantID uuid.UUID, f redemption.Filter) ([]redemption.Listed, Tabs, error) {
+func (s *RedemptionReads) RedemptionsPage(ctx context.Context, merchantID uuid.UUID, f redemption.Filter) ([]redemption.Listed, report.Tabs, error) {
 	var list []redemption.Listed
 	tabs := newTabs(redemption.StatusPending, redemption.StatusCompleted, redemption.StatusFailed)
 	b := &pgx.Batch{}

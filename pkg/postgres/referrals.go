@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/referral"
+	"github.com/convida/convida/pkg/report"
 )
 
 // ReferralReads answers the admin reads of referrals: the merchant-wide
@@ -73,9 +74,9 @@ func (s *ReferralReads) ListReferrals(ctx context.Context, merchantID uuid.UUID,
 
 // ReferralsPage returns a page of the merchant's referrals matching f, as
 // ListReferrals does, and the referrals matching f counted by status up to
-// TabCap (the page's tabs; f.Status chooses the tab, not the counts), in
+// report.TabCap (the page's tabs; f.Status chooses the tab, not the counts), in
 // one round trip.
-func (s *ReferralReads) ReferralsPage(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, Tabs, error) {
+func (s *ReferralReads) ReferralsPage(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, report.Tabs, error) {
 	var list []referral.Listed
 	tabs := newTabs(referral.StatusPending, referral.StatusApproved, referral.StatusRejected, referral.StatusCancelled)
 	b := &pgx.Batch{}

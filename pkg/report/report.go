@@ -1,7 +1,8 @@
-// Package report holds what the merchant dashboard's overview shows: the
-// range of days it covers (calendar days in the merchant's time zone), the
-// KPI figures, one daily series of a chosen metric, the top members and
-// creators, and the to-do counts. The figures are defined here once, from
+// Package report holds what the merchant dashboard shows beyond the
+// resources themselves: for the overview, the range of days it covers
+// (calendar days in the merchant's time zone), the KPI figures, one daily
+// series of a chosen metric, the top members and creators, and the to-do
+// counts; for the list pages, the counts of their status tabs. The figures are defined here once, from
 // the ledger's vocabulary (decisions 17–18), so that every page and every
 // export says the same thing; the SQL that computes them lives in
 // pkg/postgres (overview.go).
@@ -226,3 +227,26 @@ const TopN = 5
 
 // RecentN is how many recent referrals the overview lists.
 const RecentN = 10
+
+// Tabs counts the rows of a list page's filter (without its status) by
+// status: the numbers of its status tabs. Every status of the resource is
+// a key, zero included. A count stops at TabCap: a tab showing TabCap has
+// at least that many rows ("10,000+"), so that a tab costs at most TabCap
+// index entries however large the merchant.
+type Tabs map[string]int
+
+// TabCap is where a tab's count stops.
+const TabCap = 10_000
+
+// Total is the number of rows of the tab status ("" for every status),
+// at least that many when a count reached TabCap.
+func (t Tabs) Total(status string) int {
+	if status != "" {
+		return t[status]
+	}
+	n := 0
+	for _, c := range t {
+		n += c
+	}
+	return n
+}

@@ -117,3 +117,12 @@ func TestRangeValidate(t *testing.T) {
 		}
 	}
 }
+
+func TestTabsTotal(t *testing.T) {
+	tabs := report.Tabs{"pending": 3, "approved": report.TabCap, "rejected": 0}
+	for status, want := range map[string]int{"": 3 + report.TabCap, "pending": 3, "rejected": 0, "cancelled": 0} {
+		if got := tabs.Total(status); got != want {
+			t.Errorf("Total(%q) = %d, want %d", status, got, want)
+		}
+	}
+}
