@@ -31,10 +31,11 @@ const (
 	OverviewBudget = 100 * time.Millisecond
 	ListBudget     = 50 * time.Millisecond
 	// LongOverviewBudget is the 90-day overview's: three times the rows of
-	// the 30-day one, scanned at about 1 µs each on this machine kind, it
-	// misses the 100 ms of issue 12 (docs/benchmarks.md, "Dashboard
-	// queries"). Meeting it takes a daily roll-up of referrals kept by the
-	// ledger, not another index.
+	// the 30-day one, scanned at about 1 µs each, it takes 90–200 ms on
+	// this machine kind depending on its load, so it does not reliably
+	// meet issue 12's 100 ms (docs/benchmarks.md, "Dashboard queries").
+	// Meeting it takes a daily roll-up of referrals kept by the ledger, not
+	// another index.
 	LongOverviewBudget = 250 * time.Millisecond
 )
 
