@@ -30,7 +30,7 @@ var (
 	leaves = []string{"apperr", "money", "ids", "jsontime", "event", "retry", "batch", "secretbox", "respond", "openapi"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
-		"outbox", "creator", "fraud"}
+		"outbox", "creator", "fraud", "report"}
 	// adapters talk to a dependency.
 	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker"}
 	// contracts bind domain types to an adapter's wire (topic names and

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/inbound"
@@ -80,4 +81,27 @@ func answeredRecords(ds []inbound.Delivery) []inbound.Delivery {
 		}
 	}
 	return out
+}
+
+// LastDeliveries returns the merchant's n most recent deliveries from the
+// provider, newest first, raw bodies included (already redacted when
+// recorded: a Guru token never reaches this table): the Integrations page.
+func (s *DeliveryStore) LastDeliveries(ctx context.Context, merchantID uuid.UUID, provider string, n int) ([]inbound.Delivery, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, dedupe_key, outcome, http_status, error, headers, body, received_at
+FROM inbound_deliveries WHERE merchant_id = $1 AND provider = $2
+ORDER BY received_at DESC, id DESC LIMIT $3`, merchantID, provider, n)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (inbound.Delivery, error) {
+		d := inbound.Delivery{MerchantID: merchantID, Provider: provider}
+		var headers []byte
+		if err := row.Scan(&d.ID, &d.DedupeKey, &d.Outcome, &d.HTTPStatus, &d.Error, &headers, &d.Body, &d.ReceivedAt); err != nil {
+			return d, err
+		}
+		if err := json.Unmarshal(headers, &d.Headers); err != nil {
+			return d, fmt.Errorf("delivery %s headers: %w", d.ID, err)
+		}
+		return d, nil
+	})
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"iter"
 	"strings"
 
 	"github.com/google/uuid"
@@ -15,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/report"
 )
 
 // MemberStore keeps members. It never writes wallets: a member's wallet
@@ -175,53 +177,104 @@ func (s *MemberStore) MemberStats(ctx context.Context, merchantID, id uuid.UUID)
 }
 
 // memberFilterWhere selects the members of merchant $1 matching the filter
-// $2 (status, empty for any), $3 (campaign, NULL for any) and $4 (an escaped
-// ILIKE pattern, NULL for any).
+// $2 (status, empty for any), $3 (campaign, NULL for any), $4 (an escaped
+// ILIKE substring pattern, NULL for any), $5 (an escaped LIKE prefix
+// pattern, NULL for any: served by the *_prefix indexes of migration 00010)
+// and coming after the cursor ($6, $7), NULL for the start.
 const memberFilterWhere = `m.merchant_id = $1 AND ($2 = '' OR m.status = $2)
   AND ($3::uuid IS NULL OR m.campaign_id = $3)
-  AND ($4::text IS NULL OR m.name ILIKE $4 ESCAPE '\' OR m.email ILIKE $4 ESCAPE '\')`
+  AND ($4::text IS NULL OR m.name ILIKE $4 ESCAPE '\' OR m.email ILIKE $4 ESCAPE '\')
+  AND ($5::text IS NULL OR lower(m.name) LIKE lower($5) ESCAPE '\' OR lower(m.email) LIKE lower($5) ESCAPE '\'
+       OR upper(m.coupon_code) LIKE upper($5) ESCAPE '\')
+  AND ($6::timestamptz IS NULL OR (m.created_at, m.id) < ($6, $7::uuid))`
 
-// ListMembers returns a page of the merchant's members matching f, newest
-// first with ties broken by id, each with its wallet snapshot and referral
-// stats, and the number of members matching f. One query reads the page.
-func (s *MemberStore) ListMembers(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, int, error) {
-	args := []any{merchantID, f.Status, nilIfZero(f.CampaignID), containsPattern(f.Search)}
-	rows, err := s.pool.Query(ctx, `SELECT `+memberColumns+`,
-  COALESCE(w.pending, 0), COALESCE(w.available, 0), COALESCE(w.total_earned, 0),
-  rs.total_referrals, p.total
-FROM (SELECT m.merchant_id, m.id, count(*) OVER () AS total FROM members m
-      WHERE `+memberFilterWhere+`
-      ORDER BY m.created_at DESC, m.id DESC OFFSET $5 LIMIT $6) p
+// memberFilterArgs are the parameters of memberFilterWhere for f, with the
+// status taken from status rather than f (the tabs count every status).
+func memberFilterArgs(merchantID uuid.UUID, f member.Filter, status string, after *cursor) []any {
+	return append([]any{merchantID, status, nilIfZero(f.CampaignID), containsPattern(f.Search), prefixPattern(f.Prefix)},
+		cursorArgs(after)...)
+}
+
+// memberPageSQL reads a page of memberFilterWhere ($8 offset, $9 limit),
+// each member with its wallet snapshot and referral count. The page is
+// chosen first, so only its members are joined.
+const memberPageSQL = `SELECT ` + memberColumns + `,
+  COALESCE(w.pending, 0), COALESCE(w.available, 0), COALESCE(w.total_earned, 0), rs.total_referrals
+FROM (SELECT m.merchant_id, m.id FROM members m WHERE ` + memberFilterWhere + `
+      ORDER BY m.created_at DESC, m.id DESC OFFSET $8 LIMIT $9) p
 JOIN members m ON m.merchant_id = p.merchant_id AND m.id = p.id
 LEFT JOIN wallets w ON w.merchant_id = m.merchant_id AND w.member_id = m.id
 CROSS JOIN LATERAL (SELECT count(*) AS total_referrals
   FROM referrals r WHERE r.merchant_id = m.merchant_id AND r.member_id = m.id) rs
-ORDER BY m.created_at DESC, m.id DESC`, append(args, f.Offset, f.Limit)...)
+ORDER BY m.created_at DESC, m.id DESC`
+
+var memberTabsSQL = tabsSQL("members", "m", memberFilterWhere, member.StatusActive, member.StatusInactive, member.StatusBlocked)
+
+func scanListedMember(row pgx.CollectableRow) (member.Listed, error) {
+	var l member.Listed
+	var meta []byte
+	m := &l.Member
+	err := row.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
+		&m.Status, &meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt,
+		&l.Pending, &l.Available, &l.TotalEarned, &l.Stats.TotalReferrals)
 	if err != nil {
-		return nil, 0, err
-	}
-	total := 0
-	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (member.Listed, error) {
-		var l member.Listed
-		var meta []byte
-		m := &l.Member
-		err := row.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
-			&m.Status, &meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt,
-			&l.Pending, &l.Available, &l.TotalEarned, &l.Stats.TotalReferrals, &total)
-		if err != nil {
-			return l, err
-		}
-		m.Metadata, err = decodeMetadata(m.ID, meta)
 		return l, err
-	})
-	if err != nil {
+	}
+	m.Metadata, err = decodeMetadata(m.ID, meta)
+	return l, err
+}
+
+// ListMembers returns a page of the merchant's members matching f, newest
+// first with ties broken by id, each with its wallet snapshot and referral
+// stats, and the number of members matching f, exact, in one round trip.
+func (s *MemberStore) ListMembers(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, int, error) {
+	var list []member.Listed
+	total := 0
+	b := &pgx.Batch{}
+	b.Queue(memberPageSQL, append(memberFilterArgs(merchantID, f, f.Status, nil), f.Offset, f.Limit)...).Query(
+		func(rows pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rows, scanListedMember)
+			return err
+		})
+	b.Queue(`SELECT count(*) FROM members m WHERE `+memberFilterWhere, memberFilterArgs(merchantID, f, f.Status, nil)...).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&total) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
 		return nil, 0, err
 	}
-	if len(list) == 0 && f.Offset > 0 {
-		// Past the last page: the window count had no row to ride on.
-		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM members m WHERE `+memberFilterWhere, args...).Scan(&total)
+	return list, total, nil
+}
+
+// MembersPage returns a page of the merchant's members matching f, as
+// ListMembers does, and the members matching f counted by status up to
+// report.TabCap (the page's tabs; f.Status chooses the tab, not the counts), in
+// one round trip.
+func (s *MemberStore) MembersPage(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, report.Tabs, error) {
+	var list []member.Listed
+	tabs := newTabs(member.StatusActive, member.StatusInactive, member.StatusBlocked)
+	b := &pgx.Batch{}
+	b.Queue(memberPageSQL, append(memberFilterArgs(merchantID, f, f.Status, nil), f.Offset, f.Limit)...).Query(
+		func(rows pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rows, scanListedMember)
+			return err
+		})
+	b.Queue(memberTabsSQL, memberFilterArgs(merchantID, f, "", nil)...).Query(collectTabs(tabs))
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, nil, err
 	}
-	return list, total, err
+	return list, tabs, nil
+}
+
+// MemberRows yields every member of the merchant matching f (its Offset
+// and Limit ignored), newest first, read ExportBatch at a time: the CSV
+// export. The sequence ends at the first error, yielded.
+func (s *MemberStore) MemberRows(ctx context.Context, merchantID uuid.UUID, f member.Filter) iter.Seq2[member.Listed, error] {
+	return batches(ctx, func(ctx context.Context, after *cursor, limit int) ([]member.Listed, error) {
+		rows, err := s.pool.Query(ctx, memberPageSQL, append(memberFilterArgs(merchantID, f, f.Status, after), 0, limit)...)
+		if err != nil {
+			return nil, err
+		}
+		return pgx.CollectRows(rows, scanListedMember)
+	}, func(l member.Listed) cursor { return cursor{l.CreatedAt, l.ID} })
 }
 
 // UpdateMember applies upd to the merchant's member and returns it as
@@ -301,6 +354,17 @@ func containsPattern(s string) *string {
 		return nil
 	}
 	p := "%" + likeEscaper.Replace(s) + "%"
+	return &p
+}
+
+// prefixPattern returns the LIKE pattern (escape character \) matching
+// strings that start with s, its wildcards taken literally; nil when s is
+// empty.
+func prefixPattern(s string) *string {
+	if s == "" {
+		return nil
+	}
+	p := likeEscaper.Replace(s) + "%"
 	return &p
 }
 
