@@ -48,6 +48,10 @@ type Config struct {
 	Merchants MerchantStore
 	Keys      KeyStore
 	Users     UserStore
+	// Overview and Redemptions (overview.go, redemptions.go).
+	Overview          OverviewReads
+	Redemptions       RedemptionReads
+	RedemptionMembers MemberFinder
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
 
@@ -71,6 +75,8 @@ type Dashboard struct {
 	views    *views
 	routes   *http.ServeMux
 	handler  http.Handler
+	// overviews caches the overview's reads briefly (overview.go).
+	overviews overviewCache
 }
 
 // New parses the templates (once) and builds the routes.
@@ -122,6 +128,8 @@ func (d *Dashboard) registerRoutes() {
 	d.signInRoutes()
 	d.apiKeyRoutes()
 	d.userRoutes()
+	d.overviewRoutes()
+	d.redemptionRoutes()
 	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })

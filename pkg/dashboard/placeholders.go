@@ -6,13 +6,10 @@ import "net/http"
 // placeholder so that the navigation is complete. A phase-2 page removes
 // its line here and registers its own routes (docs/dashboard.md).
 var comingSoon = []struct{ pattern, nav string }{
-	{"GET " + Prefix + "/{$}", "overview"},
-	{"GET " + Prefix, "overview"},
 	{"GET " + Prefix + "/members", "members"},
 	{"GET " + Prefix + "/referrals", "referrals"},
 	{"GET " + Prefix + "/campaigns", "campaigns"},
 	{"GET " + Prefix + "/creators", "creators"},
-	{"GET " + Prefix + "/redemptions", "redemptions"},
 	{"GET " + Prefix + "/integrations", "integrations"},
 	{"GET " + Prefix + "/webhooks", "webhooks"},
 }

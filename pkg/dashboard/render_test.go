@@ -13,6 +13,12 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 )
 
+type renderCase struct {
+	page Page
+	user bool
+	want map[string][]string // lang → texts the page shows
+}
+
 // TestRenderEveryPage renders every template in both languages with the
 // data its handler gives it, and checks what a reader would see of it; a
 // template that fails to execute fails here, not in front of a merchant.
@@ -26,11 +32,7 @@ func TestRenderEveryPage(t *testing.T) {
 	mid := uuid.New()
 	owner := &merchant.DashboardUser{MerchantID: mid, ID: uuid.New(), Email: "owner@loja.example.com", Role: merchant.RoleOwner, CreatedAt: at}
 	key := merchant.Key{ID: uuid.New(), Prefix: "1a2b3c4d", CreatedAt: at}
-	pages := []struct {
-		page Page
-		user bool
-		want map[string][]string // lang → texts the page shows
-	}{
+	pages := []renderCase{
 		{Page{Template: "sign_in", Title: "sign_in.title", Data: signInData{Alert: "sign_in.invalid"}}, false,
 			map[string][]string{English: {">Email<", ">Password<", "Sign in", `role="alert"`, "Invalid email or password", "Português"},
 				Portuguese: {"E-mail", "Senha", "E-mail ou senha inválidos", "English"}}},
@@ -51,6 +53,7 @@ func TestRenderEveryPage(t *testing.T) {
 		{Page{Template: "error", Title: "error.not_found.title", Status: http.StatusNotFound, Data: errorData{Message: "error.not_found"}}, true,
 			map[string][]string{English: {"Not found", `role="alert"`}, Portuguese: {"Não encontrado"}}},
 	}
+	pages = append(pages, overviewAndRedemptionPages(t, at)...)
 	covered := map[string]bool{}
 	for _, p := range pages {
 		covered[p.page.Template] = true

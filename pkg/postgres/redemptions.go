@@ -22,23 +22,27 @@ type RedemptionReads struct{ pool *pgxpool.Pool }
 func NewRedemptionReads(pool *pgxpool.Pool) *RedemptionReads { return &RedemptionReads{pool: pool} }
 
 // redemptionFilterWhere selects the redemptions of merchant $1 matching $2
-// (the member, NULL for any), $3 (status, empty for any) and coming after
-// the cursor ($4, $5), NULL for the start; on redemptions_list, index-only
+// (the member, NULL for any), $3 (status, empty for any), the half-open
+// creation interval [$4, $5) (either NULL for unbounded) and coming after
+// the cursor ($6, $7), NULL for the start; on redemptions_list, index-only
 // until the page is chosen.
 const redemptionFilterWhere = `d.merchant_id = $1 AND ($2::uuid IS NULL OR d.member_id = $2)
   AND ($3 = '' OR d.status = $3)
-  AND ($4::timestamptz IS NULL OR (d.created_at, d.id) < ($4, $5::uuid))`
+  AND ($4::timestamptz IS NULL OR d.created_at >= $4)
+  AND ($5::timestamptz IS NULL OR d.created_at < $5)
+  AND ($6::timestamptz IS NULL OR (d.created_at, d.id) < ($6, $7::uuid))`
 
 func redemptionFilterArgs(merchantID uuid.UUID, f redemption.Filter, status string, after *cursor) []any {
-	return append([]any{merchantID, nilIfZero(f.MemberID), status}, cursorArgs(after)...)
+	return append([]any{merchantID, nilIfZero(f.MemberID), status, nilIfZeroTime(f.CreatedAfter),
+		nilIfZeroTime(f.CreatedBefore)}, cursorArgs(after)...)
 }
 
-// redemptionPageSQL reads a page of redemptionFilterWhere ($6 offset, $7
+// redemptionPageSQL reads a page of redemptionFilterWhere ($8 offset, $9
 // limit) with each member's name and email; only the page's rows are joined.
 const redemptionPageSQL = `SELECT d.merchant_id, d.id, d.member_id, d.amount, d.type, d.status, d.transaction_id,
   d.debit_txn_id, d.subscription_id, d.result, d.failure_reason, d.created_at, d.updated_at, m.name, m.email
 FROM (SELECT d.id FROM redemptions d WHERE ` + redemptionFilterWhere + `
-      ORDER BY d.created_at DESC, d.id DESC OFFSET $6 LIMIT $7) p
+      ORDER BY d.created_at DESC, d.id DESC OFFSET $8 LIMIT $9) p
 JOIN redemptions d ON d.merchant_id = $1 AND d.id = p.id
 JOIN members m ON m.merchant_id = d.merchant_id AND m.id = d.member_id
 ORDER BY d.created_at DESC, d.id DESC`

@@ -208,6 +208,11 @@ func (a *API) Router() *mux.Router {
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
+
+		// Overview and Redemptions.
+		Overview:          postgres.NewOverviewReads(d.Pool),
+		Redemptions:       postgres.NewRedemptionReads(d.Pool),
+		RedemptionMembers: members,
 	})
 	if err != nil {
 		panic(err) // the templates are embedded: a parse error is a build defect

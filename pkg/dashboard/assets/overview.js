@@ -1,0 +1,62 @@
+// The overview's chart: draws the series of the page's own table (one row
+// per day, data-t the day's midnight in Unix seconds, data-v the value)
+// with the vendored uPlot, inside the <figure>. Without JavaScript the table
+// is the chart's content; with it, the table folds under the chart. The
+// metric selector submits itself on change.
+(function () {
+  "use strict";
+  function formatter(money, lang) {
+    if (money) {
+      var cur = new Intl.NumberFormat(lang, { style: "currency", currency: "BRL" });
+      return function (v) { return cur.format(v / 100); };
+    }
+    var num = new Intl.NumberFormat(lang, { maximumFractionDigits: 0 });
+    return function (v) { return num.format(v); };
+  }
+  function draw(fig) {
+    var holder = fig.querySelector("[data-chart]");
+    if (!holder || typeof uPlot !== "function") { return; }
+    var xs = [], ys = [];
+    fig.querySelectorAll("tbody tr[data-t]").forEach(function (tr) {
+      xs.push(Number(tr.getAttribute("data-t")));
+      ys.push(Number(tr.getAttribute("data-v")));
+    });
+    var lang = document.documentElement.lang || "en";
+    var money = fig.getAttribute("data-money") === "1";
+    var fmt = formatter(money, lang);
+    var zone = fig.getAttribute("data-zone") || "America/Sao_Paulo";
+    var width = function () { return Math.max(holder.clientWidth, 300); };
+    var opts = {
+      width: width(),
+      height: 260,
+      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), zone); },
+      scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
+      series: [
+        {},
+        {
+          label: fig.getAttribute("data-label") || "",
+          stroke: "#1f5fbf",
+          fill: "rgba(31, 95, 191, 0.12)",
+          width: 2,
+          points: { show: xs.length <= 31 },
+          value: function (u, v) { return v == null ? "—" : fmt(v); }
+        }
+      ],
+      axes: [
+        {},
+        { size: money ? 90 : 50, values: function (u, splits) { return splits.map(fmt); },
+          incrs: money ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000] }
+      ]
+    };
+    var plot = new uPlot(opts, [xs, ys], holder);
+    var details = fig.querySelector("details.chart-data");
+    if (details) { details.open = false; }
+    window.addEventListener("resize", function () { plot.setSize({ width: width(), height: 260 }); });
+  }
+  document.addEventListener("DOMContentLoaded", function () {
+    document.querySelectorAll("figure.chart").forEach(draw);
+    document.querySelectorAll("form[data-autosubmit] select").forEach(function (s) {
+      s.addEventListener("change", function () { s.form.requestSubmit ? s.form.requestSubmit() : s.form.submit(); });
+    });
+  });
+})();
