@@ -25,6 +25,7 @@
     var money = fig.getAttribute("data-money") === "1";
     var fmt = formatter(money, lang);
     var zone = fig.getAttribute("data-zone") || "America/Sao_Paulo";
+    var dayFmt = new Intl.DateTimeFormat(lang, { timeZone: zone, year: "numeric", month: "short", day: "numeric" });
     var width = function () { return Math.max(holder.clientWidth, 300); };
     var opts = {
       width: width(),
@@ -32,7 +33,8 @@
       tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1e3), zone); },
       scales: { x: { time: true }, y: { range: function (u, min, max) { return [0, max > 0 ? max * 1.1 : 1]; } } },
       series: [
-        {},
+        { label: fig.getAttribute("data-day-label") || "",
+          value: function (u, ts) { return ts == null ? "—" : dayFmt.format(new Date(ts * 1e3)); } },
         {
           label: fig.getAttribute("data-label") || "",
           stroke: "#1f5fbf",
