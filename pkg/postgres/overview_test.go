@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"slices"
 	"testing"
@@ -253,5 +254,47 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 	if ob.Figures.ReferralsTotal != 1 || ob.Figures.ReferredRevenue != 777 || ob.Figures.PendingInWarranty != 0 ||
 		len(ob.Recent) != 1 || len(ob.TopCreators) != 0 || !slices.Equal(ob.ToDo.IntegrationsMissing, []string{"guru", "yampi"}) {
 		t.Errorf("other merchant's overview = %+v, want only its own sale", ob)
+	}
+}
+
+// TestOverviewDaysAcrossDST: in a zone with daylight saving time, the day
+// it ends is 25 hours long, and a sale late that evening is that day's
+// (the days are the zone's calendar days, not 24-hour steps from the
+// range's start).
+func TestOverviewDaysAcrossDST(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a := mustTenants(t, 1)[0]
+	w := &overviewRows{t: t, pool: a.pool, merchant: a.merchant.ID}
+	// New York leaves DST on Sunday 2026-11-01 at 02:00 (UTC−4 → UTC−5).
+	w.referral(a.members[0].ID, "2026-11-01T03:30:00Z", referral.StatusApproved, 100) // Oct 31, 23:30 EDT
+	w.referral(a.members[0].ID, "2026-11-02T04:30:00Z", referral.StatusApproved, 200) // Nov 1, 23:30 EST
+	w.referral(a.members[0].ID, "2026-11-02T05:30:00Z", referral.StatusApproved, 400) // Nov 2, 00:30 EST
+	zone, err := report.LoadZone("America/New_York")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := report.Days("2026-10-31", "2026-11-02", zone)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reads := postgres.NewOverviewReads(a.pool)
+	o, err := reads.Overview(ctx, a.merchant.ID, r, report.MetricReferredRevenue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bySeries, err := reads.Series(ctx, a.merchant.ID, r, report.MetricReferredRevenue)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, series := range map[string][]report.Point{"overview": o.Series, "series": bySeries} {
+		var got []string
+		for _, p := range series {
+			got = append(got, fmt.Sprintf("%s %02d:00 %d", p.Day.Format(time.DateOnly), p.Day.Hour(), p.Value))
+		}
+		want := []string{"2026-10-31 00:00 100", "2026-11-01 00:00 200", "2026-11-02 00:00 400"}
+		if !slices.Equal(got, want) {
+			t.Errorf("%s: %v, want %v", name, got, want)
+		}
 	}
 }
