@@ -52,13 +52,6 @@ type EventPayloads interface {
 // the spec, without the /api prefix of the other interfaces.
 const webhooksPath = "/v1/webhooks"
 
-// Limits of the webhook-management interface.
-const (
-	// secretOverlap is how long a rotated-out secret keeps signing
-	// (webhooks.md), so receivers can switch without dropping deliveries.
-	secretOverlap = 24 * time.Hour
-)
-
 // registerWebhooks adds /v1/webhooks to the admin router, so that its routes
 // share the admin chain: API key, lowercase errors, rate limit and
 // idempotency. A nil Webhooks or DeliveryLog leaves them all out; a nil
@@ -296,14 +289,14 @@ func (s *Server) listWebhookLogs(w http.ResponseWriter, r *http.Request) {
 
 // rotateWebhookSecret answers POST /v1/webhooks/{id}/rotate-secret: 200
 // with the new secret in full. The old one keeps signing the Standard
-// Webhooks header for secretOverlap.
+// Webhooks header for webhook.RotationOverlap.
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, ids.Webhook, "webhook")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ep, err := s.cfg.Webhooks.RotateWebhookSecret(r.Context(), merchantOf(r).ID, id, webhook.NewSecret(), secretOverlap, s.cfg.Now())
+	ep, err := s.cfg.Webhooks.RotateWebhookSecret(r.Context(), merchantOf(r).ID, id, webhook.NewSecret(), webhook.RotationOverlap, s.cfg.Now())
 	if err != nil {
 		s.fail(w, r, err)
 		return
