@@ -121,7 +121,8 @@ func TestIntegrationsSaveWriteOnlySecrets(t *testing.T) {
 	}
 }
 
-// A viewer sees the page but cannot save.
+// A viewer sees the page but cannot save; nor can a request from another
+// site.
 func TestIntegrationsViewerCannotSave(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -135,9 +136,13 @@ func TestIntegrationsViewerCannotSave(t *testing.T) {
 			t.Errorf("a viewer's save of %s: %d, want 403", p, r.StatusCode)
 		}
 	}
+	if r := e.do(e.owner(), http.MethodPost, "/dashboard/integrations/guru", url.Values{"account_token": {"cross-site-token"}},
+		"Origin", "https://evil.example"); r.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin save: %d, want 403", r.StatusCode)
+	}
 	_, err := postgres.NewMerchantStore(e.deps.Pool, e.deps.Box).FindIntegration(context.Background(), uuid.MustParse(e.demo.MerchantID), "guru")
 	if err == nil {
-		t.Errorf("the viewer's refused save configured Guru")
+		t.Errorf("a refused save configured Guru")
 	}
 }
 

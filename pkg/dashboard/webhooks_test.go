@@ -2,6 +2,7 @@ package dashboard_test
 
 import (
 	"context"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -84,7 +85,7 @@ func TestWebhooksManage(t *testing.T) {
 	if r.StatusCode != http.StatusOK || m == nil || r.Header.Get("Cache-Control") != "no-store" {
 		t.Fatalf("create: %d, Cache-Control %q, want 200 no-store with the secret: %s", r.StatusCode, r.Header.Get("Cache-Control"), r.body)
 	}
-	secret := m[1]
+	secret := html.UnescapeString(m[1]) // base64: a + is written &#43;
 	list, err := e.webhooks().ListWebhooks(context.Background(), uuid.MustParse(e.demo.MerchantID))
 	if err != nil || len(list) != 1 || list[0].Secret != secret || strings.Join(list[0].Events, ",") != "member.created,wallet.credited" {
 		t.Fatalf("stored endpoints %+v (%v), want one with the secret shown and the events once each", list, err)
@@ -101,7 +102,7 @@ func TestWebhooksManage(t *testing.T) {
 	}
 	page := e.do(owner, http.MethodGet, base, nil)
 	if !strings.Contains(page.body, "https://127.0.0.1:2/other") || !strings.Contains(page.body, `value="referral.approved" checked`) ||
-		!strings.Contains(page.body, "whsec_****"+secret[len(secret)-4:]) {
+		!strings.Contains(html.UnescapeString(page.body), "whsec_****"+secret[len(secret)-4:]) {
 		t.Errorf("the edited endpoint's page: %s", page.body)
 	}
 
@@ -150,13 +151,13 @@ func TestWebhooksManage(t *testing.T) {
 	// Rotate: a new secret, once.
 	r = e.do(owner, http.MethodPost, base+"/rotate-secret", url.Values{})
 	m = webhookSecretRe.FindStringSubmatch(r.body)
-	if r.StatusCode != http.StatusOK || m == nil || m[1] == secret {
+	if r.StatusCode != http.StatusOK || m == nil || html.UnescapeString(m[1]) == secret {
 		t.Fatalf("rotate: %d, want a new secret: %s", r.StatusCode, r.body)
 	}
-	rotated := m[1]
+	rotated := html.UnescapeString(m[1])
 	for _, p := range []string{"/dashboard/webhooks", base, logPath, base + "/delete"} {
-		page := e.do(owner, http.MethodGet, p, nil)
-		if strings.Contains(page.body, secret) || strings.Contains(page.body, rotated) {
+		page := html.UnescapeString(e.do(owner, http.MethodGet, p, nil).body)
+		if strings.Contains(page, secret) || strings.Contains(page, rotated) {
 			t.Errorf("GET %s shows a secret again", p)
 		}
 	}
@@ -238,5 +239,19 @@ func TestWebhooksViewerAndOtherMerchant(t *testing.T) {
 	}
 	if n := e.attemptCount(mine.ID, ""); n != 1 {
 		t.Errorf("%d attempts after the viewer's refused test and retry, want 1", n)
+	}
+
+	// The owner's retry of a record whose event is no longer kept is
+	// refused with a page saying so; from another site, refused outright.
+	retry := "/dashboard/webhooks/" + mine.ID.String() + "/logs/" + myLog.ID.String() + "/retry"
+	if r := e.do(owner, http.MethodPost, retry, url.Values{}); r.StatusCode != http.StatusConflict || !strings.Contains(r.body, "no longer kept") {
+		t.Errorf("retry of an event no longer kept: %d, want 409: %s", r.StatusCode, r.body)
+	}
+	if r := e.do(owner, http.MethodPost, "/dashboard/webhooks", url.Values{"url": {"https://evil.example/x"}, "events": {"member.created"}},
+		"Origin", "https://evil.example"); r.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin creation: %d, want 403", r.StatusCode)
+	}
+	if list, _ := e.webhooks().ListWebhooks(context.Background(), mine.MerchantID); len(list) != 1 {
+		t.Errorf("%d endpoints after refused creations, want 1", len(list))
 	}
 }
