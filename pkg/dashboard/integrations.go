@@ -106,7 +106,7 @@ func (d *Dashboard) integrations(w http.ResponseWriter, r *http.Request, c *Ctx)
 }
 
 // showIntegrations renders the page; alert, when set, is shown in the
-// form of provider alertFor.
+// form of provider alertFor, whose non-secret fields keep what was typed.
 func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *Ctx, alertFor, alert string, status int) {
 	var data integrationsData
 	for _, p := range []string{merchant.ProviderGuru, merchant.ProviderYampi} {
@@ -122,6 +122,11 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 		}
 		if p == alertFor {
 			v.Alert = alert
+			for i, f := range v.Fields {
+				if !f.Secret {
+					v.Fields[i].Value = r.PostFormValue(f.Name)
+				}
+			}
 		}
 		if v.Deliveries, err = d.cfg.Deliveries.ListDeliveries(r.Context(), c.MerchantID(), p, recentDeliveries); err != nil {
 			d.fail(w, r, c, err)

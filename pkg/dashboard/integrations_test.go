@@ -97,6 +97,9 @@ func TestIntegrationsSaveWriteOnlySecrets(t *testing.T) {
 	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, `role="alert" class="alert">The API URL must be an http or https URL.`) {
 		t.Errorf("a bad API URL: %d, want 422 with an alert: %s", r.StatusCode, r.body)
 	}
+	if !strings.Contains(r.body, `value="ftp://api.example.com"`) || strings.Contains(r.body, "wh_sec") {
+		t.Errorf("the refused form should keep what was typed, secrets excepted: %s", r.body)
+	}
 	r = e.do(owner, http.MethodPost, "/dashboard/integrations/yampi", url.Values{"webhook_secret": {"wh_sec"}, "user_token": {"yt"},
 		"user_secret_key": {"ysk"}, "store_alias": {"minha-loja"}, "api_url": {"https://api.example.com/v2"}})
 	if r.StatusCode != http.StatusSeeOther {
