@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // MerchantStore reads the signed-in user's merchant (postgres.MerchantStore).
@@ -50,6 +51,15 @@ type Config struct {
 	Users     UserStore
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
+	// Integrations and Deliveries serve /dashboard/integrations
+	// (integrations.go); IngestPublicURL (INGEST_PUBLIC_URL) is the base of
+	// the webhook URLs it shows.
+	Integrations    IntegrationStore
+	Deliveries      InboundDeliveries
+	IngestPublicURL string
+	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
+	Webhooks      WebhookStore
+	WebhookSender webhook.Sender
 
 	Log *zap.Logger
 	Now func() time.Time
@@ -122,6 +132,8 @@ func (d *Dashboard) registerRoutes() {
 	d.signInRoutes()
 	d.apiKeyRoutes()
 	d.userRoutes()
+	d.integrationRoutes()
+	d.webhookRoutes()
 	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })

@@ -13,8 +13,6 @@ var comingSoon = []struct{ pattern, nav string }{
 	{"GET " + Prefix + "/campaigns", "campaigns"},
 	{"GET " + Prefix + "/creators", "creators"},
 	{"GET " + Prefix + "/redemptions", "redemptions"},
-	{"GET " + Prefix + "/integrations", "integrations"},
-	{"GET " + Prefix + "/webhooks", "webhooks"},
 }
 
 func (d *Dashboard) comingSoonRoutes() {
