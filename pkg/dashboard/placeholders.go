@@ -10,8 +10,6 @@ var comingSoon = []struct{ pattern, nav string }{
 	{"GET " + Prefix + "/referrals", "referrals"},
 	{"GET " + Prefix + "/campaigns", "campaigns"},
 	{"GET " + Prefix + "/creators", "creators"},
-	{"GET " + Prefix + "/integrations", "integrations"},
-	{"GET " + Prefix + "/webhooks", "webhooks"},
 }
 
 func (d *Dashboard) comingSoonRoutes() {

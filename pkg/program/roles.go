@@ -213,6 +213,13 @@ func (a *API) Router() *mux.Router {
 		Overview:          postgres.NewOverviewReads(d.Pool),
 		Redemptions:       postgres.NewRedemptionReads(d.Pool),
 		RedemptionMembers: members,
+
+		// Integrations and webhooks.
+		Integrations:    merchants,
+		Deliveries:      postgres.NewDeliveryStore(d.Pool),
+		IngestPublicURL: d.Config.IngestPublicURL,
+		Webhooks:        webhooks,
+		WebhookSender:   NewWebhookSender(d.Config),
 	})
 	if err != nil {
 		panic(err) // the templates are embedded: a parse error is a build defect
