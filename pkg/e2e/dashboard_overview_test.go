@@ -15,13 +15,13 @@ import (
 	"github.com/convida/convida/pkg/testenv"
 )
 
-// TestDashboardOverviewAndRedemptionsInBrowser: sales posted through the
+// TestBrowserDashboardOverviewAndRedemptions: sales posted through the
 // ingest, a redemption refused by Guru and one carried out by Yampi; in
 // Chromium the owner signs in, sees the overview's chart drawn from its
 // table with today's sales counted, switches the chart's metric, switches
 // to Portuguese and reads a reward of 979 cents as "R$ 9,79", then finds
 // both redemptions with their platform result.
-func TestDashboardOverviewAndRedemptionsInBrowser(t *testing.T) {
+func TestBrowserDashboardOverviewAndRedemptions(t *testing.T) {
 	t.Parallel()
 	s := startRedeemStack(t)
 	guru, yampi := newPlatform(t), newPlatform(t)
