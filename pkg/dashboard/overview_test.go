@@ -156,11 +156,18 @@ func TestOverviewRanges(t *testing.T) {
 
 // TestOverviewToDo: the to-do box of the scale seed's merchant (Yampi not
 // configured, one failing webhook endpoint, referrals held for review)
-// links to where each is dealt with.
+// links to where each is dealt with, and is current even while the
+// overview's figures are served from its cache.
 func TestOverviewToDo(t *testing.T) {
 	t.Parallel()
 	e := newReportsEnv(t)
 	id := e.seeded.Merchant.ID
+	// A first view fills the overview's cache: the to-do must not come
+	// from it, so the referrals flagged after it show at once.
+	before := e.do(e.owner, http.MethodGet, "/dashboard?range=7", nil)
+	if strings.Contains(before.body, "waiting for review:") {
+		t.Fatalf("referrals waiting for review before any was flagged")
+	}
 	if _, err := e.deps.Pool.Exec(context.Background(), `UPDATE referrals SET review_required = true
   WHERE id IN (SELECT id FROM referrals WHERE merchant_id = $1 AND status = 'pending' LIMIT 3)`, id); err != nil {
 		t.Fatal(err)
