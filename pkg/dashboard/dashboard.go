@@ -52,6 +52,7 @@ type Config struct {
 	// Overview and Redemptions (overview.go, redemptions.go).
 	Overview          OverviewReads
 	Redemptions       RedemptionReads
+	RedemptionFinder  RedemptionFinder
 	RedemptionMembers MemberFinder
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store

@@ -339,6 +339,16 @@ var catalogue = map[string]map[string]string{
 		"redemptions.result.expires":             "expires",
 		"redemptions.result.subscription":        "Subscription",
 		"redemptions.result.cycles":              "cycles:",
+		"redemption.title":                       "Redemption",
+		"redemption.back":                        "All redemptions",
+		"redemption.created":                     "Requested",
+		"redemption.updated":                     "Last change",
+		"redemption.expires":                     "Coupon expires",
+		"redemption.cycles":                      "Billing cycles discounted",
+		"redemption.failure":                     "Failure reason",
+		"redemption.id":                          "Redemption id",
+		"redemption.debit":                       "Debit transaction",
+		"redemption.failed_note":                 "The platform refused it: the amount went back to the member's available balance.",
 		// ── end of Overview and Redemptions ──
 	},
 	Portuguese: {
@@ -629,6 +639,16 @@ var catalogue = map[string]map[string]string{
 		"redemptions.result.expires":             "expira em",
 		"redemptions.result.subscription":        "Assinatura",
 		"redemptions.result.cycles":              "ciclos:",
+		"redemption.title":                       "Resgate",
+		"redemption.back":                        "Todos os resgates",
+		"redemption.created":                     "Pedido em",
+		"redemption.updated":                     "Última alteração",
+		"redemption.expires":                     "Cupom expira em",
+		"redemption.cycles":                      "Ciclos de cobrança com desconto",
+		"redemption.failure":                     "Motivo da falha",
+		"redemption.id":                          "Id do resgate",
+		"redemption.debit":                       "Transação de débito",
+		"redemption.failed_note":                 "A plataforma recusou: o valor voltou ao saldo disponível do membro.",
 		// ── end of Overview and Redemptions ──
 	},
 }

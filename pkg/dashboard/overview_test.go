@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"encoding/csv"
+	"html"
 	"net/http"
 	"net/url"
 	"regexp"
@@ -280,5 +281,26 @@ func TestRedemptionsPage(t *testing.T) {
 	}
 	if !strings.Contains(failed.body, `href="/dashboard/redemptions?format=csv&amp;status=failed"`) {
 		t.Errorf("the failed tab's export link does not keep the filter")
+	}
+
+	// A failed redemption's page, linked from the list: what the platform
+	// said; another merchant's user and a malformed id find nothing.
+	var redID, reason, owner string
+	if err := e.deps.Pool.QueryRow(context.Background(), `SELECT d.id::text, d.failure_reason, m.name FROM redemptions d
+  JOIN members m ON m.id = d.member_id WHERE d.merchant_id = $1 AND d.status = 'failed' ORDER BY d.created_at DESC, d.id DESC LIMIT 1`, id).
+		Scan(&redID, &reason, &owner); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(failed.body, `href="/dashboard/redemptions/`+redID+`"`) {
+		t.Errorf("the failed tab does not link to the newest failed redemption's page")
+	}
+	one := e.do(e.owner, http.MethodGet, "/dashboard/redemptions/"+redID, nil)
+	if one.StatusCode != http.StatusOK || reason == "" || !strings.Contains(one.body, html.EscapeString(reason)) || !strings.Contains(one.body, ">"+owner+"</a>") {
+		t.Errorf("the failed redemption's page: %d, want its reason %q and member %s", one.StatusCode, reason, owner)
+	}
+	for _, path := range []string{"/dashboard/redemptions/" + redID, "/dashboard/redemptions/not-an-id"} {
+		if r := e.do(e.env.owner(), http.MethodGet, path, nil); r.StatusCode != http.StatusNotFound {
+			t.Errorf("the demo merchant's GET %s: %d, want 404", path, r.StatusCode)
+		}
 	}
 }

@@ -28,6 +28,12 @@ type RedemptionReads interface {
 	RedemptionRows(ctx context.Context, merchantID uuid.UUID, f redemption.Filter) iter.Seq2[redemption.Listed, error]
 }
 
+// RedemptionFinder reads one redemption of the merchant, apperr.NotFound
+// for another merchant's (postgres.OutcomeStore).
+type RedemptionFinder interface {
+	FindRedemption(ctx context.Context, merchantID, id uuid.UUID) (*redemption.Redemption, error)
+}
+
 // MemberFinder finds the member a filter names, by id or by email
 // (postgres.MemberStore).
 type MemberFinder interface {
@@ -51,8 +57,36 @@ type redemptionsData struct {
 	Statuses []string
 }
 
+type redemptionData struct {
+	Redemption *redemption.Redemption
+	Member     *member.Member
+}
+
 func (d *Dashboard) redemptionRoutes() {
 	d.page("GET "+Prefix+"/redemptions", d.redemptions)
+	d.page("GET "+Prefix+"/redemptions/{id}", d.redemption)
+}
+
+// redemption is one redemption's page: its member, amount, type, status,
+// the ledger's transactions and everything the platform answered.
+func (d *Dashboard) redemption(w http.ResponseWriter, r *http.Request, c *Ctx) {
+	id, err := uuid.Parse(r.PathValue("id"))
+	if err != nil {
+		d.notFound(w, r, c)
+		return
+	}
+	red, err := d.cfg.RedemptionFinder.FindRedemption(r.Context(), c.MerchantID(), id)
+	if err != nil {
+		d.fail(w, r, c, err)
+		return
+	}
+	m, err := d.cfg.RedemptionMembers.FindMemberByID(r.Context(), c.MerchantID(), red.MemberID)
+	if err != nil {
+		d.fail(w, r, c, err)
+		return
+	}
+	d.render(w, r, c, Page{Template: "redemption", Title: "redemption.title", Nav: "redemptions",
+		Data: redemptionData{Redemption: red, Member: m}})
 }
 
 // redemptionFilter reads ?status=, ?member= (a member's id or email),

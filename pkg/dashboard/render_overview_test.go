@@ -6,6 +6,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/report"
@@ -19,14 +20,14 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 	if err != nil {
 		t.Fatal(err)
 	}
-	member := uuid.New()
+	memberID := uuid.New()
 	o := &report.Overview{Range: rng, Metric: report.MetricReferredRevenue,
 		Figures: report.Figures{ReferredRevenue: 123456, Referrals: map[string]int64{"pending": 2, "approved": 1, "rejected": 0, "cancelled": 0},
 			ReferralsTotal: 3, RewardsCredited: 979, RewardsReleased: 500, Redeemed: 300, RedeemedCompleted: 200, PendingInWarranty: 479},
 		Series:      []report.Point{{Day: rng.From, Value: 0}, {Day: rng.From.AddDate(0, 0, 1), Value: 123456}},
-		TopMembers:  []report.Leader{{MemberID: member, Name: "Ana Souza", Email: "ana@example.com", Sales: 3, Revenue: 123456}},
-		TopCreators: []report.Leader{{MemberID: member, Name: "Ana Souza", DisplayName: "Ana Fit", Sales: 3, Revenue: 123456}},
-		Recent: []referral.Listed{{Referral: referral.Referral{ID: uuid.New(), MemberID: member, OrderValue: 9790, RewardAmount: 979,
+		TopMembers:  []report.Leader{{MemberID: memberID, Name: "Ana Souza", Email: "ana@example.com", Sales: 3, Revenue: 123456}},
+		TopCreators: []report.Leader{{MemberID: memberID, Name: "Ana Souza", DisplayName: "Ana Fit", Sales: 3, Revenue: 123456}},
+		Recent: []referral.Listed{{Referral: referral.Referral{ID: uuid.New(), MemberID: memberID, OrderValue: 9790, RewardAmount: 979,
 			Status: "pending", ReviewRequired: true, CreatedAt: at}, MemberName: "Ana Souza"}},
 		ToDo: report.ToDo{IntegrationsMissing: []string{"yampi"}, WebhooksFailing: 1, ReviewWaiting: 4},
 	}
@@ -37,9 +38,9 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 		Rows:       []seriesRow{{Label: "Nov 24, 2026", Unix: rng.From.Unix()}, {Label: "Nov 25, 2026", Unix: rng.From.Unix() + 86400, Value: 123456}},
 		Total:      123456}
 	list := []redemption.Listed{
-		{Redemption: redemption.Redemption{ID: uuid.New(), MemberID: member, Amount: 979, Type: redemption.TypeStoreCredit,
+		{Redemption: redemption.Redemption{ID: uuid.New(), MemberID: memberID, Amount: 979, Type: redemption.TypeStoreCredit,
 			Status: redemption.StatusCompleted, Result: redemption.Result{CouponCode: "LOJA-ANA-1"}, CreatedAt: at}, MemberName: "Ana Souza", MemberEmail: "ana@example.com"},
-		{Redemption: redemption.Redemption{ID: uuid.New(), MemberID: member, Amount: 500, Type: redemption.TypeSubscriptionDiscount,
+		{Redemption: redemption.Redemption{ID: uuid.New(), MemberID: memberID, Amount: 500, Type: redemption.TypeSubscriptionDiscount,
 			Status: redemption.StatusFailed, SubscriptionID: "sub_9", FailureReason: "subscription not found", CreatedAt: at}, MemberName: "Ana Souza"},
 	}
 	return []renderCase{
@@ -56,5 +57,10 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 				"Store coupon (Yampi)", ">Member<", `<option value="completed" selected>`, `href="/dashboard/redemptions?format=csv&amp;status=failed"`, "Export CSV",
 				"Redemptions of Ana Souza", `class="count">1<`},
 				Portuguese: {"<h1>Resgates</h1>", "R$ 9,79", "Cupom <code>LOJA-ANA-1</code>", "Resultado na plataforma", "Desconto na assinatura (Guru)"}}},
+		{Page{Template: "redemption", Title: "redemption.title", Nav: "redemptions", Data: redemptionData{Redemption: &list[1].Redemption,
+			Member: &member.Member{ID: memberID, Name: "Ana Souza", Email: "ana@example.com"}}}, true,
+			map[string][]string{English: {"Redemption · R$5.00", "Subscription discount (Guru)", "<code>sub_9</code>", `role="alert" class="alert">subscription not found<`,
+				"went back to the member&#39;s available balance", `href="/dashboard/members/` + memberID.String() + `">Ana Souza<`, "Nov 25, 2026 2:03 PM"},
+				Portuguese: {"Resgate · R$ 5,00", "Motivo da falha", "25/11/2026 14:03"}}},
 	}
 }

@@ -212,6 +212,7 @@ func (a *API) Router() *mux.Router {
 		// Overview and Redemptions.
 		Overview:          postgres.NewOverviewReads(d.Pool),
 		Redemptions:       postgres.NewRedemptionReads(d.Pool),
+		RedemptionFinder:  outcomes,
 		RedemptionMembers: members,
 
 		// Integrations and webhooks.
