@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -51,6 +52,9 @@ type overviewData struct {
 	Total int64
 	// Zone names the merchant's zone, for the chart's time axis.
 	Zone string
+	// Counts are the referral counts of the figures ("total" and each
+	// status) as the language writes numbers.
+	Counts map[string]string
 }
 
 type rangeLink struct {
@@ -70,6 +74,28 @@ type seriesRow struct {
 	Label string
 	Unix  int64
 	Value int64
+}
+
+// FormatCount writes n with the language's thousands separator ("24,843"
+// or "24.843").
+func FormatCount(lang string, n int64) string {
+	sep := ","
+	if lang == Portuguese {
+		sep = "."
+	}
+	digits := strconv.FormatInt(n, 10)
+	sign := ""
+	if n < 0 {
+		sign, digits = "-", digits[1:]
+	}
+	var b strings.Builder
+	for i := range len(digits) {
+		if i > 0 && (len(digits)-i)%3 == 0 {
+			b.WriteString(sep)
+		}
+		b.WriteByte(digits[i])
+	}
+	return sign + b.String()
 }
 
 // FormatDay writes a calendar day the way lang writes one ("25/11/2026" or
@@ -137,6 +163,10 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, c *Ctx) {
 			q.Set("metric", string(metric))
 		}
 		data.RangeLinks = append(data.RangeLinks, rangeLink{Days: n, URL: Prefix + "?" + q.Encode(), Current: key == strconv.Itoa(n)})
+	}
+	data.Counts = map[string]string{"total": FormatCount(c.Lang, o.Figures.ReferralsTotal)}
+	for status, n := range o.Figures.Referrals {
+		data.Counts[status] = FormatCount(c.Lang, n)
 	}
 	for _, m := range report.Metrics {
 		data.Metrics = append(data.Metrics, metricOption{Value: string(m), Selected: m == metric})

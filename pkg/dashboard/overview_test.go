@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/dashboard"
 	"github.com/convida/convida/pkg/report"
 	"github.com/convida/convida/pkg/testenv"
 )
@@ -101,7 +102,7 @@ func TestOverviewRanges(t *testing.T) {
 		}
 		total += row.value
 	}
-	if total == 0 || !strings.Contains(r.body, "<dt>Referrals</dt><dd>"+strconv.FormatInt(total, 10)+"</dd>") {
+	if total == 0 || !strings.Contains(r.body, "<dt>Referrals</dt><dd>"+dashboard.FormatCount(dashboard.English, total)+"</dd>") {
 		t.Errorf("the Referrals card does not show the %d referrals of the 30 days", total)
 	}
 	if !strings.Contains(r.body, `<figure class="chart" aria-label="Referrals per day, `) || !strings.Contains(r.body, "<caption>Referrals per day") {

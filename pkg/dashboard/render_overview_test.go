@@ -36,7 +36,7 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 		RangeLinks: []rangeLink{{Days: 7, URL: "/dashboard?range=7"}, {Days: 30, URL: "/dashboard?range=30"}},
 		Metrics:    []metricOption{{Value: "referrals"}, {Value: "referred_revenue", Selected: true}},
 		Rows:       []seriesRow{{Label: "Nov 24, 2026", Unix: rng.From.Unix()}, {Label: "Nov 25, 2026", Unix: rng.From.Unix() + 86400, Value: 123456}},
-		Total:      123456}
+		Total:      123456, Counts: map[string]string{"total": "12,345", "pending": "2", "approved": "1", "rejected": "0", "cancelled": "0"}}
 	list := []redemption.Listed{
 		{Redemption: redemption.Redemption{ID: uuid.New(), MemberID: memberID, Amount: 979, Type: redemption.TypeStoreCredit,
 			Status: redemption.StatusCompleted, Result: redemption.Result{CouponCode: "LOJA-ANA-1"}, CreatedAt: at}, MemberName: "Ana Souza", MemberEmail: "ana@example.com"},
@@ -45,7 +45,7 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 	}
 	return []renderCase{
 		{Page{Template: "overview", Title: "overview.title", Nav: "overview", Data: data}, true, map[string][]string{
-			English: {"<h1>Overview</h1>", "R$1,234.56", "R$9.79", "Referred revenue", "Pending in warranty", `<figure class="chart" aria-label="Referred revenue per day, Nov 24, 2026 – Nov 25, 2026"`,
+			English: {"<h1>Overview</h1>", "<dd>12,345</dd>", "Pending 2 · Approved 1", "R$1,234.56", "R$9.79", "Referred revenue", "Pending in warranty", `<figure class="chart" aria-label="Referred revenue per day, Nov 24, 2026 – Nov 25, 2026"`,
 				"<caption>", `data-v="123456"`, "Top members", "Ana Fit", "Recent referrals", "waiting for review",
 				`href="/dashboard/referrals?review_required=true">Referrals waiting for review: 4`, `href="/dashboard/webhooks">Webhook endpoints failing: 1`,
 				`href="/dashboard/integrations">Yampi is not configured`, "uPlot.iife.min.js", "overview.js", ">7 days<", ">Chart<", ">Show<"},
