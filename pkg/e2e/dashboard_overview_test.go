@@ -79,12 +79,23 @@ func TestBrowserDashboardOverviewAndRedemptions(t *testing.T) {
 	buttonNamed := func(name string) chromedp.Search {
 		return chromedp.Search(`//button[normalize-space(.)="` + name + `"]`)
 	}
-	// chart reports the overview's figure: its accessible name, whether it
-	// is inside <main>, the size of the canvas uPlot drew in it, and the
-	// table's cell of today.
+	// chart reports the overview's figure in <main>: its accessible name,
+	// whether uPlot drew a canvas of some size in it, the table's cell of
+	// today and the number of captions.
+	var readChart func() string
 	chart := func() string {
 		t.Helper()
 		run("the chart drawn", chromedp.WaitVisible(chromedp.CSS(`main figure.chart canvas`)))
+		// The page may still be settling (the deferred scripts, the
+		// layout): read until the canvas has a size, for a few seconds.
+		var got string
+		for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			if got = readChart(); strings.Contains(got, "|drawn|") || time.Now().After(deadline) {
+				return got
+			}
+		}
+	}
+	readChart = func() string {
 		return eval("read the chart", `(() => {
   const fig = document.querySelector("main figure[aria-label]");
   const c = fig && fig.querySelector("canvas, svg");
