@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -72,35 +71,14 @@ func (req PutTiersRequest) tiers() (creator.Tiers, error) {
 	return out, out.Validate()
 }
 
-// percentBP reads a JSON number from 0 to 100 with at most two decimals
-// (trailing zeros aside) as basis points, from its text: 15.5 is 1550. The
-// error is the message of the field's problem.
+// percentBP reads a JSON number as creator.ParsePercent does, from its
+// text: 15.5 is 1550 basis points.
 func percentBP(raw json.RawMessage) (int, error) {
 	text := string(bytes.TrimSpace(raw))
 	if text == "" || text == "null" {
 		return 0, errors.New("is required")
 	}
-	whole, frac, hasDot := strings.Cut(text, ".")
-	if !digits(whole) || (hasDot && !digits(frac)) {
-		return 0, errors.New("must be a number from 0 to 100 with at most 2 decimals")
-	}
-	if frac = strings.TrimRight(frac, "0"); len(frac) > 2 {
-		return 0, errors.New("must have at most 2 decimals")
-	}
-	if len(whole) > 3 {
-		return 0, errors.New("must be from 0 to 100")
-	}
-	w, _ := strconv.Atoi(whole)
-	f, _ := strconv.Atoi((frac + "00")[:2])
-	if bp := w*100 + f; bp <= 10000 {
-		return bp, nil
-	}
-	return 0, errors.New("must be from 0 to 100")
-}
-
-// digits reports whether s is a non-empty run of ASCII digits.
-func digits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
+	return creator.ParsePercent(text)
 }
 
 // putCampaignTiers replaces the campaign's tiers: 200 with the list as
