@@ -48,6 +48,12 @@ type Config struct {
 	Merchants MerchantStore
 	Keys      KeyStore
 	Users     UserStore
+	// Referrals and Decisions: the Referrals section (referrals.go).
+	Referrals ReferralReads
+	Decisions ReferralDecider
+	// Campaigns and Tiers: the Campaigns section (campaigns.go).
+	Campaigns CampaignStore
+	Tiers     TierStore
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
 
@@ -122,6 +128,8 @@ func (d *Dashboard) registerRoutes() {
 	d.signInRoutes()
 	d.apiKeyRoutes()
 	d.userRoutes()
+	d.referralRoutes()
+	d.campaignRoutes()
 	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })

@@ -9,8 +9,6 @@ var comingSoon = []struct{ pattern, nav string }{
 	{"GET " + Prefix + "/{$}", "overview"},
 	{"GET " + Prefix, "overview"},
 	{"GET " + Prefix + "/members", "members"},
-	{"GET " + Prefix + "/referrals", "referrals"},
-	{"GET " + Prefix + "/campaigns", "campaigns"},
 	{"GET " + Prefix + "/creators", "creators"},
 	{"GET " + Prefix + "/redemptions", "redemptions"},
 	{"GET " + Prefix + "/integrations", "integrations"},

@@ -32,9 +32,6 @@ func (s *Server) registerCampaignTiers(admin *mux.Router) {
 	admin.HandleFunc(v1+"/campaigns/{id}/tiers", s.getCampaignTiers).Methods(http.MethodGet)
 }
 
-// maxMinSales bounds a tier's min_sales (PostgreSQL integer).
-const maxMinSales = 1_000_000_000
-
 // PutTiersRequest is the body of PUT /campaigns/{id}/tiers: the whole list,
 // in increasing min_sales; an empty list removes the tiers.
 type PutTiersRequest struct {
@@ -59,8 +56,8 @@ func (req PutTiersRequest) tiers() (creator.Tiers, error) {
 	out := make(creator.Tiers, len(*req.Tiers))
 	for i, t := range *req.Tiers {
 		minSales, ok := intField(t.MinSales)
-		if !ok || minSales < 0 || minSales > maxMinSales {
-			return nil, apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: is required, an integer from 0 to %d", i, maxMinSales)
+		if !ok || minSales < 0 || minSales > creator.MaxMinSales {
+			return nil, apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: is required, an integer from 0 to %d", i, creator.MaxMinSales)
 		}
 		bp, err := percentBP(t.CommissionPercent)
 		if err != nil {

@@ -80,7 +80,7 @@ type Decider struct {
 	Commands  CommandPublisher
 	Waiter    *Waiter
 	Referrals ReferralFinder
-	Timeout   time.Duration
+	Timeout   time.Duration // 0: 10 s (decision 19)
 }
 
 // Decide carries out d. settled is false when the ledger did not answer
@@ -95,7 +95,11 @@ func (dc Decider) Decide(ctx context.Context, d Decision) (ref *referral.Listed,
 	if err != nil {
 		return nil, false, err
 	}
-	_, found, err := Issue(ctx, dc.Waiter, dc.Commands, d.Command(ref.MemberID), dc.Timeout)
+	timeout := dc.Timeout
+	if timeout <= 0 {
+		timeout = 10 * time.Second
+	}
+	_, found, err := Issue(ctx, dc.Waiter, dc.Commands, d.Command(ref.MemberID), timeout)
 	if err != nil {
 		return nil, false, err
 	}

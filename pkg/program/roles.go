@@ -200,7 +200,13 @@ func (a *API) Router() *mux.Router {
 		},
 	})
 	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
+	referrals := postgres.NewReferralReads(d.Pool)
 	dash, err := dashboard.New(dashboard.Config{
+		Referrals: referrals,
+		Decisions: ledger.Decider{Commands: d.Commands, Referrals: referrals, Timeout: d.Config.ActionTimeout,
+			Waiter: &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}},
+		Campaigns: postgres.NewCampaignStore(d.Pool),
+		Tiers:     postgres.NewCampaignTierStore(d.Pool),
 		Merchants: merchants,
 		Keys:      merchants,
 		Users:     postgres.NewDashboardUserStore(d.Pool),
