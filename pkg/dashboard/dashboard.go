@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // MerchantStore reads the signed-in user's merchant (postgres.MerchantStore).
@@ -56,6 +57,15 @@ type Config struct {
 	Tiers     TierStore
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
+	// Integrations and Deliveries serve /dashboard/integrations
+	// (integrations.go); IngestPublicURL (INGEST_PUBLIC_URL) is the base of
+	// the webhook URLs it shows.
+	Integrations    IntegrationStore
+	Deliveries      InboundDeliveries
+	IngestPublicURL string
+	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
+	Webhooks      WebhookStore
+	WebhookSender webhook.Sender
 
 	Log *zap.Logger
 	Now func() time.Time
@@ -130,6 +140,8 @@ func (d *Dashboard) registerRoutes() {
 	d.userRoutes()
 	d.referralRoutes()
 	d.campaignRoutes()
+	d.integrationRoutes()
+	d.webhookRoutes()
 	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })

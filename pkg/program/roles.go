@@ -214,6 +214,13 @@ func (a *API) Router() *mux.Router {
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
+
+		// Integrations and webhooks.
+		Integrations:    merchants,
+		Deliveries:      postgres.NewDeliveryStore(d.Pool),
+		IngestPublicURL: d.Config.IngestPublicURL,
+		Webhooks:        webhooks,
+		WebhookSender:   NewWebhookSender(d.Config),
 	})
 	if err != nil {
 		panic(err) // the templates are embedded: a parse error is a build defect
