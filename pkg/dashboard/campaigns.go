@@ -174,9 +174,11 @@ func (f campaignForm) toUpdate(rewardType string) (campaign.Update, error) {
 	if err != nil {
 		return upd, err
 	}
-	minRedemption, err := reais("min_redemption", f.MinRedemption)
-	if err != nil {
-		return upd, err
+	var minRedemption int64 // blank: none
+	if f.MinRedemption != "" {
+		if minRedemption, err = reais("min_redemption", f.MinRedemption); err != nil {
+			return upd, err
+		}
 	}
 	upd.RewardValue, upd.WarrantyDays, upd.MinRedemption = &value, &days, &minRedemption
 	upd.MaxReferralsPerHour = &campaign.Change[int]{}
