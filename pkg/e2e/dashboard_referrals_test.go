@@ -139,7 +139,6 @@ func TestBrowserDashboardCampaignsAndReview(t *testing.T) {
 
 	// Campaigns: a fixed reward typed in reais.
 	b.load("open Campaigns", chromedp.Click(named("a", "Campaigns")))
-	testenv.Screenshot(t, ctx, "campaigns")
 	b.load("New campaign", chromedp.Click(named("a", "New campaign")))
 	if err := chromedp.Do(ctx, chromedp.SendKeys(labelled("Name"), "Amigos"), chromedp.SetValue(labelled("Reward type"), "fixed"),
 		chromedp.SetValue(labelled("Reward value"), "15,00"), chromedp.SetValue(labelled("Warranty days"), "7")); err != nil {
@@ -152,6 +151,7 @@ func TestBrowserDashboardCampaignsAndReview(t *testing.T) {
 	if got := browserText(b, chromedp.Search(`//tr[td/a[text()="Amigos"]]/td[@data-testid="reward"]`)); got != "R$15.00" {
 		t.Errorf("the new campaign's reward shows %q, want R$15.00", got)
 	}
+	testenv.Screenshot(t, ctx, "campaigns")
 	_, list := s.api(fm.tn, http.MethodGet, "/campaigns?per_page=100", nil)
 	var created map[string]any
 	for _, c := range list["data"].([]any) {
