@@ -34,12 +34,12 @@ func referralsDataForRender(at time.Time) referralsData {
 // campaignDataForRender is the edit page of a fixed campaign with rules,
 // a discount and two tiers, its tiers refused.
 func campaignDataForRender(at time.Time) campaignData {
-	max, cap := 5, int64(50000)
+	perHour, perMonth := 5, int64(50000)
 	c := campaign.Campaign{ID: uuid.New(), Name: "Amigos", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7,
-		IsActive: true, Rules: campaign.Rules{MaxReferralsPerHour: &max, MaxRewardPerMonth: &cap, BlockDisposableEmails: true,
+		IsActive: true, Rules: campaign.Rules{MaxReferralsPerHour: &perHour, MaxRewardPerMonth: &perMonth, BlockDisposableEmails: true,
 			RefereeDiscountType: campaign.RewardPercentage, RefereeDiscountValue: 10}, CreatedAt: at}
 	data := campaignData{Campaign: campaignRow{Campaign: c, Ref: "cmp_x"}, Form: formOf(&c),
-		Tiers: tierRows(creator.Tiers{{Name: "Bronze", CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1550}}),
+		Tiers:     tierRows(creator.Tiers{{Name: "Bronze", CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1550}}),
 		TierAlert: "tiers[1].min_sales: must be greater than the previous tier's"}
 	for i := range data.Tiers {
 		data.Tiers[i].Num = i + 1
