@@ -280,7 +280,12 @@ func (d *Dashboard) decideReferral(typ string) handler {
 			Key: uuid.NewString(), At: d.now()}
 		if err := dec.Validate(); err != nil {
 			alert := "referral.bad_notes"
-			if typ == ledger.CmdReject && !referral.ValidReason(dec.Reason) {
+			if typ == ledger.CmdApprove {
+				d.render(w, r, c, Page{Template: "referral", Title: "referral.title", Nav: "referrals",
+					Status: http.StatusUnprocessableEntity, Data: referralData{Referral: ref, Alert: alert}})
+				return
+			}
+			if !referral.ValidReason(dec.Reason) {
 				alert = "referral.bad_reason"
 			}
 			d.render(w, r, c, Page{Template: "referral_reject", Title: "referral.reject_title", Nav: "referrals",

@@ -242,6 +242,10 @@ func TestDashboardReferralDecisions(t *testing.T) {
 		!strings.Contains(body, `role="alert"`) {
 		t.Errorf("a rejection with an unknown reason: %d, want 422 with an alert", status)
 	}
+	if status, body := owner.do(http.MethodPost, path+"/approve", url.Values{"notes": {strings.Repeat("n", 2001)}}); status != http.StatusUnprocessableEntity ||
+		!strings.Contains(body, "at most 2000 characters") {
+		t.Errorf("an approval with too long notes: %d, want 422 with an alert", status)
+	}
 	if status, _ := owner.do(http.MethodPost, path+"/approve", url.Values{"notes": {"looked fine"}}); status != http.StatusSeeOther {
 		t.Fatalf("approve: %d", status)
 	}
