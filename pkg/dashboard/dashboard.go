@@ -54,6 +54,12 @@ type Config struct {
 	Redemptions       RedemptionReads
 	RedemptionFinder  RedemptionFinder
 	RedemptionMembers MemberFinder
+	// Referrals and Decisions: the Referrals section (referrals.go).
+	Referrals ReferralReads
+	Decisions ReferralDecider
+	// Campaigns and Tiers: the Campaigns section (campaigns.go).
+	Campaigns CampaignStore
+	Tiers     TierStore
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
 	// Integrations and Deliveries serve /dashboard/integrations
@@ -141,6 +147,8 @@ func (d *Dashboard) registerRoutes() {
 	d.userRoutes()
 	d.overviewRoutes()
 	d.redemptionRoutes()
+	d.referralRoutes()
+	d.campaignRoutes()
 	d.integrationRoutes()
 	d.webhookRoutes()
 	d.comingSoonRoutes()

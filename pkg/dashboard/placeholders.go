@@ -7,8 +7,6 @@ import "net/http"
 // its line here and registers its own routes (docs/dashboard.md).
 var comingSoon = []struct{ pattern, nav string }{
 	{"GET " + Prefix + "/members", "members"},
-	{"GET " + Prefix + "/referrals", "referrals"},
-	{"GET " + Prefix + "/campaigns", "campaigns"},
 	{"GET " + Prefix + "/creators", "creators"},
 }
 

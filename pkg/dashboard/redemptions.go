@@ -13,6 +13,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/money"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/report"
 )
@@ -201,23 +202,13 @@ func (d *Dashboard) redemptionsCSV(w http.ResponseWriter, r *http.Request, c *Ct
 			return
 		}
 		rows = append(rows, []string{l.ID.String(), l.CreatedAt.In(c.Loc).Format(time.RFC3339),
-			l.MemberID.String(), l.MemberName, l.MemberEmail, l.Type, reais(l.Amount), l.Status,
+			l.MemberID.String(), l.MemberName, l.MemberEmail, l.Type, money.FormatReais(l.Amount), l.Status,
 			l.Result.CouponCode, csvTime(l.Result.ExpiresAt, c.Loc), l.SubscriptionID, csvCycles(l.Result.AppliedCycles),
 			l.FailureReason, l.UpdatedAt.In(c.Loc).Format(time.RFC3339)})
 	}
 	_ = WriteCSV(w, "redemptions.csv", []string{"id", "created_at", "member_id", "member_name", "member_email", "type",
 		"amount_brl", "status", "coupon_code", "coupon_expires_at", "subscription_id", "applied_cycles",
 		"failure_reason", "updated_at"}, rows)
-}
-
-// reais writes cents as a plain decimal number of reais ("1234.56").
-func reais(cents int64) string {
-	sign := ""
-	if cents < 0 {
-		sign, cents = "-", -cents
-	}
-	frac := cents % 100
-	return sign + strconv.FormatInt(cents/100, 10) + "." + string(rune('0'+frac/10)) + string(rune('0'+frac%10))
 }
 
 func csvTime(t time.Time, loc *time.Location) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -80,6 +81,34 @@ func TestRenderEveryPage(t *testing.T) {
 			Attempt: webhook.Attempt{ID: uuid.New(), EventType: "member.created", Status: webhook.StatusFailed, Attempt: 2, ResponseStatus: 500,
 				ResponseBody: "boom", DurationMS: 12, CreatedAt: at}, PublicID: "whl_x", Request: `{"id": "evt_1"}`}}, true,
 			map[string][]string{English: {"Retry", ">Failed<", "500", "boom", "evt_1", "whl_x"}, Portuguese: {"Reenviar", "Com falha"}}},
+		// Referrals and campaigns.
+		{Page{Template: "referrals", Title: "referrals.review_queue", Nav: "referrals", Data: referralsDataForRender(at)}, true,
+			map[string][]string{English: {"<h1>Review queue</h1>", ">All referrals<", ">Review queue<", "10000+", "Ana Souza", "ord-42",
+				"x@mailinator.com", "R$97.90", "R$9.79", ">Pending<", "disposable e-mail", ">Member<", ">From<", ">To<", "Export CSV"},
+				Portuguese: {"Fila de revisão", "R$ 97,90", "R$ 9,79", "e-mail descartável", "Pendente", "Exportar CSV"}}},
+		{Page{Template: "referral", Title: "referral.title", Nav: "referrals", Data: referralData{Referral: referralForRender(at),
+			Alert: "referral.invalid_state", Detail: "only a pending referral can be approved"}}, true,
+			map[string][]string{English: {"ord-42", "Ana Souza", "x@mailinator.com", "R$97.90", "R$9.79", "R$1.20", "Dec 2, 2026 2:03 PM",
+				"disposable e-mail", "checked", ">Approve<", ">Reject<", `role="alert"`, "no longer allows"},
+				Portuguese: {"Aprovar", "Rejeitar", "Fim da garantia", "02/12/2026 14:03", "R$ 1,20"}}},
+		{Page{Template: "referral_reject", Title: "referral.reject_title", Nav: "referrals", Data: rejectData{Referral: referralForRender(at),
+			Reasons: referral.RejectionReasons, Reason: "fraud", Alert: "referral.bad_reason"}}, true,
+			map[string][]string{English: {">Reason<", `value="fraud" selected`, `value="test_order"`, ">Notes<", ">Confirm<", `role="alert"`},
+				Portuguese: {"Motivo", "Confirmar", "Fraude"}}},
+		{Page{Template: "campaigns", Title: "campaigns.title", Nav: "campaigns", Data: campaignsDataForRender(at)}, true,
+			map[string][]string{English: {"New campaign", "Amigos", ">Default<", "R$15.00", "12%", "R$1,234.56", ">Inactive<"},
+				Portuguese: {"Nova campanha", "Padrão", "R$ 15,00", "R$ 1.234,56"}}},
+		{Page{Template: "campaign_new", Title: "campaigns.new", Nav: "campaigns", Data: campaignData{Form: campaignForm{RewardType: "fixed",
+			RewardValue: "15,0x"}, Alert: "campaigns.invalid", Detail: "reward_value: must be an amount in reais, like 15,00"}}, true,
+			map[string][]string{English: {">Name<", ">Reward type<", ">Percentage<", `value="fixed" selected>Fixed amount<`, ">Reward value<",
+				">Warranty days<", "Create campaign", `role="alert"`, `value="15,0x"`},
+				Portuguese: {"Tipo de recompensa", "Valor fixo", "Criar campanha"}}},
+		{Page{Template: "campaign", Title: "campaigns.edit", Nav: "campaigns", Data: campaignDataForRender(at)}, true,
+			map[string][]string{English: {"Amigos", "Make default", `name="reward_type" disabled`, "cannot be changed", `value="15.00"`,
+				">Max referrals per hour<", `value="5"`, ">Max reward per month (R$)<", `value="500.00"`, `name="block_disposable_emails" checked`,
+				`value="percentage" selected>Percentage<`, `value="10"`, "Commission tiers", `value="Silver"`, `value="15.5"`,
+				`aria-label="Tier name 3"`, `role="alert"`, "Save tiers"},
+				Portuguese: {"Tornar padrão", "Faixas de comissão", "Máximo de indicações por hora"}}},
 		{Page{Template: "coming_soon", Title: "title.members", Nav: "members"}, true,
 			map[string][]string{English: {"<h1>Members</h1>", "This page is coming soon."}, Portuguese: {"<h1>Membros</h1>", "Esta página chega em breve."}}},
 		{Page{Template: "error", Title: "error.not_found.title", Status: http.StatusNotFound, Data: errorData{Message: "error.not_found"}}, true,

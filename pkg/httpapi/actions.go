@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ledger"
 )
 
@@ -27,9 +26,7 @@ type ActionsConfig struct {
 }
 
 // CommandPublisher publishes ledger commands (acknowledged by the broker).
-type CommandPublisher interface {
-	PublishCommands(ctx context.Context, cmds []ledger.Command) error
-}
+type CommandPublisher = ledger.CommandPublisher
 
 func (s *Server) actionTimeout() time.Duration {
 	if s.cfg.Actions.Timeout > 0 {
@@ -52,14 +49,11 @@ func requestKey(r *http.Request) string {
 // apperr of its code; found is false when the ledger did not answer in
 // time (the command stays queued and will be applied).
 func (s *Server) run(ctx context.Context, cmd ledger.Command, timeout time.Duration) (*ledger.Outcome, bool, error) {
-	o, found, err := s.cfg.Actions.Waiter.Wait(ctx, cmd.MerchantID, cmd.ID, timeout, func(ctx context.Context) error {
-		return s.cfg.Actions.Commands.PublishCommands(ctx, []ledger.Command{cmd})
-	})
-	if err != nil {
-		return nil, false, apperr.Wrap(apperr.Unavailable, err, "the ledger is unavailable, retry later")
-	}
-	if found && o.Status == ledger.OutcomeRejected {
-		return o, true, apperr.Errorf(apperr.Code(o.ErrorCode), "%s", o.Reason)
-	}
-	return o, found, nil
+	return ledger.Issue(ctx, s.cfg.Actions.Waiter, s.cfg.Actions.Commands, cmd, timeout)
+}
+
+// decider carries out approve and reject as the dashboard does too.
+func (s *Server) decider() ledger.Decider {
+	return ledger.Decider{Commands: s.cfg.Actions.Commands, Waiter: s.cfg.Actions.Waiter,
+		Referrals: s.cfg.Actions.Referrals, Timeout: s.actionTimeout()}
 }
