@@ -12,7 +12,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/dashboard"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/report"
 	"github.com/convida/convida/pkg/testenv"
 )
@@ -238,7 +241,7 @@ func TestRedemptionsPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	nOfMember := e.count(`SELECT count(*) FROM redemptions WHERE merchant_id = $1 AND member_id = $2`, id, memberID)
-	for _, who := range []string{email, strings.ToUpper(email), memberID} {
+	for _, who := range []string{email, strings.ToUpper(email), memberID, ids.Format(ids.Member, uuid.MustParse(memberID))} {
 		r := e.do(e.owner, http.MethodGet, "/dashboard/redemptions?member="+url.QueryEscape(who), nil)
 		if r.StatusCode != http.StatusOK || rowsOf(r.body) != int(nOfMember) || strings.Count(r.body, ">"+name+"</a>") != int(nOfMember) ||
 			!strings.Contains(r.body, "Redemptions of "+name) {

@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/money"
 	"github.com/convida/convida/pkg/redemption"
@@ -90,7 +91,8 @@ func (d *Dashboard) redemption(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		Data: redemptionData{Redemption: red, Member: m}})
 }
 
-// redemptionFilter reads ?status=, ?member= (a member's id or email),
+// redemptionFilter reads ?status=, ?member= (a member's id, as mem_… or a
+// UUID, or email),
 // ?from= and ?to= (YYYY-MM-DD days in loc, both included). A malformed
 // value is apperr.Invalid; a member id of no member of the merchant is
 // apperr.NotFound (another merchant's ids are not found); an email of no
@@ -121,7 +123,7 @@ func (d *Dashboard) redemptionFilter(ctx context.Context, c *Ctx, q url.Values) 
 		return f, "", true, nil
 	}
 	var m *member.Member
-	if id, perr := uuid.Parse(who); perr == nil {
+	if id, ok := ids.Parse(ids.Member, who); ok {
 		m, err = d.cfg.RedemptionMembers.FindMemberByID(ctx, c.MerchantID(), id)
 	} else {
 		m, err = d.cfg.RedemptionMembers.FindMemberByEmailOrExternalID(ctx, c.MerchantID(), who, "")
