@@ -302,6 +302,13 @@ func TestRedemptionsPage(t *testing.T) {
 	if one.StatusCode != http.StatusOK || reason == "" || !strings.Contains(one.body, html.EscapeString(reason)) || !strings.Contains(one.body, ">"+owner+"</a>") {
 		t.Errorf("the failed redemption's page: %d, want its reason %q and member %s", one.StatusCode, reason, owner)
 	}
+	// A viewer sees both pages (nothing here changes anything).
+	viewer := e.env.viewer()
+	for _, path := range []string{"/dashboard", "/dashboard/redemptions"} {
+		if r := e.do(viewer, http.MethodGet, path, nil); r.StatusCode != http.StatusOK {
+			t.Errorf("a viewer's GET %s: %d, want 200", path, r.StatusCode)
+		}
+	}
 	for _, path := range []string{"/dashboard/redemptions/" + redID, "/dashboard/redemptions/not-an-id"} {
 		if r := e.do(e.env.owner(), http.MethodGet, path, nil); r.StatusCode != http.StatusNotFound {
 			t.Errorf("the demo merchant's GET %s: %d, want 404", path, r.StatusCode)
