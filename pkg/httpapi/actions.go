@@ -8,7 +8,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ledger"
 )
 
@@ -27,9 +26,7 @@ type ActionsConfig struct {
 }
 
 // CommandPublisher publishes ledger commands (acknowledged by the broker).
-type CommandPublisher interface {
-	PublishCommands(ctx context.Context, cmds []ledger.Command) error
-}
+type CommandPublisher = ledger.CommandPublisher
 
 func (s *Server) actionTimeout() time.Duration {
 	if s.cfg.Actions.Timeout > 0 {
@@ -48,18 +45,12 @@ func requestKey(r *http.Request) string {
 	return uuid.NewString()
 }
 
-// run publishes cmd and waits for its outcome. A refusal becomes the
-// apperr of its code; found is false when the ledger did not answer in
-// time (the command stays queued and will be applied).
+// run publishes cmd and waits for its outcome (ledger.Runner, the path
+// every edge shares).
 func (s *Server) run(ctx context.Context, cmd ledger.Command, timeout time.Duration) (*ledger.Outcome, bool, error) {
-	o, found, err := s.cfg.Actions.Waiter.Wait(ctx, cmd.MerchantID, cmd.ID, timeout, func(ctx context.Context) error {
-		return s.cfg.Actions.Commands.PublishCommands(ctx, []ledger.Command{cmd})
-	})
-	if err != nil {
-		return nil, false, apperr.Wrap(apperr.Unavailable, err, "the ledger is unavailable, retry later")
-	}
-	if found && o.Status == ledger.OutcomeRejected {
-		return o, true, apperr.Errorf(apperr.Code(o.ErrorCode), "%s", o.Reason)
-	}
-	return o, found, nil
+	return s.runner().Run(ctx, cmd, timeout)
+}
+
+func (s *Server) runner() ledger.Runner {
+	return ledger.Runner{Commands: s.cfg.Actions.Commands, Waiter: s.cfg.Actions.Waiter}
 }
