@@ -8,10 +8,8 @@ import "net/http"
 var comingSoon = []struct{ pattern, nav string }{
 	{"GET " + Prefix + "/{$}", "overview"},
 	{"GET " + Prefix, "overview"},
-	{"GET " + Prefix + "/members", "members"},
 	{"GET " + Prefix + "/referrals", "referrals"},
 	{"GET " + Prefix + "/campaigns", "campaigns"},
-	{"GET " + Prefix + "/creators", "creators"},
 	{"GET " + Prefix + "/redemptions", "redemptions"},
 	{"GET " + Prefix + "/integrations", "integrations"},
 	{"GET " + Prefix + "/webhooks", "webhooks"},

@@ -208,6 +208,21 @@ func (a *API) Router() *mux.Router {
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
+		// Members and Creators.
+		Members:           members,
+		Wallets:           postgres.NewWalletReads(d.Pool),
+		MemberReferrals:   postgres.NewReferralReads(d.Pool),
+		MemberRedemptions: postgres.NewRedemptionReads(d.Pool),
+		MemberCampaigns:   postgres.NewCampaignStore(d.Pool),
+		Coupons:           postgres.NewCouponStore(d.Pool),
+		Creators:          postgres.NewCreatorStore(d.Pool, d.Box),
+		CreatorTiers:      postgres.NewCampaignTierStore(d.Pool),
+		Redeemer: ledger.Redeemer{
+			Runner:       ledger.Runner{Commands: d.Commands, Waiter: &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}},
+			Redemptions:  outcomes,
+			Integrations: merchants,
+		},
+		ActionTimeout: d.Config.ActionTimeout,
 	})
 	if err != nil {
 		panic(err) // the templates are embedded: a parse error is a build defect
