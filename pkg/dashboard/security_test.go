@@ -20,7 +20,8 @@ const wantCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-sr
 // The pages of the navigation and settings, each a bookmarkable URL.
 var pagePaths = []string{"/dashboard", "/dashboard/members", "/dashboard/referrals", "/dashboard/campaigns",
 	"/dashboard/creators", "/dashboard/redemptions", "/dashboard/integrations", "/dashboard/webhooks",
-	"/dashboard/settings/api-keys", "/dashboard/settings/users", "/dashboard/settings/password"}
+	"/dashboard/settings/api-keys", "/dashboard/settings/users", "/dashboard/settings/password",
+	"/dashboard/members/new", "/dashboard/creators/new"}
 
 func checkSecurityHeaders(t *testing.T, what string, r response) {
 	t.Helper()
