@@ -13,6 +13,7 @@ import (
 
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // MerchantStore reads the signed-in user's merchant (postgres.MerchantStore).
@@ -51,6 +52,15 @@ type Config struct {
 	Users     UserStore
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
+	// Integrations and Deliveries serve /dashboard/integrations
+	// (integrations.go); IngestPublicURL (INGEST_PUBLIC_URL) is the base of
+	// the webhook URLs it shows.
+	Integrations    IntegrationStore
+	Deliveries      InboundDeliveries
+	IngestPublicURL string
+	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
+	Webhooks      WebhookStore
+	WebhookSender webhook.Sender
 
 	// Members and Creators (members.go, creators.go).
 	Members           MemberStore
@@ -138,6 +148,8 @@ func (d *Dashboard) registerRoutes() {
 	d.signInRoutes()
 	d.apiKeyRoutes()
 	d.userRoutes()
+	d.integrationRoutes()
+	d.webhookRoutes()
 	d.memberRoutes()
 	d.creatorRoutes()
 	d.comingSoonRoutes()

@@ -11,8 +11,6 @@ var comingSoon = []struct{ pattern, nav string }{
 	{"GET " + Prefix + "/referrals", "referrals"},
 	{"GET " + Prefix + "/campaigns", "campaigns"},
 	{"GET " + Prefix + "/redemptions", "redemptions"},
-	{"GET " + Prefix + "/integrations", "integrations"},
-	{"GET " + Prefix + "/webhooks", "webhooks"},
 }
 
 func (d *Dashboard) comingSoonRoutes() {

@@ -12,12 +12,14 @@ import (
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/creator"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/report"
+	"github.com/convida/convida/pkg/webhook"
 )
 
 // TestRenderEveryPage renders every template in both languages with the
@@ -38,6 +40,11 @@ func TestRenderEveryPage(t *testing.T) {
 		Status: member.StatusActive, CampaignID: camp.ID, CreatedAt: at}
 	listed := member.Listed{Member: mem, Pending: 979, Available: 123456}
 	prof := creator.Profile{MerchantID: mid, MemberID: mem.ID, DisplayName: "Ana Creates", Niche: "fitness", InstagramUsername: "ana.creates", Token: "tok-123"}
+	delivery := inbound.Delivery{ID: uuid.New(), Provider: "guru", Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, ReceivedAt: at}
+	failing := endpointView{ID: uuid.New(), URL: "https://hooks.example.com/a", Events: []string{"member.created"}, IsActive: true,
+		FailingSince: at, MaskedSecret: "whsec_****abcd", CreatedAt: at}
+	gone := endpointView{ID: uuid.New(), URL: "https://hooks.example.com/b", Events: []string{"wallet.credited"},
+		DisabledReason: webhook.DisabledGone, CreatedAt: at}
 	pages := []struct {
 		page Page
 		user bool
@@ -58,6 +65,31 @@ func TestRenderEveryPage(t *testing.T) {
 			map[string][]string{English: {"Current password", "New password", "Change password"}, Portuguese: {"Senha atual", "Alterar senha"}}},
 		{Page{Template: "accept_invite", Title: "invite.title", Data: inviteData{Token: "tok", Email: "new@loja.example.com"}}, false,
 			map[string][]string{English: {"Accept invitation", "new@loja.example.com", "/dashboard/invite/tok"}, Portuguese: {"Aceitar convite"}}},
+		// Integrations and webhooks.
+		{Page{Template: "integrations", Title: "title.integrations", Nav: "integrations", Data: integrationsDataForRender(at, mid, delivery)}, true,
+			map[string][]string{English: {">Account token<", ">User token<", ">API URL<", ">Webhook secret<", ">User secret key<", ">Store alias<", ">Save<",
+				`data-testid="webhook-url-guru" id="webhook-url-guru">https://ingest.example.com/api/webhooks/guru/` + mid.String() + "<",
+				"Configured on Nov 25, 2026 2:03 PM", "Not set.", `type="password"`, "Accepted", "/dashboard/integrations/deliveries/" + delivery.ID.String(),
+				`role="alert"`, "The API URL must be an http or https URL."},
+				Portuguese: {"Token da conta", "Salvar", "Configurado em 25/11/2026 14:03", "Aceita", "Últimas entregas"}}},
+		{Page{Template: "integration_delivery", Title: "integrations.delivery_title", Nav: "integrations",
+			Data: deliveryData{Delivery: delivery, Body: "{\n  \"api_token\": \"[redacted]\"\n}"}}, true,
+			map[string][]string{English: {"Inbound delivery", "[redacted]", "Accepted", "200"}, Portuguese: {"Entrega recebida", "Aceita"}}},
+		{Page{Template: "webhooks", Title: "title.webhooks", Nav: "webhooks", Data: webhooksData{Endpoints: []endpointView{failing, gone},
+			Events: eventChoices([]string{"member.created"}), URL: "http://x", Alert: "webhooks.bad_url"}}, true,
+			map[string][]string{English: {"https://hooks.example.com/a", "/dashboard/webhooks/" + failing.ID.String(), "failing since Nov 25, 2026 2:03 PM",
+				"Disabled: the endpoint answered 410 Gone", `value="member.created" checked`, `value="wallet.debited">`, "Create endpoint", `role="alert"`},
+				Portuguese: {"falhando desde 25/11/2026 14:03", "Desativado: o endpoint respondeu 410 Gone", "Criar endpoint"}}},
+		{Page{Template: "webhook", Title: "webhooks.endpoint_title", Nav: "webhooks", Data: webhookDataForRender(failing, at)}, true,
+			map[string][]string{English: {`data-testid="webhook-secret" id="webhook-secret">whsec_the-new-secret<`, "whsec_****abcd", "Send test event",
+				"Rotate secret", ">Disable<", ">Delete<", "Save changes", "Delivery log", "Succeeded", "webhook.test", "Nov 25, 2026 2:03 PM"},
+				Portuguese: {"Enviar evento de teste", "Trocar segredo", "Registro de entregas"}}},
+		{Page{Template: "webhook_delete", Title: "webhooks.delete_title", Nav: "webhooks", Data: webhookData{Endpoint: failing}}, true,
+			map[string][]string{English: {"Yes, delete", "https://hooks.example.com/a"}, Portuguese: {"Sim, excluir"}}},
+		{Page{Template: "webhook_log", Title: "webhooks.log_title", Nav: "webhooks", Data: webhookLogData{Endpoint: failing,
+			Attempt: webhook.Attempt{ID: uuid.New(), EventType: "member.created", Status: webhook.StatusFailed, Attempt: 2, ResponseStatus: 500,
+				ResponseBody: "boom", DurationMS: 12, CreatedAt: at}, PublicID: "whl_x", Request: `{"id": "evt_1"}`}}, true,
+			map[string][]string{English: {"Retry", ">Failed<", "500", "boom", "evt_1", "whl_x"}, Portuguese: {"Reenviar", "Com falha"}}},
 		{Page{Template: "coming_soon", Title: "title.members", Nav: "members"}, true,
 			map[string][]string{English: {"<h1>Members</h1>", "This page is coming soon."}, Portuguese: {"<h1>Membros</h1>", "Esta página chega em breve."}}},
 		// Members and Creators.

@@ -18,46 +18,13 @@ import (
 	"github.com/convida/convida/pkg/testenv"
 )
 
-// membersBrowser drives Chromium through the stack's dashboard by what a
-// person sees: labels, button and link names.
-type membersBrowser struct {
-	t   *testing.T
-	url string
-	ctx context.Context
-}
-
-func (b *membersBrowser) field(label string) chromedp.Search {
-	return chromedp.Search(`//*[(self::input or self::select) and @id=//label[normalize-space(.)="` + label + `"]/@for]`)
-}
-
-func (b *membersBrowser) named(tag, name string) chromedp.Search {
-	return chromedp.Search(`//` + tag + `[normalize-space(.)="` + name + `"]`)
-}
-
-// load runs steps that load a page and returns its HTTP status.
-func (b *membersBrowser) load(what string, steps ...chromedp.Action[chromedp.Void]) int64 {
+// testID is the text of the element data-testid names.
+func (b *dashboardBrowser) testID(id string) string {
 	b.t.Helper()
-	resp, err := chromedp.RunResponse(b.ctx, steps...)
-	if err != nil {
-		b.t.Fatalf("%s: %v", what, err)
-	}
-	return resp.Status
+	return browserText(b, chromedp.Search(`//*[@data-testid="`+id+`"]`))
 }
 
-func (b *membersBrowser) text(sel chromedp.Search) string {
-	b.t.Helper()
-	s, err := chromedp.Run(b.ctx, chromedp.Text(sel))
-	if err != nil {
-		b.t.Fatalf("text of %v: %v", sel, err)
-	}
-	return strings.TrimSpace(s)
-}
-
-func (b *membersBrowser) testID(id string) string {
-	return b.text(chromedp.Search(`//*[@data-testid="` + id + `"]`))
-}
-
-func (b *membersBrowser) location() string {
+func (b *dashboardBrowser) location() string {
 	b.t.Helper()
 	loc, err := chromedp.Run(b.ctx, chromedp.Location())
 	if err != nil {
@@ -97,21 +64,21 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 
 	ctx, cancel := context.WithTimeout(testenv.MustBrowser(t), 3*time.Minute)
 	t.Cleanup(cancel)
-	b := &membersBrowser{t: t, url: s.apiURL, ctx: ctx}
+	b := &dashboardBrowser{t: t, url: s.apiURL, ctx: ctx}
 	b.load("open sign-in", chromedp.Navigate(s.apiURL+"/dashboard/sign-in"))
-	if status := b.load("sign in", chromedp.SendKeys(b.field("Email"), creds.DashboardEmail),
-		chromedp.SendKeys(b.field("Password"), creds.DashboardPassword), chromedp.Click(b.named("button", "Sign in"))); status != http.StatusOK {
+	if status := b.load("sign in", chromedp.SendKeys(labelled("Email"), creds.DashboardEmail),
+		chromedp.SendKeys(labelled("Password"), creds.DashboardPassword), chromedp.Click(named("button", "Sign in"))); status != http.StatusOK {
 		t.Fatalf("sign in: %d", status)
 	}
 
 	// A new member, through the form.
-	b.load("open Members", chromedp.Click(b.named("a", "Members")))
-	b.load("New member", chromedp.Click(b.named("a", "New member")))
-	if status := b.load("create member", chromedp.SendKeys(b.field("Name"), "Ana Souza"),
-		chromedp.SendKeys(b.field("Email"), "ana@example.com"), chromedp.Click(b.named("button", "Create member"))); status != http.StatusOK {
+	b.load("open Members", chromedp.Click(named("a", "Members")))
+	b.load("New member", chromedp.Click(named("a", "New member")))
+	if status := b.load("create member", chromedp.SendKeys(labelled("Name"), "Ana Souza"),
+		chromedp.SendKeys(labelled("Email"), "ana@example.com"), chromedp.Click(named("button", "Create member"))); status != http.StatusOK {
 		t.Fatalf("create member: %d", status)
 	}
-	if got := b.text(chromedp.Search(`//*[@role="status"]`)); got != "The member was created." {
+	if got := browserText(b, chromedp.Search(`//*[@role="status"]`)); got != "The member was created." {
 		t.Errorf("after creating: %q", got)
 	}
 	var m *member.Member
@@ -120,9 +87,9 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 	}
 
 	// The list links the member's name to its page, which shows the wallet.
-	b.load("open Members", chromedp.Click(b.named("a", "Members")))
+	b.load("open Members", chromedp.Click(named("a", "Members")))
 	testenv.Screenshot(t, b.ctx, "members")
-	b.load("open Ana", chromedp.Click(b.named("a", "Ana Souza")))
+	b.load("open Ana", chromedp.Click(named("a", "Ana Souza")))
 	if loc := b.location(); loc != "/dashboard/members/"+m.ID.String() {
 		t.Fatalf("the name's link went to %s", loc)
 	}
@@ -137,14 +104,14 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 	if got := b.testID("wallet-pending"); got != "R$9.79" {
 		t.Errorf("pending after the sale: %q, want R$9.79", got)
 	}
-	b.load("Português", chromedp.Click(b.named("button", "Português")))
+	b.load("Português", chromedp.Click(named("button", "Português")))
 	if got := b.testID("wallet-pending"); got != "R$ 9,79" {
 		t.Errorf("pending in Portuguese: %q, want R$ 9,79", got)
 	}
 	if got := b.testID("wallet-total-earned"); got != "R$ 9,79" {
 		t.Errorf("total earned in Portuguese: %q, want R$ 9,79", got)
 	}
-	b.load("English", chromedp.Click(b.named("button", "English")))
+	b.load("English", chromedp.Click(named("button", "English")))
 
 	// Approved, the reward is available; redeem 5,00 of it as store credit.
 	var refID uuid.UUID
@@ -156,11 +123,11 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 979})
 	b.load("reload", chromedp.Reload())
-	if status := b.load("redeem", chromedp.SendKeys(b.field("Amount (R$)"), "5,00"), chromedp.SetValue(b.field("Type"), "store_credit"),
-		chromedp.Click(b.named("button", "Redeem"))); status != http.StatusOK {
+	if status := b.load("redeem", chromedp.SendKeys(labelled("Amount (R$)"), "5,00"), chromedp.SetValue(labelled("Type"), "store_credit"),
+		chromedp.Click(named("button", "Redeem"))); status != http.StatusOK {
 		t.Fatalf("redeem: %d", status)
 	}
-	if got := b.text(chromedp.Search(`//*[@role="status"]`)); got != "The redemption was made." {
+	if got := browserText(b, chromedp.Search(`//*[@role="status"]`)); got != "The redemption was made." {
 		t.Errorf("after redeeming: %q", got)
 	}
 	if got := b.testID("wallet-available"); got != "R$4.79" {
@@ -177,24 +144,24 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 	testenv.Screenshot(t, b.ctx, "member")
 
 	// Her creator profile: from her page, the token shown, rotated.
-	b.load("make creator", chromedp.Click(b.named("a", "Create a creator profile")))
-	if status := b.load("save creator", chromedp.SetValue(b.field("Display name"), "Ana Creates"), chromedp.SendKeys(b.field("Niche"), "fitness"),
-		chromedp.SendKeys(b.field("Instagram"), "@ana.creates"), chromedp.Click(b.named("button", "Save creator"))); status != http.StatusOK {
+	b.load("make creator", chromedp.Click(named("a", "Create a creator profile")))
+	if status := b.load("save creator", chromedp.SetValue(labelled("Display name"), "Ana Creates"), chromedp.SendKeys(labelled("Niche"), "fitness"),
+		chromedp.SendKeys(labelled("Instagram"), "@ana.creates"), chromedp.Click(named("button", "Save creator"))); status != http.StatusOK {
 		t.Fatalf("save creator: %d", status)
 	}
 	token := b.testID("creator-token")
 	if len(token) < 40 || creatorStatus(t, s, token) != http.StatusOK {
 		t.Fatalf("the token shown %q does not read the creator's profile", token)
 	}
-	b.load("open Creators", chromedp.Click(b.named("a", "Creators")))
-	if got := b.text(chromedp.Search(`//tbody/tr[1]/td[1]`)); got != "Ana Creates" {
+	b.load("open Creators", chromedp.Click(named("a", "Creators")))
+	if got := browserText(b, chromedp.Search(`//tbody/tr[1]/td[1]`)); got != "Ana Creates" {
 		t.Errorf("the creators list shows %q", got)
 	}
 	testenv.Screenshot(t, b.ctx, "creators")
-	b.load("open creator", chromedp.Click(b.named("a", "Ana Creates")))
+	b.load("open creator", chromedp.Click(named("a", "Ana Creates")))
 	testenv.Screenshot(t, b.ctx, "creator")
-	b.load("rotate", chromedp.Click(b.named("button", "Rotate token")))
-	b.load("confirm rotate", chromedp.Click(b.named("button", "Yes, rotate")))
+	b.load("rotate", chromedp.Click(named("button", "Rotate token")))
+	b.load("confirm rotate", chromedp.Click(named("button", "Yes, rotate")))
 	rotated := b.testID("creator-token")
 	if rotated == token || len(rotated) < 40 {
 		t.Fatalf("after rotating, the page shows %q (was %q)", rotated, token)

@@ -297,9 +297,9 @@ func TestCreatorPublicOperations(t *testing.T) {
 	wantKeys(t, r, "pagination", "page", "limit", "total")
 	wantLen(t, r, "data", 5)
 	wantKeys(t, r, "data.0", "id", "orderAmount", "commissionAmount", "status", "couponUsed", "buyerEmail", "createdAt")
-	wantFields(t, r, map[string]any{"data.0.id": reUUID, "data.0.orderAmount": 8000, "data.0.commissionAmount": 1000,
+	wantFields(t, r, map[string]any{"data.0.id": reUUID, "data.0.orderAmount": 8000, "data.0.commissionAmount": 1200, // the month's 3rd live sale: Silver, 15 %
 		"data.0.status": "pending", "data.0.couponUsed": ana.coupon, "data.0.buyerEmail": "b***@example.com", "data.0.createdAt": reTimestamp,
-		"data.1.orderAmount": 7000, "data.1.status": "cancelled", "data.4.orderAmount": 5000, "data.4.status": "approved",
+		"data.1.orderAmount": 7000, "data.1.commissionAmount": 1050, "data.1.status": "cancelled", "data.4.orderAmount": 5000, "data.4.status": "approved",
 		"pagination.total": 5})
 	for i := range 5 {
 		if email := str(t, r, "data."+strconv.Itoa(i)+".buyerEmail"); email != "b***@example.com" {

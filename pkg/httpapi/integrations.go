@@ -2,8 +2,6 @@ package httpapi
 
 import (
 	"net/http"
-	"net/url"
-	"strings"
 
 	"github.com/gorilla/mux"
 
@@ -49,7 +47,7 @@ type IntegrationView struct {
 
 func provider(r *http.Request) (string, error) {
 	p := mux.Vars(r)["provider"]
-	if p != merchant.ProviderGuru && p != merchant.ProviderYampi {
+	if !merchant.KnownProvider(p) {
 		return "", apperr.Errorf(apperr.NotFound, "unknown provider: use guru or yampi")
 	}
 	return p, nil
@@ -66,19 +64,11 @@ func (s *Server) putIntegration(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	in := merchant.Integration{Provider: p, UserToken: strings.TrimSpace(req.UserToken), APIURL: strings.TrimSpace(req.APIURL)}
-	if p == merchant.ProviderGuru {
-		in.AccountToken = strings.TrimSpace(req.AccountToken)
-	} else {
-		in.WebhookSecret = strings.TrimSpace(req.WebhookSecret)
-		in.UserSecretKey = strings.TrimSpace(req.UserSecretKey)
-		in.StoreAlias = strings.TrimSpace(req.StoreAlias)
-	}
-	if in.APIURL != "" {
-		if u, err := url.Parse(in.APIURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
-			s.fail(w, r, apperr.Errorf(apperr.Invalid, "api_url: must be an http(s) URL"))
-			return
-		}
+	in, err := merchant.Integration{Provider: p, AccountToken: req.AccountToken, WebhookSecret: req.WebhookSecret,
+		UserToken: req.UserToken, UserSecretKey: req.UserSecretKey, StoreAlias: req.StoreAlias, APIURL: req.APIURL}.Clean()
+	if err != nil {
+		s.fail(w, r, err)
+		return
 	}
 	saved, err := s.cfg.Merchants.PutIntegration(r.Context(), merchantOf(r).ID, in)
 	if err != nil {
@@ -105,7 +95,7 @@ func (s *Server) getIntegration(w http.ResponseWriter, r *http.Request) {
 // integrationView renders in (nil when not configured) with every secret
 // masked.
 func (s *Server) integrationView(r *http.Request, p string, in *merchant.Integration) IntegrationView {
-	v := IntegrationView{Provider: p, WebhookURL: strings.TrimRight(s.cfg.IngestPublicURL, "/") + "/api/webhooks/" + p + "/" + merchantOf(r).ID.String()}
+	v := IntegrationView{Provider: p, WebhookURL: merchant.WebhookURL(s.cfg.IngestPublicURL, p, merchantOf(r).ID)}
 	if in == nil {
 		in = &merchant.Integration{APIURL: merchant.DefaultAPIURL(p)}
 	} else {

@@ -3,7 +3,6 @@ package httpapi
 import (
 	"context"
 	"encoding/json"
-	"fmt"
 	"math"
 	"net/http"
 	"strings"
@@ -13,10 +12,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/jsontime"
-	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -55,17 +51,6 @@ type EventPayloads interface {
 // webhooksPath is the webhook-management interface: written /v1/webhooks in
 // the spec, without the /api prefix of the other interfaces.
 const webhooksPath = "/v1/webhooks"
-
-// Limits of the webhook-management interface.
-const (
-	// secretOverlap is how long a rotated-out secret keeps signing
-	// (webhooks.md), so receivers can switch without dropping deliveries.
-	secretOverlap = 24 * time.Hour
-	// manualSendTimeout bounds a test or retry: the Sender's own 10 s plus
-	// the writes of the log record.
-	manualSendTimeout = 20 * time.Second
-	testMessage       = "This is a test event from Convida; no action is needed."
-)
 
 // registerWebhooks adds /v1/webhooks to the admin router, so that its routes
 // share the admin chain: API key, lowercase errors, rate limit and
@@ -304,14 +289,14 @@ func (s *Server) listWebhookLogs(w http.ResponseWriter, r *http.Request) {
 
 // rotateWebhookSecret answers POST /v1/webhooks/{id}/rotate-secret: 200
 // with the new secret in full. The old one keeps signing the Standard
-// Webhooks header for secretOverlap.
+// Webhooks header for webhook.RotationOverlap.
 func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 	id, err := pathID(r, ids.Webhook, "webhook")
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	ep, err := s.cfg.Webhooks.RotateWebhookSecret(r.Context(), merchantOf(r).ID, id, webhook.NewSecret(), secretOverlap, s.cfg.Now())
+	ep, err := s.cfg.Webhooks.RotateWebhookSecret(r.Context(), merchantOf(r).ID, id, webhook.NewSecret(), webhook.RotationOverlap, s.cfg.Now())
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -338,7 +323,7 @@ func (s *Server) testWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errInactive())
 		return
 	}
-	a, err := s.sendTest(r, ep)
+	a, err := s.manual().SendTest(r.Context(), ep)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -371,12 +356,7 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, errInactive())
 		return
 	}
-	var a *webhook.Attempt
-	if rec.EventType == event.Test {
-		a, err = s.sendTest(r, ep)
-	} else {
-		a, err = s.resend(r, ep, rec.EventID)
-	}
+	a, err := s.manual().Retry(r.Context(), ep, rec)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -384,67 +364,15 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 	respond.JSON(w, http.StatusOK, Data[webhook.AttemptView]{Data: a.View()})
 }
 
-// resend sends the stored event again as its next attempt.
-func (s *Server) resend(r *http.Request, ep *webhook.Endpoint, eventID uuid.UUID) (*webhook.Attempt, error) {
-	typ, payload, err := s.cfg.EventPayloads.EventPayload(r.Context(), ep.MerchantID, eventID)
-	if apperr.Is(err, apperr.NotFound) {
-		return nil, apperr.Errorf(apperr.InvalidState, "the event of this record is no longer kept; it cannot be sent again")
-	}
-	if err != nil {
-		return nil, err
-	}
-	last, err := s.cfg.DeliveryLog.LastAttemptNumber(r.Context(), ep.MerchantID, ep.ID, eventID)
-	if err != nil {
-		return nil, err
-	}
-	return s.deliverNow(r, ep, eventID, typ, payload, last+1)
+// manual makes the test and retry attempts, as the dashboard's do.
+func (s *Server) manual() *webhook.Manual {
+	return &webhook.Manual{Sender: s.cfg.WebhookSender, Now: s.cfg.Now,
+		Store: manualStore{s.cfg.DeliveryLog, s.cfg.EventPayloads, s.cfg.Webhooks}}
 }
 
-// testEnvelopeData is the data of a webhook.test event.
-type testEnvelopeData struct {
-	WebhookID string `json:"webhook_id"`
-	Message   string `json:"message"`
-}
-
-// sendTest sends a new webhook.test event, enveloped like every event.
-func (s *Server) sendTest(r *http.Request, ep *webhook.Endpoint) (*webhook.Attempt, error) {
-	eventID := uuid.New()
-	data, err := json.Marshal(testEnvelopeData{WebhookID: ids.Format(ids.Webhook, ep.ID), Message: testMessage})
-	if err != nil {
-		return nil, err
-	}
-	payload, err := json.Marshal(outbox.Envelope{ID: ids.Format(ids.Event, eventID), Type: event.Test,
-		CreatedAt: jsontime.Format(s.cfg.Now()), MerchantID: ep.MerchantID.String(), Data: data})
-	if err != nil {
-		return nil, err
-	}
-	return s.deliverNow(r, ep, eventID, event.Test, payload, 1)
-}
-
-// deliverNow makes one attempt through the Sender and logs it. A 410
-// disables the endpoint, as it does for the dispatcher's deliveries. The
-// client's hanging up neither cuts the attempt short nor loses its record.
-func (s *Server) deliverNow(r *http.Request, ep *webhook.Endpoint, eventID uuid.UUID, typ string, payload []byte, attempt int) (*webhook.Attempt, error) {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), manualSendTimeout)
-	defer cancel()
-	now := s.cfg.Now()
-	a := webhook.Attempt{MerchantID: ep.MerchantID, ID: uuid.New(), WebhookID: ep.ID, EventID: eventID,
-		EventType: typ, Attempt: attempt, CreatedAt: now}
-	res := s.cfg.WebhookSender.Send(ctx, webhook.Delivery{URL: ep.URL, Secrets: ep.Secrets(now), EventID: eventID,
-		EventType: typ, LogID: a.ID, Payload: payload})
-	a.Status = webhook.StatusFailed
-	if res.Success {
-		a.Status = webhook.StatusSuccess
-	}
-	a.ResponseStatus, a.ResponseBody, a.Error, a.DurationMS = res.StatusCode, res.Body, res.Error, res.Duration.Milliseconds()
-	if err := s.cfg.DeliveryLog.RecordAttempts(ctx, []webhook.Attempt{a}); err != nil {
-		return nil, fmt.Errorf("record the attempt: %w", err)
-	}
-	if res.Gone {
-		err := s.cfg.Webhooks.DisableWebhook(ctx, ep.MerchantID, ep.ID, webhook.DisabledGone)
-		if err != nil && !apperr.Is(err, apperr.NotFound) {
-			return nil, err
-		}
-	}
-	return &a, nil
+// manualStore joins the stores a manual attempt reads and writes.
+type manualStore struct {
+	DeliveryLog
+	EventPayloads
+	WebhookEndpoints
 }

@@ -157,9 +157,9 @@ func TestDashboardRedemptionsPage(t *testing.T) {
 	}
 }
 
-// TestDashboardLastDeliveries: the last n deliveries of one provider,
-// newest first, body and headers as recorded.
-func TestDashboardLastDeliveries(t *testing.T) {
+// TestDashboardListDeliveries: the last n deliveries of one provider,
+// newest first, without bodies; FindDelivery gives one with its body.
+func TestDashboardListDeliveries(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := mustTenants(t, 0)[0]
@@ -174,11 +174,15 @@ func TestDashboardLastDeliveries(t *testing.T) {
 	if err := store.RecordDeliveries(ctx, ds); err != nil {
 		t.Fatal(err)
 	}
-	got, err := store.LastDeliveries(ctx, s.merchant.ID, "guru", 2)
+	got, err := store.ListDeliveries(ctx, s.merchant.ID, "guru", 2)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].ID != ds[3].ID || got[1].ID != ds[2].ID || string(got[0].Body) != `{"n":3}` || got[0].Headers["X-N"] != "3" {
+	if len(got) != 2 || got[0].ID != ds[3].ID || got[1].ID != ds[2].ID || got[0].HTTPStatus != 200 {
 		t.Errorf("last guru deliveries = %+v, want deliveries 3 and 2", got)
+	}
+	one, err := store.FindDelivery(ctx, s.merchant.ID, ds[3].ID)
+	if err != nil || string(one.Body) != `{"n":3}` || one.Provider != "guru" {
+		t.Errorf("FindDelivery = %+v, %v; want delivery 3 with its body", one, err)
 	}
 }

@@ -83,25 +83,34 @@ func answeredRecords(ds []inbound.Delivery) []inbound.Delivery {
 	return out
 }
 
-// LastDeliveries returns the merchant's n most recent deliveries from the
-// provider, newest first, raw bodies included (already redacted when
-// recorded: a Guru token never reaches this table): the Integrations page.
-func (s *DeliveryStore) LastDeliveries(ctx context.Context, merchantID uuid.UUID, provider string, n int) ([]inbound.Delivery, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, dedupe_key, outcome, http_status, error, headers, body, received_at
-FROM inbound_deliveries WHERE merchant_id = $1 AND provider = $2
-ORDER BY received_at DESC, id DESC LIMIT $3`, merchantID, provider, n)
+// ListDeliveries returns the merchant's last limit delivery records from
+// provider, newest first, without their bodies (the dashboard's list).
+func (s *DeliveryStore) ListDeliveries(ctx context.Context, merchantID uuid.UUID, provider string, limit int) ([]inbound.Delivery, error) {
+	rows, err := s.pool.Query(ctx, `SELECT id, outcome, http_status, error, received_at FROM inbound_deliveries
+WHERE merchant_id = $1 AND provider = $2 ORDER BY received_at DESC, id LIMIT $3`, merchantID, provider, limit)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("list deliveries: %w", err)
 	}
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (inbound.Delivery, error) {
 		d := inbound.Delivery{MerchantID: merchantID, Provider: provider}
-		var headers []byte
-		if err := row.Scan(&d.ID, &d.DedupeKey, &d.Outcome, &d.HTTPStatus, &d.Error, &headers, &d.Body, &d.ReceivedAt); err != nil {
-			return d, err
-		}
-		if err := json.Unmarshal(headers, &d.Headers); err != nil {
-			return d, fmt.Errorf("delivery %s headers: %w", d.ID, err)
-		}
-		return d, nil
+		var status int32
+		err := row.Scan(&d.ID, &d.Outcome, &status, &d.Error, &d.ReceivedAt)
+		d.HTTPStatus = int(status)
+		return d, err
 	})
+}
+
+// FindDelivery returns one of the merchant's delivery records with its
+// body as received; another merchant's or an unknown id is apperr.NotFound.
+func (s *DeliveryStore) FindDelivery(ctx context.Context, merchantID, id uuid.UUID) (*inbound.Delivery, error) {
+	d := &inbound.Delivery{MerchantID: merchantID, ID: id}
+	var status int32
+	err := s.pool.QueryRow(ctx, `SELECT provider, dedupe_key, outcome, http_status, error, body, received_at
+FROM inbound_deliveries WHERE merchant_id = $1 AND id = $2`, merchantID, id).
+		Scan(&d.Provider, &d.DedupeKey, &d.Outcome, &status, &d.Error, &d.Body, &d.ReceivedAt)
+	if err != nil {
+		return nil, notFound(err, "delivery not found")
+	}
+	d.HTTPStatus = int(status)
+	return d, nil
 }

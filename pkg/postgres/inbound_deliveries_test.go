@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/postgres"
 )
@@ -61,5 +62,46 @@ WHERE merchant_id = $1 AND id = $2`, s.merchant.ID, id).Scan(&n, &got); err != n
 				t.Errorf("%d rows, record %q; want 1, %q", n, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestListAndFindDeliveries: the dashboard reads a merchant's records of
+// one provider, newest first, and one record with its body; another
+// merchant's record is not found.
+func TestListAndFindDeliveries(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := mustTwoTenants(t, 0, 0)
+	store := postgres.NewDeliveryStore(a.pool)
+	at := time.Now().Add(-time.Hour).Truncate(time.Microsecond)
+	older, newer, yampi, other := uuid.New(), uuid.New(), uuid.New(), uuid.New()
+	err := store.RecordDeliveries(ctx, []inbound.Delivery{
+		{ID: older, MerchantID: a.merchant.ID, Provider: "guru", Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, Body: []byte(`{"id":"o1"}`), ReceivedAt: at},
+		{ID: newer, MerchantID: a.merchant.ID, Provider: "guru", Outcome: inbound.DeliveryUnauthorized, HTTPStatus: 401, Error: "bad token", Body: []byte(`{"id":"o2"}`), ReceivedAt: at.Add(time.Minute)},
+		{ID: yampi, MerchantID: a.merchant.ID, Provider: "yampi", Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, Body: []byte(`{}`), ReceivedAt: at},
+		{ID: other, MerchantID: b.merchant.ID, Provider: "guru", Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, Body: []byte(`{}`), ReceivedAt: at},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := store.ListDeliveries(ctx, a.merchant.ID, "guru", 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 2 || list[0].ID != newer || list[1].ID != older {
+		t.Fatalf("guru deliveries %+v, want the 401 then the 200", list)
+	}
+	if l := list[0]; l.Outcome != inbound.DeliveryUnauthorized || l.HTTPStatus != 401 || l.Error != "bad token" || !l.ReceivedAt.Equal(at.Add(time.Minute)) {
+		t.Errorf("the newest record reads %+v", l)
+	}
+	if one, err := store.ListDeliveries(ctx, a.merchant.ID, "guru", 1); err != nil || len(one) != 1 {
+		t.Errorf("limit 1: %d records (%v)", len(one), err)
+	}
+	d, err := store.FindDelivery(ctx, a.merchant.ID, newer)
+	if err != nil || string(d.Body) != `{"id":"o2"}` || d.Provider != "guru" || d.HTTPStatus != 401 {
+		t.Errorf("FindDelivery: %+v, %v", d, err)
+	}
+	if _, err := store.FindDelivery(ctx, a.merchant.ID, other); !apperr.Is(err, apperr.NotFound) {
+		t.Errorf("another merchant's record: %v, want NotFound", err)
 	}
 }

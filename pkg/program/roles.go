@@ -208,6 +208,13 @@ func (a *API) Router() *mux.Router {
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
+
+		// Integrations and webhooks.
+		Integrations:    merchants,
+		Deliveries:      postgres.NewDeliveryStore(d.Pool),
+		IngestPublicURL: d.Config.IngestPublicURL,
+		Webhooks:        webhooks,
+		WebhookSender:   NewWebhookSender(d.Config),
 		// Members and Creators.
 		Members:           members,
 		Wallets:           postgres.NewWalletReads(d.Pool),

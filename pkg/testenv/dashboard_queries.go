@@ -117,7 +117,7 @@ func DashboardQueries(pool *pgxpool.Pool, s ScaleSeeded) []DashboardQuery {
 			return page("failed redemptions", len(list), 20, err)
 		}},
 		{"InboundDeliveries", ListBudget, func(ctx context.Context) error {
-			list, err := deliveries.LastDeliveries(ctx, id, "yampi", 50)
+			list, err := deliveries.ListDeliveries(ctx, id, "yampi", 50)
 			return page("yampi deliveries", len(list), 50, err)
 		}},
 	}

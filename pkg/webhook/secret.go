@@ -5,10 +5,15 @@ import (
 	"encoding/base64"
 	"errors"
 	"strings"
+	"time"
 )
 
 // SecretPrefix starts every signing secret.
 const SecretPrefix = "whsec_"
+
+// RotationOverlap is how long a rotated-out secret keeps signing
+// (webhooks.md), so receivers can switch without dropping deliveries.
+const RotationOverlap = 24 * time.Hour
 
 // secretBytes is the entropy of a new secret: 256 bits, the HMAC-SHA256
 // block's worth of key.

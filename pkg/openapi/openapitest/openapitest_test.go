@@ -42,6 +42,8 @@ const (
 		"external_id":"","coupon_code":"LOJ-ANA-7KQ2","campaign_id":"camp_5f1d2c3b4a5948e7b6c5d4e3f2a1b0c9",
 		"status":"active","wallet":{"pending":0,"available":0,"currency":"BRL"},
 		"stats":{"total_referrals":0,"total_earnings":0},"metadata":{},
+		"coupon_provisioning":{"guru":{"status":"not_configured","coupon_id":null,"error":null},
+		"yampi":{"status":"pending","coupon_id":null,"error":null}},
 		"created_at":"2026-11-20T12:00:00.000Z","updated_at":"2026-11-20T12:00:00.000Z"}}`
 	referralJSON = `{"data":{"id":"ref_7c9e6679742540de944be07fc1f90ae7","member_id":"mem_0b5c3e9e2f4a4c1e9d1a7e2f0c9a1b2c",
 		"member":{"id":"mem_0b5c3e9e2f4a4c1e9d1a7e2f0c9a1b2c","name":"Ana","email":"ana@example.com"},

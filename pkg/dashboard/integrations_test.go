@@ -1,0 +1,198 @@
+package dashboard_test
+
+import (
+	"bytes"
+	"context"
+	"net/http"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/postgres"
+)
+
+// logged reports whether any log line, message or field, contains s.
+func (e *env) logged(s string) bool {
+	for _, entry := range e.logs.All() {
+		if strings.Contains(entry.Message, s) {
+			return true
+		}
+		for _, v := range entry.ContextMap() {
+			if str, ok := v.(string); ok && strings.Contains(str, s) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (e *env) integration(merchantID, provider string) *merchant.Integration {
+	e.t.Helper()
+	in, err := postgres.NewMerchantStore(e.deps.Pool, e.deps.Box).FindIntegration(context.Background(), uuid.MustParse(merchantID), provider)
+	if err != nil {
+		e.t.Fatalf("FindIntegration(%s): %v", provider, err)
+	}
+	return in
+}
+
+// guruBody is the approved Guru sale of pkg/inbound/testdata carrying token.
+func guruBody(t *testing.T, token string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join("..", "inbound", "testdata", "guru", "transaction-approved.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return bytes.Replace(raw, []byte("REPLACE_WITH_THE_MERCHANT_ACCOUNT_TOKEN_40"), []byte(token), 1)
+}
+
+// The owner saves Guru's account token alone; the page then says since
+// when it is configured and shows the webhook URL the API gives, never the
+// token, which no log line holds either. A blank field keeps its value.
+func TestIntegrationsSaveWriteOnlySecrets(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner()
+	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	wantURL := merchant.WebhookURL(e.deps.Config.IngestPublicURL, "guru", uuid.MustParse(e.demo.MerchantID))
+	if page.StatusCode != http.StatusOK || !strings.Contains(page.body, `data-testid="webhook-url-guru" id="webhook-url-guru">`+wantURL+"<") ||
+		!strings.Contains(page.body, "Not configured yet.") {
+		t.Fatalf("the integrations page: %d, want the Guru webhook URL %s and not configured: %s", page.StatusCode, wantURL, page.body)
+	}
+
+	token := "guru-account-token-" + strings.Repeat("7", 21)
+	r := e.do(owner, http.MethodPost, "/dashboard/integrations/guru", url.Values{"account_token": {"  " + token + " "}, "user_token": {""}, "api_url": {""}})
+	if r.StatusCode != http.StatusSeeOther || r.Header.Get("Location") != "/dashboard/integrations" {
+		t.Fatalf("save Guru: %d %s, want 303 back to the page: %s", r.StatusCode, r.Header.Get("Location"), r.body)
+	}
+	saved := e.integration(e.demo.MerchantID, "guru")
+	if saved.AccountToken != token || saved.UserToken != "" || saved.APIURL != merchant.DefaultAPIURL("guru") {
+		t.Errorf("saved %+v, want the trimmed token alone and the default API URL", saved)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if !strings.Contains(page.body, "The Guru settings were saved.") || !strings.Contains(page.body, "Configured on ") {
+		t.Errorf("after saving, the page does not say so: %s", page.body)
+	}
+	if strings.Contains(page.body, token) || strings.Contains(page.body, token[len(token)-4:]+"<") {
+		t.Errorf("the page shows the saved token")
+	}
+
+	// A blank field keeps the token; the user token is added.
+	if r := e.do(owner, http.MethodPost, "/dashboard/integrations/guru", url.Values{"account_token": {""}, "user_token": {"guru-user"}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save the user token: %d", r.StatusCode)
+	}
+	if saved := e.integration(e.demo.MerchantID, "guru"); saved.AccountToken != token || saved.UserToken != "guru-user" {
+		t.Errorf("after a blank account token: %+v, want it kept and the user token set", saved)
+	}
+
+	// Yampi's fields, and the API's refusal of a bad API URL.
+	r = e.do(owner, http.MethodPost, "/dashboard/integrations/yampi", url.Values{"webhook_secret": {"wh_sec"}, "user_token": {"yt"},
+		"user_secret_key": {"ysk"}, "store_alias": {"minha-loja"}, "api_url": {"ftp://api.example.com"}})
+	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, `role="alert" class="alert">The API URL must be an http or https URL.`) {
+		t.Errorf("a bad API URL: %d, want 422 with an alert: %s", r.StatusCode, r.body)
+	}
+	if !strings.Contains(r.body, `value="ftp://api.example.com"`) || strings.Contains(r.body, "wh_sec") {
+		t.Errorf("the refused form should keep what was typed, secrets excepted: %s", r.body)
+	}
+	r = e.do(owner, http.MethodPost, "/dashboard/integrations/yampi", url.Values{"webhook_secret": {"wh_sec"}, "user_token": {"yt"},
+		"user_secret_key": {"ysk"}, "store_alias": {"minha-loja"}, "api_url": {"https://api.example.com/v2"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save Yampi: %d: %s", r.StatusCode, r.body)
+	}
+	y := e.integration(e.demo.MerchantID, "yampi")
+	if y.WebhookSecret != "wh_sec" || y.UserToken != "yt" || y.UserSecretKey != "ysk" || y.StoreAlias != "minha-loja" || y.APIURL != "https://api.example.com/v2" {
+		t.Errorf("Yampi saved as %+v", y)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if !strings.Contains(page.body, `value="minha-loja"`) || strings.Contains(page.body, "wh_sec") || strings.Contains(page.body, "ysk") {
+		t.Errorf("the page should show the store alias but no Yampi secret: %s", page.body)
+	}
+
+	if r := e.do(owner, http.MethodPost, "/dashboard/integrations/shopify", url.Values{"account_token": {"x"}}); r.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown platform: %d, want 404", r.StatusCode)
+	}
+	for _, secret := range []string{token, "wh_sec", "ysk"} {
+		if e.logged(secret) {
+			t.Errorf("a log line holds the secret %q", secret)
+		}
+	}
+}
+
+// A viewer sees the page but cannot save; nor can a request from another
+// site.
+func TestIntegrationsViewerCannotSave(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	viewer := e.viewer()
+	if r := e.do(viewer, http.MethodGet, "/dashboard/integrations", nil); r.StatusCode != http.StatusOK {
+		t.Errorf("a viewer's GET: %d, want 200", r.StatusCode)
+	}
+	for _, p := range []string{"guru", "yampi"} {
+		r := e.do(viewer, http.MethodPost, "/dashboard/integrations/"+p, url.Values{"account_token": {"viewer-token"}, "webhook_secret": {"viewer-secret"}})
+		if r.StatusCode != http.StatusForbidden {
+			t.Errorf("a viewer's save of %s: %d, want 403", p, r.StatusCode)
+		}
+	}
+	if r := e.do(e.owner(), http.MethodPost, "/dashboard/integrations/guru", url.Values{"account_token": {"cross-site-token"}},
+		"Origin", "https://evil.example"); r.StatusCode != http.StatusForbidden {
+		t.Errorf("a cross-origin save: %d, want 403", r.StatusCode)
+	}
+	_, err := postgres.NewMerchantStore(e.deps.Pool, e.deps.Box).FindIntegration(context.Background(), uuid.MustParse(e.demo.MerchantID), "guru")
+	if err == nil {
+		t.Errorf("a refused save configured Guru")
+	}
+}
+
+// The last deliveries are listed per platform in the merchant's zone, each
+// linking to its body with the token redacted; another merchant's delivery
+// is not found.
+func TestIntegrationsDeliveries(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	other := e.register("Outra Loja", "https://outra.example.com", "OUTRA")
+	token := "guru-token-" + strings.Repeat("9", 29)
+	at := time.Date(2026, 11, 25, 17, 3, 0, 0, time.UTC)
+	mine, theirs, junk := uuid.New(), uuid.New(), uuid.New()
+	err := postgres.NewDeliveryStore(e.deps.Pool).RecordDeliveries(context.Background(), []inbound.Delivery{
+		{ID: mine, MerchantID: uuid.MustParse(e.demo.MerchantID), Provider: "guru", Outcome: inbound.DeliveryUnauthorized,
+			HTTPStatus: 401, Error: "api_token does not match", Body: guruBody(t, token), ReceivedAt: at},
+		{ID: junk, MerchantID: uuid.MustParse(e.demo.MerchantID), Provider: "yampi", Outcome: inbound.DeliveryUnprocessable,
+			HTTPStatus: 422, Body: []byte(`secret=` + token), ReceivedAt: at},
+		{ID: theirs, MerchantID: uuid.MustParse(other.MerchantID), Provider: "guru", Outcome: inbound.DeliveryAccepted,
+			HTTPStatus: 200, Body: []byte(`{}`), ReceivedAt: at},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner := e.owner()
+	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	for _, want := range []string{`href="/dashboard/integrations/deliveries/` + mine.String() + `">Nov 25, 2026 2:03 PM<`,
+		"<td>Unauthorized</td><td>401</td><td>api_token does not match</td>", "/dashboard/integrations/deliveries/" + junk.String()} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the integrations page lacks %q", want)
+		}
+	}
+	if strings.Contains(page.body, theirs.String()) {
+		t.Errorf("the page lists another merchant's delivery")
+	}
+	d := e.do(owner, http.MethodGet, "/dashboard/integrations/deliveries/"+mine.String(), nil)
+	if d.StatusCode != http.StatusOK || !strings.Contains(d.body, "&#34;api_token&#34;: &#34;[redacted]&#34;") ||
+		!strings.Contains(d.body, "Ana Souza") || strings.Contains(d.body, token) {
+		t.Errorf("the delivery page: %d, want the body with api_token redacted: %s", d.StatusCode, d.body)
+	}
+	if d := e.do(owner, http.MethodGet, "/dashboard/integrations/deliveries/"+junk.String(), nil); strings.Contains(d.body, token) ||
+		!strings.Contains(d.body, "not shown") {
+		t.Errorf("a body that is not JSON is shown: %s", d.body)
+	}
+	for _, p := range []string{theirs.String(), uuid.NewString(), "not-a-uuid"} {
+		if r := e.do(owner, http.MethodGet, "/dashboard/integrations/deliveries/"+p, nil); r.StatusCode != http.StatusNotFound {
+			t.Errorf("delivery %s: %d, want 404", p, r.StatusCode)
+		}
+	}
+}

@@ -1,0 +1,35 @@
+package dashboard
+
+import (
+	"net/http/httptest"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/webhook"
+)
+
+// integrationsDataForRender is the Integrations page as its handler fills
+// it: Guru's account token saved at at, one delivery; Yampi refused.
+func integrationsDataForRender(at time.Time, mid uuid.UUID, d inbound.Delivery) integrationsData {
+	guru := &merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "tok", APIURL: merchant.DefaultAPIURL("guru"), UpdatedAt: at}
+	return integrationsData{Platforms: []platformView{
+		{Provider: "guru", Name: "Guru", Configured: true, UpdatedAt: at, Fields: platformFields("guru", guru),
+			WebhookURL: merchant.WebhookURL("https://ingest.example.com/", "guru", mid), Deliveries: []inbound.Delivery{d}},
+		{Provider: "yampi", Name: "Yampi", Fields: platformFields("yampi", nil), Alert: "integrations.bad_api_url",
+			WebhookURL: merchant.WebhookURL("https://ingest.example.com", "yampi", mid)},
+	}}
+}
+
+// webhookDataForRender is an endpoint's page right after its creation,
+// with one logged test attempt.
+func webhookDataForRender(e endpointView, at time.Time) webhookData {
+	r := httptest.NewRequest("GET", "/dashboard/webhooks/"+e.ID.String(), nil)
+	return webhookData{Endpoint: e, NewSecret: "whsec_the-new-secret", Events: eventChoices(e.Events), URL: e.URL,
+		Attempts: []webhook.Attempt{{ID: uuid.New(), EventType: "webhook.test", Status: webhook.StatusSuccess, Attempt: 1,
+			ResponseStatus: 200, DurationMS: 5, CreatedAt: at}},
+		Tabs:       StatusTabs(r, "status", []Tab{{Label: "webhooks.log_all", Count: 1}, {Label: "webhooks.log_success", Value: "success", Count: 1}}),
+		Pagination: NewPagination(r, logsPerPage, 1)}
+}
