@@ -337,8 +337,8 @@ func (d *Dashboard) newMemberPage(w http.ResponseWriter, r *http.Request, c *Ctx
 }
 
 // formCampaign resolves the form's campaign: the one chosen (the
-// merchant's), or the default campaign when none is. false means the form
-// was answered (refused, or failed).
+// merchant's), or the default campaign when none is; false when the
+// merchant has no such campaign (another merchant's id included).
 func (d *Dashboard) formCampaign(ctx context.Context, merchantID uuid.UUID, value string) (uuid.UUID, bool, error) {
 	campaigns, err := d.cfg.MemberCampaigns.CampaignChoices(ctx, merchantID)
 	if err != nil {
