@@ -45,12 +45,8 @@ func requestKey(r *http.Request) string {
 	return uuid.NewString()
 }
 
-// run publishes cmd and waits for its outcome (ledger.Runner, the path
+// run publishes cmd and waits for its outcome (ledger.Issue, the path
 // every edge shares).
 func (s *Server) run(ctx context.Context, cmd ledger.Command, timeout time.Duration) (*ledger.Outcome, bool, error) {
-	return s.runner().Run(ctx, cmd, timeout)
-}
-
-func (s *Server) runner() ledger.Runner {
-	return ledger.Runner{Commands: s.cfg.Actions.Commands, Waiter: s.cfg.Actions.Waiter}
+	return ledger.Issue(ctx, s.cfg.Actions.Waiter, s.cfg.Actions.Commands, cmd, timeout)
 }

@@ -55,7 +55,8 @@ func (s *Server) redeem(r *http.Request, req redeemRequest) (redeemResult, error
 }
 
 func (s *Server) redeemer() ledger.Redeemer {
-	return ledger.Redeemer{Runner: s.runner(), Redemptions: s.cfg.Actions.Redemptions, Integrations: s.cfg.Merchants}
+	return ledger.Redeemer{Commands: s.cfg.Actions.Commands, Waiter: s.cfg.Actions.Waiter, Redemptions: s.cfg.Actions.Redemptions,
+		Integrations: s.cfg.Merchants}
 }
 
 // AdminRedeemRequest is the body of POST /members/{id}/redeem.

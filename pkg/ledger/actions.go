@@ -13,28 +13,22 @@ import (
 	"github.com/convida/convida/pkg/redemption"
 )
 
-// The wallet actions a person starts (a redemption today; approve and
-// reject go through Runner too) are ledger commands: an edge (the API,
-// the dashboard) publishes the command and waits for the ledger's
-// outcome. This is that path, shared by every edge.
+// The wallet actions a person starts (approve, reject, redeem) are ledger
+// commands: an edge (the API, the dashboard) publishes the command and
+// waits for the ledger's outcome. This is that path, shared by every edge.
 
 // CommandPublisher publishes ledger commands (acknowledged by the broker).
 type CommandPublisher interface {
 	PublishCommands(ctx context.Context, cmds []Command) error
 }
 
-// Runner publishes a command and waits for its outcome.
-type Runner struct {
-	Commands CommandPublisher
-	Waiter   *Waiter
-}
-
-// Run publishes cmd and waits up to timeout for its outcome. A refusal
+// Issue publishes cmd and waits up to timeout for its outcome: how the
+// edges (the API, the dashboard) carry out a wallet action. A refusal
 // becomes the apperr of its code; found is false when the ledger did not
 // answer in time (the command stays queued and will be applied).
-func (r Runner) Run(ctx context.Context, cmd Command, timeout time.Duration) (*Outcome, bool, error) {
-	o, found, err := r.Waiter.Wait(ctx, cmd.MerchantID, cmd.ID, timeout, func(ctx context.Context) error {
-		return r.Commands.PublishCommands(ctx, []Command{cmd})
+func Issue(ctx context.Context, w *Waiter, pub CommandPublisher, cmd Command, timeout time.Duration) (*Outcome, bool, error) {
+	o, found, err := w.Wait(ctx, cmd.MerchantID, cmd.ID, timeout, func(ctx context.Context) error {
+		return pub.PublishCommands(ctx, []Command{cmd})
 	})
 	if err != nil {
 		return nil, false, apperr.Wrap(apperr.Unavailable, err, "the ledger is unavailable, retry later")
@@ -70,7 +64,8 @@ func RedemptionIDFor(merchantID uuid.UUID, key string) uuid.UUID {
 
 // Redeemer runs redemptions (decision 19) for every edge.
 type Redeemer struct {
-	Runner
+	Commands     CommandPublisher
+	Waiter       *Waiter
 	Redemptions  RedemptionFinder
 	Integrations IntegrationFinder
 }
@@ -102,7 +97,7 @@ func (rd Redeemer) Redeem(ctx context.Context, req RedeemRequest, deadline time.
 	cmd := Command{ID: "redeem:" + req.RedemptionID.String(), Type: CmdRedeem, MerchantID: m.MerchantID,
 		MemberID: m.ID, IssuedAt: req.IssuedAt, Redeem: &Redeem{RedemptionID: req.RedemptionID,
 			Amount: req.Amount, Type: req.Type, SubscriptionID: req.SubscriptionID}}
-	if _, found, err := rd.Run(ctx, cmd, time.Until(deadline)); err != nil {
+	if _, found, err := Issue(ctx, rd.Waiter, rd.Commands, cmd, time.Until(deadline)); err != nil {
 		return nil, false, err
 	} else if !found {
 		return nil, false, apperr.Errorf(apperr.Unavailable, "the ledger did not answer in time; retry with the same Idempotency-Key")

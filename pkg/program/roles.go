@@ -225,7 +225,8 @@ func (a *API) Router() *mux.Router {
 		Creators:          postgres.NewCreatorStore(d.Pool, d.Box),
 		CreatorTiers:      postgres.NewCampaignTierStore(d.Pool),
 		Redeemer: ledger.Redeemer{
-			Runner:       ledger.Runner{Commands: d.Commands, Waiter: &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}},
+			Commands:     d.Commands,
+			Waiter:       &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)},
 			Redemptions:  outcomes,
 			Integrations: merchants,
 		},
