@@ -487,7 +487,7 @@ func (d *Dashboard) redeemForMember(w http.ResponseWriter, r *http.Request, c *C
 		form.Alert, form.AlertDetail = alert, detail
 		d.showMember(w, r, c, m, http.StatusUnprocessableEntity, form)
 	}
-	amount, err := typedReais(form.Amount)
+	amount, err := money.ParseTypedReais(form.Amount)
 	if err != nil || amount < 1 {
 		refuse("members.redeem_bad_amount", "")
 		return
@@ -534,19 +534,4 @@ func (d *Dashboard) redeemTimeout() time.Duration {
 		return d.cfg.ActionTimeout
 	}
 	return 10 * time.Second
-}
-
-// typedReais reads reais as a person types them in either language: "9,79",
-// "9.79", "1.234,56", "R$ 1,234.56". The last separator followed by one or
-// two digits is the decimal one.
-func typedReais(s string) (int64, error) {
-	s = strings.TrimSpace(strings.TrimPrefix(strings.TrimSpace(s), "R$"))
-	dot, comma := strings.LastIndexByte(s, '.'), strings.LastIndexByte(s, ',')
-	switch {
-	case comma > dot: // "1.234,56", "9,79"
-		s = strings.ReplaceAll(s[:comma], ".", "") + "." + s[comma+1:]
-	case dot > comma && comma >= 0: // "1,234.56"
-		s = strings.ReplaceAll(s[:dot], ",", "") + s[dot:]
-	}
-	return money.ParseReais(s)
 }
