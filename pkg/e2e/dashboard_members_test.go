@@ -143,7 +143,13 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 479, totalRedeemed: 500})
 	testenv.Screenshot(t, b.ctx, "member")
 
-	// Her creator profile: from her page, the token shown, rotated.
+	// Her creator profile: from her page, the token shown, rotated; the
+	// campaign's tiers (set after her sale, which kept the campaign's
+	// reward) give her month's one sale Bronze.
+	if status, body := s.api(tn, http.MethodPut, "/campaigns/"+ids.Format(ids.Campaign, tn.campaign.ID)+"/tiers",
+		[]byte(`{"tiers":[{"name":"Bronze","min_sales":0,"commission_percent":10},{"name":"Silver","min_sales":3,"commission_percent":15}]}`)); status != 200 {
+		t.Fatalf("PUT tiers = %d %v", status, body)
+	}
 	b.load("make creator", chromedp.Click(named("a", "Create a creator profile")))
 	if status := b.load("save creator", chromedp.SetValue(labelled("Display name"), "Ana Creates"), chromedp.SendKeys(labelled("Niche"), "fitness"),
 		chromedp.SendKeys(labelled("Instagram"), "@ana.creates"), chromedp.Click(named("button", "Save creator"))); status != http.StatusOK {
@@ -152,6 +158,9 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 	token := b.testID("creator-token")
 	if len(token) < 40 || creatorStatus(t, s, token) != http.StatusOK {
 		t.Fatalf("the token shown %q does not read the creator's profile", token)
+	}
+	if got := b.testID("creator-tier"); got != "Bronze (10%)" {
+		t.Errorf("the creator's tier shows %q, want Bronze (10%%)", got)
 	}
 	b.load("open Creators", chromedp.Click(named("a", "Creators")))
 	if got := browserText(b, chromedp.Search(`//tbody/tr[1]/td[1]`)); got != "Ana Creates" {
