@@ -88,6 +88,7 @@ func (d *Dashboard) memberRoutes() {
 	d.action("POST "+Prefix+"/members", d.createMember)
 	d.page("GET "+Prefix+"/members/{id}", d.memberPage)
 	d.page("GET "+Prefix+"/members/{id}/edit", d.editMemberPage)
+	d.page("GET "+Prefix+"/members/{id}/ledger", d.memberLedger)
 	d.action("POST "+Prefix+"/members/{id}", d.updateMember)
 	d.action("POST "+Prefix+"/members/{id}/block", d.setMemberStatus(member.StatusBlocked, "members.blocked_flash"))
 	d.action("POST "+Prefix+"/members/{id}/unblock", d.setMemberStatus(member.StatusActive, "members.unblocked_flash"))
@@ -303,6 +304,33 @@ func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m
 		}
 	}
 	d.render(w, r, c, Page{Template: "member", Title: "members.member_title", Nav: "members", Status: status, Data: data})
+}
+
+// entriesPerPage is the length of a member's ledger pages.
+const entriesPerPage = 50
+
+type memberLedgerData struct {
+	Member     *member.Member
+	Entries    []ledger.Entry
+	Pagination Pagination
+}
+
+// memberLedger is every ledger entry of the member, newest first, paginated.
+func (d *Dashboard) memberLedger(w http.ResponseWriter, r *http.Request, c *Ctx) {
+	m, ok := d.memberByPath(w, r, c)
+	if !ok {
+		return
+	}
+	page, offset := requestPage(r, entriesPerPage)
+	entries, total, err := d.cfg.Wallets.ListEntries(r.Context(), m.MerchantID, m.ID, ledger.EntryFilter{Offset: offset, Limit: entriesPerPage})
+	if err != nil {
+		d.fail(w, r, c, err)
+		return
+	}
+	p := NewPagination(r, entriesPerPage, total)
+	p.Page = page
+	d.render(w, r, c, Page{Template: "member_ledger", Title: "members.ledger", Nav: "members",
+		Data: memberLedgerData{Member: m, Entries: entries, Pagination: p}})
 }
 
 // memberFormData is the create and edit form.

@@ -171,7 +171,7 @@ func TestMembersAndCreatorsOtherMerchantViewer(t *testing.T) {
 	owner := e.owner()
 	mine := e.createMember(owner, "Ana", "ana@example.com")
 	for _, id := range []string{theirs.String(), ids.Format(ids.Member, theirs), "not-an-id", "mem_zz", uuid.NewString()} {
-		for _, p := range []string{"/dashboard/members/" + id, "/dashboard/members/" + id + "/edit", "/dashboard/creators/" + id,
+		for _, p := range []string{"/dashboard/members/" + id, "/dashboard/members/" + id + "/edit", "/dashboard/members/" + id + "/ledger", "/dashboard/creators/" + id,
 			"/dashboard/creators/" + id + "/edit", "/dashboard/creators/" + id + "/rotate"} {
 			if r := e.do(owner, http.MethodGet, p, nil); r.StatusCode != http.StatusNotFound {
 				t.Errorf("GET %s: %d, want 404", p, r.StatusCode)

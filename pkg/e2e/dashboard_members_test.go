@@ -142,6 +142,12 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, available: 479, totalRedeemed: 500})
 	testenv.Screenshot(t, b.ctx, "member")
+	b.load("open the ledger", chromedp.Navigate(s.apiURL+"/dashboard/members/"+ids.Format(ids.Member, m.ID)+"/ledger"))
+	if got := browserText(b, chromedp.Search(`//tbody`)); !strings.Contains(got, "Debit") || !strings.Contains(got, "Release") ||
+		!strings.Contains(got, "Credit") || !strings.Contains(got, "-R$5.00") {
+		t.Errorf("the member's ledger page shows %q", got)
+	}
+	b.load("back", chromedp.Click(named("a", "Back to Ana Souza")))
 
 	// Her creator profile: from her page, the token shown, rotated; the
 	// campaign's tiers (set after her sale, which kept the campaign's
