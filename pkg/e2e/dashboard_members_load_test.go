@@ -57,6 +57,7 @@ func TestLoadDashboardPagesMembers(t *testing.T) {
 		{"MembersCampaign", "/dashboard/members?campaign=" + seeded.Campaign.ID.String() + "&status=active", `<a href="/dashboard/members/`},
 		{"MembersDeep", "/dashboard/members?page=150", `<a href="/dashboard/members/`},
 		{"MemberTop", "/dashboard/members/" + top.String(), `data-testid="wallet-available"`},
+		{"MemberTopLedgerDeep", "/dashboard/members/" + top.String() + "/ledger?page=20", `<td class="num">`},
 		{"Creators", "/dashboard/creators", `<a href="/dashboard/creators/`},
 		{"CreatorTop", "/dashboard/creators/" + topCreator.String(), `data-testid="creator-token"`},
 		{"CreatorTopDeep", "/dashboard/creators/" + topCreator.String() + "?page=3", `data-testid="creator-token"`},
