@@ -68,6 +68,9 @@ func (t Tier) Commission(orderValue int64) int64 {
 // MaxTiers bounds a campaign's tier list.
 const MaxTiers = 50
 
+// MaxMinSales bounds a tier's MinSales (PostgreSQL integer).
+const MaxMinSales = 1_000_000_000
+
 // Tiers are a campaign's commission tiers in increasing MinSales.
 type Tiers []Tier
 
@@ -87,8 +90,8 @@ func (ts Tiers) Validate() error {
 			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: is required (at most 100 characters)", i)
 		case seen[name]:
 			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: %q is used twice", i, t.Name)
-		case t.MinSales < 0:
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: must be 0 or more", i)
+		case t.MinSales < 0 || t.MinSales > MaxMinSales:
+			return apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: must be from 0 to %d", i, MaxMinSales)
 		case i > 0 && t.MinSales <= ts[i-1].MinSales:
 			return apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: must be greater than the previous tier's", i)
 		case t.CommissionBP < 0 || t.CommissionBP > 10000:

@@ -50,6 +50,12 @@ type Config struct {
 	Merchants MerchantStore
 	Keys      KeyStore
 	Users     UserStore
+	// Referrals and Decisions: the Referrals section (referrals.go).
+	Referrals ReferralReads
+	Decisions ReferralDecider
+	// Campaigns and Tiers: the Campaigns section (campaigns.go).
+	Campaigns CampaignStore
+	Tiers     TierStore
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
 	// Integrations and Deliveries serve /dashboard/integrations
@@ -148,6 +154,8 @@ func (d *Dashboard) registerRoutes() {
 	d.signInRoutes()
 	d.apiKeyRoutes()
 	d.userRoutes()
+	d.referralRoutes()
+	d.campaignRoutes()
 	d.integrationRoutes()
 	d.webhookRoutes()
 	d.memberRoutes()

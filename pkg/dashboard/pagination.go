@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+
+	"github.com/convida/convida/pkg/report"
 )
 
 // Pagination is one page of a list, read from the request's ?page= and
@@ -65,6 +67,10 @@ type Tab struct {
 	URL          string
 	Current      bool
 }
+
+// AtCap reports whether the tab's count stopped at report.TabCap: it holds
+// at least that many ("10000+").
+func (t Tab) AtCap() bool { return t.Count >= report.TabCap }
 
 // StatusTabs fills each tab's URL (the request's with param set, the page
 // reset) and marks the current one, for the template "tabs".

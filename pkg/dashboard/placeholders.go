@@ -8,8 +8,6 @@ import "net/http"
 var comingSoon = []struct{ pattern, nav string }{
 	{"GET " + Prefix + "/{$}", "overview"},
 	{"GET " + Prefix, "overview"},
-	{"GET " + Prefix + "/referrals", "referrals"},
-	{"GET " + Prefix + "/campaigns", "campaigns"},
 	{"GET " + Prefix + "/redemptions", "redemptions"},
 }
 

@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"net/http"
-	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
 	"slices"
@@ -32,7 +31,16 @@ func TestLoadDashboardPagesMembers(t *testing.T) {
 	seeded := testenv.MustSeedScale(t, s.deps.Pool, testenv.Scale{Members: 10_000, Referrals: 100_000, Days: 120,
 		Now: time.Now(), Box: s.deps.Box})
 	t.Logf("seeded 10,000 members and 100,000 referrals in %v", time.Since(began).Round(time.Millisecond))
-	cookie := signInCookie(t, s.apiURL, testenv.DashboardEmail, "pw")
+	var cookie *http.Cookie
+	u, _ := url.Parse(s.apiURL + "/dashboard")
+	for _, c := range signedIn(t, s.apiURL, testenv.DashboardEmail, "pw").c.Jar.Cookies(u) {
+		if c.Name == "convida_session" {
+			cookie = c
+		}
+	}
+	if cookie == nil {
+		t.Fatal("no session cookie after signing in")
+	}
 
 	// The top member (the most referrals) and the creator with the most
 	// sales: the heaviest member and creator pages.
@@ -86,32 +94,4 @@ func TestLoadDashboardPagesMembers(t *testing.T) {
 			t.Errorf("%s: median %v over %d runs, over its budget of %v", c.name, p50.Round(time.Millisecond), membersPageRuns, testenv.OverviewBudget)
 		}
 	}
-}
-
-// signInCookie signs in to the dashboard at apiURL and returns the session
-// cookie.
-func signInCookie(t *testing.T, apiURL, email, password string) *http.Cookie {
-	t.Helper()
-	jar, _ := cookiejar.New(nil)
-	client := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	req, _ := http.NewRequest(http.MethodPost, apiURL+"/dashboard/sign-in",
-		strings.NewReader(url.Values{"email": {email}, "password": {password}}.Encode()))
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	req.Header.Set("Origin", apiURL)
-	res, err := client.Do(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	res.Body.Close()
-	if res.StatusCode != http.StatusSeeOther {
-		t.Fatalf("sign in as %s: %d", email, res.StatusCode)
-	}
-	u, _ := url.Parse(apiURL + "/dashboard")
-	for _, c := range jar.Cookies(u) {
-		if c.Name == "convida_session" {
-			return c
-		}
-	}
-	t.Fatal("no session cookie after signing in")
-	return nil
 }

@@ -24,15 +24,6 @@ func (b *dashboardBrowser) testID(id string) string {
 	return browserText(b, chromedp.Search(`//*[@data-testid="`+id+`"]`))
 }
 
-func (b *dashboardBrowser) location() string {
-	b.t.Helper()
-	loc, err := chromedp.Run(b.ctx, chromedp.Location())
-	if err != nil {
-		b.t.Fatal(err)
-	}
-	return strings.TrimPrefix(loc, b.url)
-}
-
 // TestBrowserDashboardMembersAndCreators: a merchant's owner creates a
 // member, opens it from the Members list by its name's link and sees its
 // wallet; a sale credited through the ingest shows as R$ 9,79 in

@@ -50,3 +50,9 @@ func requestKey(r *http.Request) string {
 func (s *Server) run(ctx context.Context, cmd ledger.Command, timeout time.Duration) (*ledger.Outcome, bool, error) {
 	return ledger.Issue(ctx, s.cfg.Actions.Waiter, s.cfg.Actions.Commands, cmd, timeout)
 }
+
+// decider carries out approve and reject as the dashboard does too.
+func (s *Server) decider() ledger.Decider {
+	return ledger.Decider{Commands: s.cfg.Actions.Commands, Waiter: s.cfg.Actions.Waiter,
+		Referrals: s.cfg.Actions.Referrals, Timeout: s.actionTimeout()}
+}

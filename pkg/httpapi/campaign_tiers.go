@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
 
 	"github.com/google/uuid"
@@ -33,9 +32,6 @@ func (s *Server) registerCampaignTiers(admin *mux.Router) {
 	admin.HandleFunc(v1+"/campaigns/{id}/tiers", s.getCampaignTiers).Methods(http.MethodGet)
 }
 
-// maxMinSales bounds a tier's min_sales (PostgreSQL integer).
-const maxMinSales = 1_000_000_000
-
 // PutTiersRequest is the body of PUT /campaigns/{id}/tiers: the whole list,
 // in increasing min_sales; an empty list removes the tiers.
 type PutTiersRequest struct {
@@ -60,8 +56,8 @@ func (req PutTiersRequest) tiers() (creator.Tiers, error) {
 	out := make(creator.Tiers, len(*req.Tiers))
 	for i, t := range *req.Tiers {
 		minSales, ok := intField(t.MinSales)
-		if !ok || minSales < 0 || minSales > maxMinSales {
-			return nil, apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: is required, an integer from 0 to %d", i, maxMinSales)
+		if !ok || minSales < 0 || minSales > creator.MaxMinSales {
+			return nil, apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: is required, an integer from 0 to %d", i, creator.MaxMinSales)
 		}
 		bp, err := percentBP(t.CommissionPercent)
 		if err != nil {
@@ -72,35 +68,14 @@ func (req PutTiersRequest) tiers() (creator.Tiers, error) {
 	return out, out.Validate()
 }
 
-// percentBP reads a JSON number from 0 to 100 with at most two decimals
-// (trailing zeros aside) as basis points, from its text: 15.5 is 1550. The
-// error is the message of the field's problem.
+// percentBP reads a JSON number as creator.ParsePercent does, from its
+// text: 15.5 is 1550 basis points.
 func percentBP(raw json.RawMessage) (int, error) {
 	text := string(bytes.TrimSpace(raw))
 	if text == "" || text == "null" {
 		return 0, errors.New("is required")
 	}
-	whole, frac, hasDot := strings.Cut(text, ".")
-	if !digits(whole) || (hasDot && !digits(frac)) {
-		return 0, errors.New("must be a number from 0 to 100 with at most 2 decimals")
-	}
-	if frac = strings.TrimRight(frac, "0"); len(frac) > 2 {
-		return 0, errors.New("must have at most 2 decimals")
-	}
-	if len(whole) > 3 {
-		return 0, errors.New("must be from 0 to 100")
-	}
-	w, _ := strconv.Atoi(whole)
-	f, _ := strconv.Atoi((frac + "00")[:2])
-	if bp := w*100 + f; bp <= 10000 {
-		return bp, nil
-	}
-	return 0, errors.New("must be from 0 to 100")
-}
-
-// digits reports whether s is a non-empty run of ASCII digits.
-func digits(s string) bool {
-	return s != "" && strings.Trim(s, "0123456789") == ""
+	return creator.ParsePercent(text)
 }
 
 // putCampaignTiers replaces the campaign's tiers: 200 with the list as

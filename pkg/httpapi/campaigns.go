@@ -214,23 +214,19 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	mer := merchantOf(r)
-	cur, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), mer.ID, id)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	next := upd.Apply(*cur)
-	if err := next.Validate(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	c, err := s.cfg.Catalog.Campaigns.UpdateCampaign(r.Context(), mer.ID, id, upd)
+	c, err := campaign.Edit(r.Context(), campaignEditor{s.cfg.Campaigns, s.cfg.Catalog.Campaigns}, merchantOf(r).ID, id, upd)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.writeCampaign(w, r, http.StatusOK, c)
+}
+
+// campaignEditor is campaign.Edit's store: the API's campaigns and its
+// catalog are the one postgres.CampaignStore, wired as two interfaces.
+type campaignEditor struct {
+	Campaigns
+	CampaignCatalog
 }
 
 // campaignUpdate decodes req into an update and checks what can be checked

@@ -27,9 +27,7 @@ type ReferralCatalog interface {
 
 // ReferralFinder reads one referral with its referrer (apperr.NotFound
 // when absent or another merchant's).
-type ReferralFinder interface {
-	FindReferralByID(ctx context.Context, merchantID, id uuid.UUID) (*referral.Listed, error)
-}
+type ReferralFinder = ledger.ReferralFinder
 
 // registerReferrals adds approve and reject, which are ledger commands
 // (actions.go), and, when the catalog is wired, the list and the read.
@@ -170,33 +168,14 @@ func (s *Server) referralAction(w http.ResponseWriter, r *http.Request, typ stri
 		s.fail(w, r, err)
 		return
 	}
-	if typ == ledger.CmdReject && !referral.ValidReason(req.Reason) {
-		s.fail(w, r, apperr.Errorf(apperr.Invalid, "reason: must be one of %s", strings.Join(referral.RejectionReasons, ", ")))
-		return
-	}
-	if len(req.Notes) > 2000 {
-		s.fail(w, r, apperr.Errorf(apperr.Invalid, "notes: at most 2000 characters"))
-		return
-	}
-	mer := merchantOf(r)
-	ref, err := s.cfg.Actions.Referrals.FindReferralByID(r.Context(), mer.ID, id)
+	ref, settled, err := s.decider().Decide(r.Context(), ledger.Decision{Type: typ, MerchantID: merchantOf(r).ID,
+		ReferralID: id, Notes: req.Notes, Reason: req.Reason, Key: requestKey(r), At: s.cfg.Now()})
 	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	cmd := ledger.Command{ID: typ + ":" + id.String() + ":" + requestKey(r), Type: typ, MerchantID: mer.ID,
-		MemberID: ref.MemberID, ReferralID: id, Notes: req.Notes, Reason: req.Reason, IssuedAt: s.cfg.Now()}
-	_, found, err := s.run(r.Context(), cmd, s.actionTimeout())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	if ref, err = s.cfg.Actions.Referrals.FindReferralByID(r.Context(), mer.ID, id); err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	status := http.StatusOK
-	if !found {
+	if !settled {
 		status = http.StatusAccepted
 	}
 	respond.JSON(w, status, Data[referral.View]{Data: ref.AdminView()})

@@ -13,31 +13,10 @@ import (
 	"github.com/convida/convida/pkg/redemption"
 )
 
-// The wallet actions a person starts (approve, reject, redeem) are ledger
-// commands: an edge (the API, the dashboard) publishes the command and
-// waits for the ledger's outcome. This is that path, shared by every edge.
-
-// CommandPublisher publishes ledger commands (acknowledged by the broker).
-type CommandPublisher interface {
-	PublishCommands(ctx context.Context, cmds []Command) error
-}
-
-// Issue publishes cmd and waits up to timeout for its outcome: how the
-// edges (the API, the dashboard) carry out a wallet action. A refusal
-// becomes the apperr of its code; found is false when the ledger did not
-// answer in time (the command stays queued and will be applied).
-func Issue(ctx context.Context, w *Waiter, pub CommandPublisher, cmd Command, timeout time.Duration) (*Outcome, bool, error) {
-	o, found, err := w.Wait(ctx, cmd.MerchantID, cmd.ID, timeout, func(ctx context.Context) error {
-		return pub.PublishCommands(ctx, []Command{cmd})
-	})
-	if err != nil {
-		return nil, false, apperr.Wrap(apperr.Unavailable, err, "the ledger is unavailable, retry later")
-	}
-	if found && o.Status == OutcomeRejected {
-		return o, true, apperr.Errorf(apperr.Code(o.ErrorCode), "%s", o.Reason)
-	}
-	return o, found, nil
-}
+// A redemption a person starts is a ledger command: an edge (the API, the
+// dashboard) publishes it with Issue (decision.go) and waits for the
+// ledger's outcome and then the platform's result. This is that path,
+// shared by every edge.
 
 // RedemptionFinder reads redemptions.
 type RedemptionFinder interface {

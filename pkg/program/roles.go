@@ -161,6 +161,7 @@ func NewAPI(d *Deps) *API { return &API{Addr: d.Config.HTTPAddr, Now: d.Now, d: 
 func (a *API) Router() *mux.Router {
 	d := a.d
 	outcomes := postgres.NewOutcomeStore(d.Pool)
+	waiter := &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}
 	members := postgres.NewMemberStore(d.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events))
 	webhooks := postgres.NewWebhookStore(d.Pool, d.Box)
 	_, r := httpapi.New(httpapi.Config{
@@ -189,7 +190,7 @@ func (a *API) Router() *mux.Router {
 		},
 		Actions: httpapi.ActionsConfig{
 			Commands:    d.Commands,
-			Waiter:      &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)},
+			Waiter:      waiter,
 			Redemptions: outcomes,
 			Referrals:   postgres.NewReferralReads(d.Pool),
 			Timeout:     d.Config.ActionTimeout,
@@ -200,7 +201,12 @@ func (a *API) Router() *mux.Router {
 		},
 	})
 	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
+	referrals := postgres.NewReferralReads(d.Pool)
 	dash, err := dashboard.New(dashboard.Config{
+		Referrals: referrals,
+		Decisions: ledger.Decider{Commands: d.Commands, Waiter: waiter, Referrals: referrals, Timeout: d.Config.ActionTimeout},
+		Campaigns: postgres.NewCampaignStore(d.Pool),
+		Tiers:     postgres.NewCampaignTierStore(d.Pool),
 		Merchants: merchants,
 		Keys:      merchants,
 		Users:     postgres.NewDashboardUserStore(d.Pool),
