@@ -232,7 +232,9 @@ type memberData struct {
 	Creator      *creator.Profile
 	Coupons      []couponRow
 	// The redeem form: its one-time key (the redemption's name, so a form
-	// sent twice redeems once), what was typed, and why it was refused.
+	// sent twice redeems once; kept when the ledger did not answer in
+	// time, so the retry is the same redemption), what was typed, and why
+	// it was refused.
 	RedeemKey, Amount, Type, SubscriptionID, Alert, AlertDetail string
 }
 
@@ -248,7 +250,10 @@ func (d *Dashboard) memberPage(w http.ResponseWriter, r *http.Request, c *Ctx) {
 func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m *member.Member, status int, form memberData) {
 	ctx := r.Context()
 	data := form
-	data.Member, data.MemberID, data.RedeemKey = m, ids.Format(ids.Member, m.ID), uuid.NewString()
+	data.Member, data.MemberID = m, ids.Format(ids.Member, m.ID)
+	if data.RedeemKey == "" {
+		data.RedeemKey = uuid.NewString()
+	}
 	var err error
 	if data.Wallet, err = d.cfg.Wallets.FindWallet(ctx, m.MerchantID, m.ID); err != nil {
 		d.fail(w, r, c, err)
@@ -540,6 +545,11 @@ func (d *Dashboard) redeemForMember(w http.ResponseWriter, r *http.Request, c *C
 		if alert, ok := redeemAlerts[apperr.CodeOf(err)]; ok {
 			refuse(alert, apperr.MessageOf(err))
 			return
+		}
+		if apperr.Is(err, apperr.Unavailable) {
+			// The command may still be applied: sending the form again
+			// must name the same redemption, not make a second one.
+			form.RedeemKey = key
 		}
 		if apperr.Is(err, apperr.Unavailable) || apperr.Is(err, apperr.Invalid) || apperr.Is(err, apperr.IdempotencyReused) {
 			refuse("members.redeem_refused", apperr.MessageOf(err))

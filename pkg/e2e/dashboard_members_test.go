@@ -3,6 +3,7 @@ package e2e
 import (
 	"context"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -183,4 +184,40 @@ func TestBrowserDashboardMembersAndCreators(t *testing.T) {
 // creatorStatus is the status of GET /api/v1/creators/{token}.
 func creatorStatus(t *testing.T, s *stack, token string) int {
 	return do(t, http.MethodGet, s.apiURL+"/api/v1/creators/"+token, nil, nil).Status
+}
+
+// TestDashboardRedeemFormSentTwice: the redeem form names its redemption
+// by the one-time key it carries, so the same form sent twice (a double
+// click, a retried request) redeems once; a new form redeems again.
+func TestDashboardRedeemFormSentTwice(t *testing.T) {
+	t.Parallel()
+	s := startRedeemStack(t)
+	guru, yampi := newPlatform(t), newPlatform(t)
+	tn, m := s.richMember(t, 5000, 0, guru, yampi)
+	email, password := dashboardUser(t, s.deps.Pool, tn.merchant.ID, merchant.RoleOwner)
+	owner := signedIn(t, s.apiURL, email, password)
+	form := url.Values{"key": {"form-1"}, "amount": {"10,00"}, "type": {"store_credit"}}
+	path := "/dashboard/members/" + m.ID.String() + "/redeem"
+	for i := range 2 {
+		if status, body := owner.do(http.MethodPost, path, form); status != http.StatusSeeOther {
+			t.Fatalf("redeem form sent (%d): %d: %s", i+1, status, body)
+		}
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 5000, available: 4000, totalRedeemed: 1000})
+	form.Set("key", "form-2")
+	if status, body := owner.do(http.MethodPost, path, form); status != http.StatusSeeOther {
+		t.Fatalf("a second form: %d: %s", status, body)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 5000, available: 3000, totalRedeemed: 2000})
+	if n := len(yampi.seen()); n != 2 {
+		t.Errorf("yampi calls = %d, want 2 (one per form)", n)
+	}
+	// Another merchant's redemption cannot be named: the key is the
+	// merchant's own.
+	other := s.newTenant(testenv.FixedCampaign(100, 7))
+	oEmail, oPassword := dashboardUser(t, s.deps.Pool, other.merchant.ID, merchant.RoleOwner)
+	if status, _ := signedIn(t, s.apiURL, oEmail, oPassword).do(http.MethodPost, path, form); status != http.StatusNotFound {
+		t.Errorf("another merchant's owner redeems for the member: %d, want 404", status)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 5000, available: 3000, totalRedeemed: 2000})
 }
