@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -71,6 +72,21 @@ type Config struct {
 	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
 	Webhooks      WebhookStore
 	WebhookSender webhook.Sender
+
+	// Members and Creators (members.go, creators.go).
+	Members           MemberStore
+	Wallets           WalletReads
+	MemberReferrals   MemberReferralReads
+	MemberRedemptions MemberRedemptionReads
+	MemberCampaigns   CampaignChoices
+	Coupons           CouponStore
+	Creators          CreatorStore
+	CreatorTiers      TierReads
+	// Redeemer runs a redemption on a member's behalf: the ledger command
+	// the API runs. ActionTimeout is how long it waits for the platform
+	// (ACTION_TIMEOUT; 0 is 10 s).
+	Redeemer      ledger.Redeemer
+	ActionTimeout time.Duration
 
 	Log *zap.Logger
 	Now func() time.Time
@@ -151,6 +167,8 @@ func (d *Dashboard) registerRoutes() {
 	d.campaignRoutes()
 	d.integrationRoutes()
 	d.webhookRoutes()
+	d.memberRoutes()
+	d.creatorRoutes()
 	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })

@@ -6,8 +6,6 @@ import "net/http"
 // placeholder so that the navigation is complete. A phase-2 page removes
 // its line here and registers its own routes (docs/dashboard.md).
 var comingSoon = []struct{ pattern, nav string }{
-	{"GET " + Prefix + "/members", "members"},
-	{"GET " + Prefix + "/creators", "creators"},
 }
 
 func (d *Dashboard) comingSoonRoutes() {

@@ -10,9 +10,15 @@ import (
 	"github.com/alexedwards/scs/v2/memstore"
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
+	"github.com/convida/convida/pkg/report"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -35,6 +41,11 @@ func TestRenderEveryPage(t *testing.T) {
 	mid := uuid.New()
 	owner := &merchant.DashboardUser{MerchantID: mid, ID: uuid.New(), Email: "owner@loja.example.com", Role: merchant.RoleOwner, CreatedAt: at}
 	key := merchant.Key{ID: uuid.New(), Prefix: "1a2b3c4d", CreatedAt: at}
+	camp := campaign.Campaign{ID: uuid.New(), Name: "Black Friday", IsDefault: true}
+	mem := member.Member{ID: uuid.New(), MerchantID: mid, Name: "Ana Souza", Email: "ana@example.com", CouponCode: "DEMO-ANA-X2Y3",
+		Status: member.StatusActive, CampaignID: camp.ID, CreatedAt: at}
+	listed := member.Listed{Member: mem, Pending: 979, Available: 123456}
+	prof := creator.Profile{MerchantID: mid, MemberID: mem.ID, DisplayName: "Ana Creates", Niche: "fitness", InstagramUsername: "ana.creates", Token: "tok-123"}
 	delivery := inbound.Delivery{ID: uuid.New(), Provider: "guru", Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, ReceivedAt: at}
 	failing := endpointView{ID: uuid.New(), URL: "https://hooks.example.com/a", Events: []string{"member.created"}, IsActive: true,
 		FailingSince: at, MaskedSecret: "whsec_****abcd", CreatedAt: at}
@@ -111,6 +122,44 @@ func TestRenderEveryPage(t *testing.T) {
 				Portuguese: {"Tornar padrão", "Faixas de comissão", "Máximo de indicações por hora"}}},
 		{Page{Template: "coming_soon", Title: "title.members", Nav: "members"}, true,
 			map[string][]string{English: {"<h1>Members</h1>", "This page is coming soon."}, Portuguese: {"<h1>Membros</h1>", "Esta página chega em breve."}}},
+		// Members and Creators.
+		{Page{Template: "members", Title: "members.title", Nav: "members", Data: membersData{Members: []member.Listed{listed},
+			Tabs: []Tab{{Label: "members.tab_all", Count: report.TabCap}}, Campaigns: []campaign.Campaign{camp}, Query: "ana"}}, true,
+			map[string][]string{English: {`<a href="/dashboard/members/` + mem.ID.String() + `">Ana Souza</a>`, "New member", "R$1,234.56", "DEMO-ANA-X2Y3", "10000+", "Black Friday", "Export CSV"},
+				Portuguese: {"Novo membro", "R$ 1.234,56", "Ativo", "Todos"}}},
+		{Page{Template: "member", Title: "members.member_title", Nav: "members", Data: memberData{Member: &mem, MemberID: "mem_x",
+			Wallet:       ledger.Wallet{Pending: 979, Available: 123456, TotalEarned: 200000, TotalRedeemed: 500, Cancelled: 1},
+			Transactions: []ledger.Transaction{{Type: "credit", Status: "pending", Amount: 979, CreatedAt: at}},
+			Entries:      []ledger.Entry{{Type: "credit", Amount: 979, PendingDelta: 979, PendingAfter: 979, CreatedAt: at}}, EntriesTotal: 1,
+			Referrals:   []referral.Listed{{Referral: referral.Referral{Status: "pending", OrderValue: 9790, RewardAmount: 979, RefereeEmail: "joao@example.com", CreatedAt: at}}},
+			Redemptions: []redemption.Listed{{Redemption: redemption.Redemption{Type: "store_credit", Status: "completed", Amount: 500, CreatedAt: at}}},
+			Creator:     &prof, Coupons: []couponRow{{Platform: "guru", CouponState: redemption.CouponState{Status: "failed", Error: "401 from Guru"}}},
+			Alert: "members.redeem_insufficient", Type: "store_credit"}}, true,
+			map[string][]string{English: {"<h1>Ana Souza</h1>", `data-testid="wallet-pending">R$9.79<`, `data-testid="wallet-available">R$1,234.56<`,
+				`data-testid="wallet-total-earned">R$2,000.00<`, `data-testid="wallet-total-redeemed">R$5.00<`, `data-testid="wallet-cancelled">R$0.01<`,
+				"Provision coupon", "401 from Guru", "Ana Creates", "Redeem", "Store credit", "Subscription ID", `role="alert"`, "Block", "joao@example.com"},
+				Portuguese: {`data-testid="wallet-pending">R$ 9,79<`, `data-testid="wallet-available">R$ 1.234,56<`, "Resgatar", "Criar cupom", "Bloquear", "Falhou"}}},
+		{Page{Template: "member_ledger", Title: "members.ledger", Nav: "members", Data: memberLedgerData{Member: &mem,
+			Entries: []ledger.Entry{{Type: "release", PendingDelta: -979, AvailableDelta: 979, AvailableAfter: 979, CreatedAt: at}}}}, true,
+			map[string][]string{English: {"Ledger entries: Ana Souza", "Release", "-R$9.79", "Back to Ana Souza"}, Portuguese: {"Liberação", "-R$ 9,79"}}},
+		{Page{Template: "member_form", Title: "members.new_title", Nav: "members", Data: memberFormData{Campaigns: []campaign.Campaign{camp}, Alert: "members.exists"}}, true,
+			map[string][]string{English: {"New member", ">Name<", ">Email<", ">CPF/CNPJ<", ">Campaign<", "Black Friday", "Create member", `role="alert"`},
+				Portuguese: {"Novo membro", "Criar membro"}}},
+		{Page{Template: "creators", Title: "creators.title", Nav: "creators", Data: creatorsData{Creators: []creatorRow{{
+			Listed: creator.Listed{Profile: prof, MemberName: "Ana Souza", MonthSales: 3}, Tier: creator.Tier{Name: "Silver", CommissionBP: 1500}, HasTier: true}}}}, true,
+			map[string][]string{English: {"Ana Creates", "Ana Souza", "@ana.creates", "Silver (15%)", "New creator", "Sales this month"},
+				Portuguese: {"Criadores", "Vendas no mês"}}},
+		{Page{Template: "creator", Title: "creators.creator_title", Nav: "creators", Data: creatorData{Profile: &prof, Member: &mem,
+			Tiers: creator.Tiers{{Name: "Bronze", CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1500}}, Tier: creator.Tier{Name: "Bronze", CommissionBP: 1000},
+			HasTier: true, Next: creator.Tier{Name: "Silver"}, ToNext: 2, HasNext: true, Figures: creator.Figures{MonthSales: 1},
+			Sales: []sale{{Referral: referral.Referral{Status: "approved", OrderValue: 9790, CreatedAt: at}, MaskedEmail: "j***@example.com"}}}}, true,
+			map[string][]string{English: {`data-testid="creator-token">tok-123<`, "Copy", "Rotate token", "Bronze (10%)", "j***@example.com", "R$97.90", "Edit tiers on the campaign"},
+				Portuguese: {"Trocar token", "R$ 97,90", "Copiar"}}},
+		{Page{Template: "creator_form", Title: "creators.new_title", Nav: "creators", Data: creatorFormData{Alert: "creators.no_member"}}, true,
+			map[string][]string{English: {"Member email", "Display name", ">Niche<", ">Instagram<", "Save creator", "No member has this email."},
+				Portuguese: {"E-mail do membro", "Salvar criador"}}},
+		{Page{Template: "creator_rotate", Title: "creators.rotate_title", Nav: "creators", Data: rotateData{Profile: &prof, Member: &mem}}, true,
+			map[string][]string{English: {"Yes, rotate", "Ana Creates"}, Portuguese: {"Sim, trocar"}}},
 		{Page{Template: "error", Title: "error.not_found.title", Status: http.StatusNotFound, Data: errorData{Message: "error.not_found"}}, true,
 			map[string][]string{English: {"Not found", `role="alert"`}, Portuguese: {"Não encontrado"}}},
 	}

@@ -21,6 +21,7 @@ const wantCSP = "default-src 'self'; script-src 'self'; style-src 'self'; img-sr
 var pagePaths = []string{"/dashboard", "/dashboard/members", "/dashboard/referrals", "/dashboard/campaigns",
 	"/dashboard/creators", "/dashboard/redemptions", "/dashboard/integrations", "/dashboard/webhooks",
 	"/dashboard/settings/api-keys", "/dashboard/settings/users", "/dashboard/settings/password",
+	"/dashboard/members/new", "/dashboard/creators/new",
 	"/dashboard/referrals?review_required=true", "/dashboard/campaigns/new"}
 
 func checkSecurityHeaders(t *testing.T, what string, r response) {

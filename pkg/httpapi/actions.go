@@ -45,9 +45,8 @@ func requestKey(r *http.Request) string {
 	return uuid.NewString()
 }
 
-// run publishes cmd and waits for its outcome. A refusal becomes the
-// apperr of its code; found is false when the ledger did not answer in
-// time (the command stays queued and will be applied).
+// run publishes cmd and waits for its outcome (ledger.Issue, the path
+// every edge shares).
 func (s *Server) run(ctx context.Context, cmd ledger.Command, timeout time.Duration) (*ledger.Outcome, bool, error) {
 	return ledger.Issue(ctx, s.cfg.Actions.Waiter, s.cfg.Actions.Commands, cmd, timeout)
 }

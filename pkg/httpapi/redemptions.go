@@ -1,7 +1,6 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
 	"time"
@@ -10,19 +9,15 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
-	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/respond"
 )
 
 // RedemptionFinder reads redemptions.
-type RedemptionFinder interface {
-	FindRedemption(ctx context.Context, merchantID, id uuid.UUID) (*redemption.Redemption, error)
-}
+type RedemptionFinder = ledger.RedemptionFinder
 
 // registerRedemptions adds the two redeem operations: the admin one by
 // member id, the member-facing one by email.
@@ -45,75 +40,24 @@ type redeemResult struct {
 	pending    bool // still pending after the timeout: 202
 }
 
-// redeem runs a redemption (decision 19): the ledger debits and creates it
-// pending, the dispatcher carries it out, and this waits up to the timeout
-// for the result. A redemption whose platform is not configured is refused
-// first (apperr.IntegrationNotConfigured, see integrationReady); one the
-// platform refused (the money is back) is apperr.RedemptionFailed.
+// redeem runs a redemption through ledger.Redeemer, the path every edge
+// shares; the Idempotency-Key names the redemption.
 func (s *Server) redeem(r *http.Request, req redeemRequest) (redeemResult, error) {
-	ctx := r.Context()
 	mer := merchantOf(r)
-	if err := s.integrationReady(ctx, mer.ID, req.typ); err != nil {
-		return redeemResult{}, err
-	}
-	deadline := time.Now().Add(s.actionTimeout())
 	redemptionID := uuid.New()
 	if k := strings.TrimSpace(r.Header.Get("Idempotency-Key")); k != "" {
-		redemptionID = uuid.NewSHA1(redeemNamespace, []byte(mer.ID.String()+"\x00"+k))
+		redemptionID = ledger.RedemptionIDFor(mer.ID, k)
 	}
-	cmd := ledger.Command{ID: "redeem:" + redemptionID.String(), Type: ledger.CmdRedeem, MerchantID: mer.ID,
-		MemberID: req.member.ID, IssuedAt: s.cfg.Now(), Redeem: &ledger.Redeem{RedemptionID: redemptionID,
-			Amount: req.amount, Type: req.typ, SubscriptionID: req.subscriptionID}}
-	if _, found, err := s.run(ctx, cmd, time.Until(deadline)); err != nil {
-		return redeemResult{}, err
-	} else if !found {
-		return redeemResult{}, apperr.Errorf(apperr.Unavailable, "the ledger did not answer in time; retry with the same Idempotency-Key")
-	}
-	_, _, err := s.cfg.Actions.Waiter.Wait(ctx, mer.ID, ledger.ResultCommandID(redemptionID), time.Until(deadline), nil)
-	if err != nil {
-		return redeemResult{}, err
-	}
-	red, err := s.cfg.Actions.Redemptions.FindRedemption(ctx, mer.ID, redemptionID)
-	if err != nil {
-		return redeemResult{}, err
-	}
-	if red.MemberID != req.member.ID {
-		// An Idempotency-Key reused for another member's redemption.
-		return redeemResult{}, apperr.Errorf(apperr.IdempotencyReused, "this Idempotency-Key was used for another redemption")
-	}
-	if red.Status == redemption.StatusFailed {
-		return redeemResult{redemption: red}, apperr.Errorf(apperr.RedemptionFailed,
-			"the platform refused the redemption %s; the amount was returned to the balance: %s",
-			ids.Format(ids.Redemption, red.ID), red.FailureReason)
-	}
-	return redeemResult{redemption: red, pending: red.Status == redemption.StatusPending}, nil
+	red, pending, err := s.redeemer().Redeem(r.Context(), ledger.RedeemRequest{Member: req.member, RedemptionID: redemptionID,
+		Amount: req.amount, Type: req.typ, SubscriptionID: req.subscriptionID, IssuedAt: s.cfg.Now()},
+		time.Now().Add(s.actionTimeout()))
+	return redeemResult{redemption: red, pending: pending}, err
 }
 
-// integrationReady refuses, with apperr.IntegrationNotConfigured, a
-// redemption of typ whose platform lacks a setting it needs
-// (redemption.MissingSetting). It runs before the ledger: the redemption
-// could only fail, and debiting first would leave a cancelled debit and a
-// wallet.debited/wallet.credited pair for an error known up front.
-func (s *Server) integrationReady(ctx context.Context, merchantID uuid.UUID, typ string) error {
-	provider := redemption.Provider(typ)
-	var settings merchant.Integration
-	in, err := s.cfg.Merchants.FindIntegration(ctx, merchantID, provider)
-	switch {
-	case err == nil:
-		settings = *in
-	case !apperr.Is(err, apperr.NotFound):
-		return err
-	}
-	if missing := redemption.MissingSetting(typ, settings); missing != "" {
-		return apperr.Errorf(apperr.IntegrationNotConfigured,
-			"the %s integration is not configured for redemptions: its %s is not set (PUT /api/v1/integrations/%s)",
-			provider, missing, provider)
-	}
-	return nil
+func (s *Server) redeemer() ledger.Redeemer {
+	return ledger.Redeemer{Commands: s.cfg.Actions.Commands, Waiter: s.cfg.Actions.Waiter, Redemptions: s.cfg.Actions.Redemptions,
+		Integrations: s.cfg.Merchants}
 }
-
-// redeemNamespace derives redemption ids from idempotency keys.
-var redeemNamespace = uuid.MustParse("6f1d3b8e-4c1a-4f0e-9a43-5a3c2b1d0e9f")
 
 // AdminRedeemRequest is the body of POST /members/{id}/redeem.
 type AdminRedeemRequest struct {

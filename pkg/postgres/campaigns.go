@@ -226,3 +226,22 @@ func changeTo[T any](ch *campaign.Change[T]) *T {
 	}
 	return ch.To
 }
+
+// MaxCampaignChoices bounds CampaignChoices.
+const MaxCampaignChoices = 500
+
+// CampaignChoices returns the merchant's campaigns by name, without
+// stats (at most MaxCampaignChoices): what a form's campaign select and a
+// list's campaign filter offer.
+func (s *CampaignStore) CampaignChoices(ctx context.Context, merchantID uuid.UUID) ([]campaign.Campaign, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+campaignColumns+` FROM campaigns c WHERE c.merchant_id = $1
+  ORDER BY lower(c.name), c.id LIMIT $2`, merchantID, MaxCampaignChoices)
+	if err != nil {
+		return nil, err
+	}
+	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (campaign.Campaign, error) {
+		var c campaign.Campaign
+		err := row.Scan(campaignFields(&c)...)
+		return c, err
+	})
+}

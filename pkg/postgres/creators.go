@@ -142,3 +142,39 @@ func (s *CreatorStore) ListCreatorSales(ctx context.Context, merchantID, memberI
 	sales, err := pgx.CollectRows(rows, scanReferral)
 	return sales, total, err
 }
+
+// ListCreators returns a page of the merchant's creator profiles by
+// display name (their tokens left sealed: a list shows none), each with
+// its member and its sales since monthStart as CreatorFigures counts them,
+// and how many profiles the merchant has.
+func (s *CreatorStore) ListCreators(ctx context.Context, merchantID uuid.UUID, monthStart time.Time, offset, limit int) ([]creator.Listed, int, error) {
+	rows, err := s.pool.Query(ctx, `WITH page AS (
+  SELECT c.merchant_id, c.member_id, count(*) OVER () AS total FROM creator_profiles c WHERE c.merchant_id = $1
+  ORDER BY lower(c.display_name), c.member_id OFFSET $3 LIMIT $4
+)
+SELECT c.merchant_id, c.member_id, c.display_name, c.niche, c.instagram_username, c.created_at, c.updated_at,
+  m.name, m.email, m.campaign_id, ms.n, page.total
+FROM page
+JOIN creator_profiles c ON c.merchant_id = page.merchant_id AND c.member_id = page.member_id
+JOIN members m ON m.merchant_id = c.merchant_id AND m.id = c.member_id
+CROSS JOIN LATERAL (SELECT count(*) AS n FROM referrals r WHERE r.merchant_id = c.merchant_id
+  AND r.member_id = c.member_id AND r.created_at >= $2 AND r.status IN ('pending', 'approved')) ms
+ORDER BY lower(c.display_name), c.member_id`, merchantID, monthStart, offset, limit)
+	if err != nil {
+		return nil, 0, err
+	}
+	total := 0
+	list, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (creator.Listed, error) {
+		var l creator.Listed
+		err := row.Scan(&l.MerchantID, &l.MemberID, &l.DisplayName, &l.Niche, &l.InstagramUsername, &l.CreatedAt,
+			&l.UpdatedAt, &l.MemberName, &l.MemberEmail, &l.CampaignID, &l.MonthSales, &total)
+		return l, err
+	})
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(list) == 0 && offset > 0 {
+		err = s.pool.QueryRow(ctx, `SELECT count(*) FROM creator_profiles WHERE merchant_id = $1`, merchantID).Scan(&total)
+	}
+	return list, total, err
+}

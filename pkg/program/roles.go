@@ -227,6 +227,22 @@ func (a *API) Router() *mux.Router {
 		IngestPublicURL: d.Config.IngestPublicURL,
 		Webhooks:        webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
+		// Members and Creators.
+		Members:           members,
+		Wallets:           postgres.NewWalletReads(d.Pool),
+		MemberReferrals:   postgres.NewReferralReads(d.Pool),
+		MemberRedemptions: postgres.NewRedemptionReads(d.Pool),
+		MemberCampaigns:   postgres.NewCampaignStore(d.Pool),
+		Coupons:           postgres.NewCouponStore(d.Pool),
+		Creators:          postgres.NewCreatorStore(d.Pool, d.Box),
+		CreatorTiers:      postgres.NewCampaignTierStore(d.Pool),
+		Redeemer: ledger.Redeemer{
+			Commands:     d.Commands,
+			Waiter:       &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)},
+			Redemptions:  outcomes,
+			Integrations: merchants,
+		},
+		ActionTimeout: d.Config.ActionTimeout,
 	})
 	if err != nil {
 		panic(err) // the templates are embedded: a parse error is a build defect
