@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
@@ -84,7 +85,7 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{}, s.newCoupons())})
+	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{}, s.newCoupons(c))})
 }
 
 // memberByPath loads the member of the {id} path parameter (404 when
@@ -343,17 +344,22 @@ type Coupons interface {
 	CouponStates(ctx context.Context, merchantID uuid.UUID, memberIDs []uuid.UUID) (map[uuid.UUID]map[string]redemption.CouponState, error)
 }
 
-// newCoupons are the coupon states of a member just created: the store
-// asked for both coupons in the creation's transaction, and the
-// dispatcher carries them out after it. The answer shows the member as
+// newCoupons are the coupon states of a member just created in c: the
+// store asked for both coupons in the creation's transaction (pending, for
+// the dispatcher to carry out after it), or, when c gives the friend no
+// discount, recorded them not_configured. The answer shows the member as
 // created, whatever the dispatcher did since.
-func (s *Server) newCoupons() map[string]redemption.CouponState {
+func (s *Server) newCoupons(c *campaign.Campaign) map[string]redemption.CouponState {
 	if s.cfg.Coupons == nil {
 		return nil
 	}
+	state := redemption.CouponState{Status: redemption.CouponPending}
+	if !c.HasRefereeDiscount() {
+		state = redemption.CouponState{Status: redemption.CouponNotConfigured, Error: redemption.NoRefereeDiscount}
+	}
 	out := map[string]redemption.CouponState{}
 	for _, p := range redemption.CouponPlatforms {
-		out[p] = redemption.CouponState{Status: redemption.CouponPending}
+		out[p] = state
 	}
 	return out
 }

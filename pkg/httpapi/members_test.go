@@ -12,6 +12,7 @@ import (
 
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 var memberKeys = []string{"id", "email", "name", "external_id", "coupon_code", "campaign_id", "status", "wallet",
@@ -51,10 +52,21 @@ func TestCreateMember(t *testing.T) {
 		"data.stats.total_referrals": 0, "data.stats.total_earnings": 0,
 		"data.metadata.plan": "pro", "data.metadata.seats": 3, "data.metadata.tags.1": "b", "data.metadata.nested.ok": true,
 		"data.created_at": reTimestamp, "data.updated_at": reTimestamp,
-		// Asked for in the creation's transaction; the dispatcher carries it out.
+		// The default campaign gives the friend no discount: nothing to provision.
+		"data.coupon_provisioning.guru.status": "not_configured", "data.coupon_provisioning.yampi.status": "not_configured",
+		"data.coupon_provisioning.guru.coupon_id": nil, "data.coupon_provisioning.yampi.error": redemption.NoRefereeDiscount,
+	})
+	// With a referee discount, asked for in the creation's transaction; the dispatcher carries it out.
+	friendly := tn.mustCampaign(t, map[string]any{"name": "Amigos", "reward_type": "fixed", "reward_value": 500,
+		"referee_discount_type": "percentage", "referee_discount_value": 10})
+	r = tn.do(t, http.MethodPost, "/api/v1/members", map[string]any{"email": "bia@example.com", "name": "Bia", "campaign_id": friendly})
+	wantStatus(t, r, http.StatusCreated)
+	wantFields(t, r, map[string]any{
 		"data.coupon_provisioning.guru.status": "pending", "data.coupon_provisioning.yampi.status": "pending",
 		"data.coupon_provisioning.guru.coupon_id": nil, "data.coupon_provisioning.yampi.error": nil,
 	})
+	r = tn.get(t, "/api/v1/members/"+str(t, r, "data.id"))
+	wantFields(t, r, map[string]any{"data.coupon_provisioning.guru.status": "pending", "data.coupon_provisioning.yampi.status": "pending"})
 
 	tests := []struct {
 		name   string

@@ -29,13 +29,24 @@ func NewCouponStore(pool *pgxpool.Pool) *CouponStore { return &CouponStore{pool:
 // that the coupon is updated rather than created. It returns how many
 // members it asked for.
 func wantCoupons(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, where string, arg any) (int64, error) {
-	tag, err := tx.Exec(ctx, `INSERT INTO coupon_provisions (merchant_id, member_id, platform, next_attempt_at)
-SELECT m.merchant_id, m.id, p.platform, now()
-FROM members m CROSS JOIN unnest($3::text[]) AS p (platform)
+	// A new row of a campaign without a referee discount has nothing to
+	// provision: it is written not_configured at once, so the dispatcher
+	// never claims it (a member created in such a campaign costs it no
+	// work). An existing row is always asked for again: its coupon may
+	// carry an earlier discount that must be switched off.
+	tag, err := tx.Exec(ctx, `INSERT INTO coupon_provisions (merchant_id, member_id, platform, status, error, next_attempt_at)
+SELECT m.merchant_id, m.id, p.platform,
+  CASE WHEN no_discount THEN 'not_configured' ELSE 'pending' END,
+  CASE WHEN no_discount THEN $4 END,
+  CASE WHEN no_discount THEN NULL ELSE now() END
+FROM members m
+JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id
+CROSS JOIN LATERAL (SELECT c.referee_discount_type IS NULL OR c.referee_discount_value <= 0 AS no_discount) d
+CROSS JOIN unnest($3::text[]) AS p (platform)
 WHERE m.merchant_id = $1 AND `+where+`
 ON CONFLICT (merchant_id, member_id, platform) DO UPDATE SET
   wanted_version = coupon_provisions.wanted_version + 1, status = 'pending', error = NULL, attempts = 0,
-  next_attempt_at = now(), updated_at = now()`, merchantID, arg, redemption.CouponPlatforms)
+  next_attempt_at = now(), updated_at = now()`, merchantID, arg, redemption.CouponPlatforms, redemption.NoRefereeDiscount)
 	return tag.RowsAffected() / int64(len(redemption.CouponPlatforms)), err
 }
 
