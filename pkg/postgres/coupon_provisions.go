@@ -63,11 +63,17 @@ func wantCampaignCoupons(ctx context.Context, tx pgx.Tx, merchantID, campaignID 
 }
 
 // rewantCoupons asks again, in tx, for the merchant's coupons at platform
-// that are not_configured or failed (its settings changed).
+// that are not_configured or failed (its settings changed), unless the
+// member's campaign gives no referee discount: new settings change nothing
+// for those.
 func rewantCoupons(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, platform string) error {
-	_, err := tx.Exec(ctx, `UPDATE coupon_provisions SET wanted_version = wanted_version + 1, status = 'pending',
+	_, err := tx.Exec(ctx, `UPDATE coupon_provisions cp SET wanted_version = cp.wanted_version + 1, status = 'pending',
   error = NULL, attempts = 0, next_attempt_at = now(), updated_at = now()
-WHERE merchant_id = $1 AND platform = $2 AND status IN ('not_configured', 'failed')`, merchantID, platform)
+FROM members m JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id
+WHERE cp.merchant_id = $1 AND cp.platform = $2 AND cp.status IN ('not_configured', 'failed')
+  AND m.merchant_id = cp.merchant_id AND m.id = cp.member_id
+  AND (c.referee_discount_type IS NOT NULL AND c.referee_discount_value > 0 OR cp.coupon_id IS NOT NULL)`,
+		merchantID, platform)
 	return err
 }
 
