@@ -52,3 +52,18 @@ func TestLoadDashboardQueries(t *testing.T) {
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// mustSeededDashboardStack starts a stack without the ledger and the
+// recorder (the pages only read) and seeds its database at issue 12's
+// scale (testenv.DashboardScale): what the dashboard pages' load tests
+// measure on.
+func mustSeededDashboardStack(t *testing.T) (*stack, testenv.ScaleSeeded) {
+	t.Helper()
+	s := startStack(t, stackOptions{noLedger: true, noRecorder: true})
+	began := time.Now()
+	scale := testenv.DashboardScale(time.Now())
+	scale.Box = s.deps.Box
+	seeded := testenv.MustSeedScale(t, s.deps.Pool, scale)
+	t.Logf("seeded 10,000 members and 100,000 referrals in %v", time.Since(began).Round(time.Millisecond))
+	return s, seeded
+}

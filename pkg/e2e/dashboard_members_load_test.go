@@ -26,11 +26,7 @@ func TestLoadDashboardPagesMembers(t *testing.T) {
 	if testing.Short() {
 		t.Skip("load test: make test runs it alone, without -short")
 	}
-	s := startStack(t, stackOptions{noLedger: true, noRecorder: true})
-	began := time.Now()
-	seeded := testenv.MustSeedScale(t, s.deps.Pool, testenv.Scale{Members: 10_000, Referrals: 100_000, Days: 120,
-		Now: time.Now(), Box: s.deps.Box})
-	t.Logf("seeded 10,000 members and 100,000 referrals in %v", time.Since(began).Round(time.Millisecond))
+	s, seeded := mustSeededDashboardStack(t)
 	var cookie *http.Cookie
 	u, _ := url.Parse(s.apiURL + "/dashboard")
 	for _, c := range signedIn(t, s.apiURL, testenv.DashboardEmail, "pw").c.Jar.Cookies(u) {
