@@ -164,12 +164,20 @@ func (a *API) Router() *mux.Router {
 	waiter := &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}
 	members := postgres.NewMemberStore(d.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events))
 	webhooks := postgres.NewWebhookStore(d.Pool, d.Box)
+	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
+	campaigns := postgres.NewCampaignStore(d.Pool)
+	referrals := postgres.NewReferralReads(d.Pool)
+	wallets := postgres.NewWalletReads(d.Pool)
+	coupons := postgres.NewCouponStore(d.Pool)
+	creators := postgres.NewCreatorStore(d.Pool, d.Box)
+	tiers := postgres.NewCampaignTierStore(d.Pool)
+	redemptions := postgres.NewRedemptionReads(d.Pool)
 	_, r := httpapi.New(httpapi.Config{
-		Merchants:       postgres.NewMerchantStore(d.Pool, d.Box),
-		Campaigns:       postgres.NewCampaignStore(d.Pool),
+		Merchants:       merchants,
+		Campaigns:       campaigns,
 		Members:         members,
-		Wallets:         postgres.NewWalletReads(d.Pool),
-		Coupons:         postgres.NewCouponStore(d.Pool),
+		Wallets:         wallets,
+		Coupons:         coupons,
 		Log:             d.Log.Named("api"),
 		Now:             a.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
@@ -180,8 +188,8 @@ func (a *API) Router() *mux.Router {
 		WebhookSender:   NewWebhookSender(d.Config),
 		Catalog: httpapi.CatalogConfig{
 			Members:   members,
-			Campaigns: postgres.NewCampaignStore(d.Pool),
-			Referrals: postgres.NewReferralReads(d.Pool),
+			Campaigns: campaigns,
+			Referrals: referrals,
 		},
 		Protection: httpapi.ProtectionConfig{
 			Limiter:     redisx.NewLimiter(d.Redis, d.RedisBreaker),
@@ -192,21 +200,19 @@ func (a *API) Router() *mux.Router {
 			Commands:    d.Commands,
 			Waiter:      waiter,
 			Redemptions: outcomes,
-			Referrals:   postgres.NewReferralReads(d.Pool),
+			Referrals:   referrals,
 			Timeout:     d.Config.ActionTimeout,
 		},
 		Creators: httpapi.CreatorsConfig{
-			Profiles: postgres.NewCreatorStore(d.Pool, d.Box),
-			Tiers:    postgres.NewCampaignTierStore(d.Pool),
+			Profiles: creators,
+			Tiers:    tiers,
 		},
 	})
-	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
-	referrals := postgres.NewReferralReads(d.Pool)
 	dash, err := dashboard.New(dashboard.Config{
 		Referrals: referrals,
 		Decisions: ledger.Decider{Commands: d.Commands, Waiter: waiter, Referrals: referrals, Timeout: d.Config.ActionTimeout},
-		Campaigns: postgres.NewCampaignStore(d.Pool),
-		Tiers:     postgres.NewCampaignTierStore(d.Pool),
+		Campaigns: campaigns,
+		Tiers:     tiers,
 		Merchants: merchants,
 		Keys:      merchants,
 		Users:     postgres.NewDashboardUserStore(d.Pool),
@@ -217,7 +223,7 @@ func (a *API) Router() *mux.Router {
 
 		// Overview and Redemptions.
 		Overview:          postgres.NewOverviewReads(d.Pool),
-		Redemptions:       postgres.NewRedemptionReads(d.Pool),
+		Redemptions:       redemptions,
 		RedemptionFinder:  outcomes,
 		RedemptionMembers: members,
 
@@ -229,16 +235,16 @@ func (a *API) Router() *mux.Router {
 		WebhookSender:   NewWebhookSender(d.Config),
 		// Members and Creators.
 		Members:           members,
-		Wallets:           postgres.NewWalletReads(d.Pool),
-		MemberReferrals:   postgres.NewReferralReads(d.Pool),
-		MemberRedemptions: postgres.NewRedemptionReads(d.Pool),
-		MemberCampaigns:   postgres.NewCampaignStore(d.Pool),
-		Coupons:           postgres.NewCouponStore(d.Pool),
-		Creators:          postgres.NewCreatorStore(d.Pool, d.Box),
-		CreatorTiers:      postgres.NewCampaignTierStore(d.Pool),
+		Wallets:           wallets,
+		MemberReferrals:   referrals,
+		MemberRedemptions: redemptions,
+		MemberCampaigns:   campaigns,
+		Coupons:           coupons,
+		Creators:          creators,
+		CreatorTiers:      tiers,
 		Redeemer: ledger.Redeemer{
 			Commands:     d.Commands,
-			Waiter:       &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)},
+			Waiter:       waiter, // one subscription to the ledger's outcomes for the API and the dashboard
 			Redemptions:  outcomes,
 			Integrations: merchants,
 		},
