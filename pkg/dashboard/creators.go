@@ -31,11 +31,6 @@ type CreatorStore interface {
 	ListCreatorSales(ctx context.Context, merchantID, memberID uuid.UUID, offset, limit int) ([]referral.Referral, int, error)
 }
 
-// TierReads reads a campaign's commission tiers (postgres.CampaignTierStore).
-type TierReads interface {
-	FindTiers(ctx context.Context, merchantID, campaignID uuid.UUID) (creator.Tiers, error)
-}
-
 const (
 	creatorsPerPage = 50
 	salesPerPage    = 25
@@ -75,7 +70,7 @@ func (t *tiersOf) get(ctx context.Context, campaignID uuid.UUID) (creator.Tiers,
 	if ts, ok := t.seen[campaignID]; ok {
 		return ts, nil
 	}
-	ts, err := t.d.cfg.CreatorTiers.FindTiers(ctx, t.merchantID, campaignID)
+	ts, err := t.d.cfg.Tiers.FindTiers(ctx, t.merchantID, campaignID)
 	if err == nil {
 		t.seen[campaignID] = ts
 	}
@@ -156,7 +151,7 @@ func (d *Dashboard) creatorPage(w http.ResponseWriter, r *http.Request, c *Ctx) 
 		d.fail(w, r, c, err)
 		return
 	}
-	if data.Tiers, err = d.cfg.CreatorTiers.FindTiers(ctx, c.MerchantID(), m.CampaignID); err != nil {
+	if data.Tiers, err = d.cfg.Tiers.FindTiers(ctx, c.MerchantID(), m.CampaignID); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}

@@ -74,14 +74,11 @@ type Config struct {
 	WebhookSender webhook.Sender
 
 	// Members and Creators (members.go, creators.go).
-	Members           MemberStore
-	Wallets           WalletReads
-	MemberReferrals   MemberReferralReads
-	MemberRedemptions MemberRedemptionReads
-	MemberCampaigns   CampaignChoices
-	Coupons           CouponStore
-	Creators          CreatorStore
-	CreatorTiers      TierReads
+	Members         MemberStore
+	Wallets         WalletReads
+	MemberCampaigns CampaignChoices
+	Coupons         CouponStore
+	Creators        CreatorStore
 	// Redeemer runs a redemption on a member's behalf: the ledger command
 	// the API runs. ActionTimeout is how long it waits for the platform
 	// (ACTION_TIMEOUT; 0 is 10 s).

@@ -48,17 +48,6 @@ type WalletReads interface {
 	ListEntries(ctx context.Context, merchantID, memberID uuid.UUID, f ledger.EntryFilter) ([]ledger.Entry, int, error)
 }
 
-// MemberReferralReads lists a member's referrals (postgres.ReferralReads).
-type MemberReferralReads interface {
-	ReferralsPage(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, report.Tabs, error)
-}
-
-// MemberRedemptionReads lists a member's redemptions
-// (postgres.RedemptionReads).
-type MemberRedemptionReads interface {
-	RedemptionsPage(ctx context.Context, merchantID uuid.UUID, f redemption.Filter) ([]redemption.Listed, report.Tabs, error)
-}
-
 // CouponStore asks for and reads members' coupons at the platforms
 // (postgres.CouponStore).
 type CouponStore interface {
@@ -269,12 +258,12 @@ func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m
 		d.fail(w, r, c, err)
 		return
 	}
-	if data.Referrals, _, err = d.cfg.MemberReferrals.ReferralsPage(ctx, m.MerchantID,
+	if data.Referrals, _, err = d.cfg.Referrals.ReferralsPage(ctx, m.MerchantID,
 		referral.Filter{MemberID: m.ID, Limit: memberDetailRows}); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	if data.Redemptions, _, err = d.cfg.MemberRedemptions.RedemptionsPage(ctx, m.MerchantID,
+	if data.Redemptions, _, err = d.cfg.Redemptions.RedemptionsPage(ctx, m.MerchantID,
 		redemption.Filter{MemberID: m.ID, Limit: memberDetailRows}); err != nil {
 		d.fail(w, r, c, err)
 		return

@@ -234,14 +234,11 @@ func (a *API) Router() *mux.Router {
 		Webhooks:        webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
 		// Members and Creators.
-		Members:           members,
-		Wallets:           wallets,
-		MemberReferrals:   referrals,
-		MemberRedemptions: redemptions,
-		MemberCampaigns:   campaigns,
-		Coupons:           coupons,
-		Creators:          creators,
-		CreatorTiers:      tiers,
+		Members:         members,
+		Wallets:         wallets,
+		MemberCampaigns: campaigns,
+		Coupons:         coupons,
+		Creators:        creators,
 		Redeemer: ledger.Redeemer{
 			Commands:     d.Commands,
 			Waiter:       waiter, // one subscription to the ledger's outcomes for the API and the dashboard
