@@ -27,16 +27,7 @@ func TestLoadDashboardPagesMembers(t *testing.T) {
 		t.Skip("load test: make test runs it alone, without -short")
 	}
 	s, seeded := mustSeededDashboardStack(t)
-	var cookie *http.Cookie
-	u, _ := url.Parse(s.apiURL + "/dashboard")
-	for _, c := range signedIn(t, s.apiURL, testenv.DashboardEmail, "pw").c.Jar.Cookies(u) {
-		if c.Name == "convida_session" {
-			cookie = c
-		}
-	}
-	if cookie == nil {
-		t.Fatal("no session cookie after signing in")
-	}
+	cookie := signInCookie(t, s.apiURL, testenv.DashboardEmail, "pw")
 
 	// The top member (the most referrals) and the creator with the most
 	// sales: the heaviest member and creator pages.
