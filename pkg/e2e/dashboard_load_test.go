@@ -42,16 +42,24 @@ func TestLoadDashboardQueries(t *testing.T) {
 			}
 			times[i] = time.Since(began)
 		}
-		slices.Sort(times)
-		p50, worst := times[len(times)/2], times[len(times)-1]
-		t.Logf("%-28s p50 %6.1f ms  max %6.1f ms  (budget %v)", q.Name, ms(p50), ms(worst), q.Budget)
-		if p50 > q.Budget {
-			t.Errorf("%s: median %v over %d runs, over its budget of %v", q.Name, p50.Round(time.Millisecond), dashboardRuns, q.Budget)
-		}
+		wantMedianUnder(t, q.Name, times, q.Budget)
 	}
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// wantMedianUnder logs the median and the worst of one case's run times
+// and fails the test when the median is over budget: one slow run on a
+// busy machine does not fail it.
+func wantMedianUnder(t *testing.T, name string, times []time.Duration, budget time.Duration) {
+	t.Helper()
+	slices.Sort(times)
+	p50, worst := times[len(times)/2], times[len(times)-1]
+	t.Logf("%-40s p50 %6.1f ms  max %6.1f ms  (budget %v)", name, ms(p50), ms(worst), budget)
+	if p50 > budget {
+		t.Errorf("%s: median %v over %d runs, over its budget of %v", name, p50.Round(time.Millisecond), len(times), budget)
+	}
+}
 
 // mustSeededDashboardStack starts a stack without the ledger and the
 // recorder (the pages only read) and seeds its database at issue 12's

@@ -4,7 +4,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -74,11 +73,6 @@ func TestLoadDashboardPagesMembers(t *testing.T) {
 		for i := range times {
 			times[i] = serve()
 		}
-		slices.Sort(times)
-		p50, worst := times[len(times)/2], times[len(times)-1]
-		t.Logf("%-20s p50 %6.1f ms  max %6.1f ms  (budget %v)", c.name, ms(p50), ms(worst), testenv.OverviewBudget)
-		if p50 > testenv.OverviewBudget {
-			t.Errorf("%s: median %v over %d runs, over its budget of %v", c.name, p50.Round(time.Millisecond), membersPageRuns, testenv.OverviewBudget)
-		}
+		wantMedianUnder(t, c.name, times, testenv.OverviewBudget)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -89,12 +88,7 @@ func TestLoadDashboardPagesOverview(t *testing.T) {
 		for i := range times {
 			times[i] = serve()
 		}
-		slices.Sort(times)
-		p50, worst := times[len(times)/2], times[len(times)-1]
-		t.Logf("%-26s p50 %6.1f ms  max %6.1f ms  (budget %v)", c.name, ms(p50), ms(worst), c.budget)
-		if p50 > c.budget {
-			t.Errorf("%s: median %v over %d runs, over its budget of %v", c.name, p50.Round(time.Millisecond), dashboardPageRuns, c.budget)
-		}
+		wantMedianUnder(t, c.name, times, c.budget)
 	}
 }
 

@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -81,12 +80,7 @@ func TestLoadDashboardPagesReferrals(t *testing.T) {
 		for i := range times {
 			times[i] = get()
 		}
-		slices.Sort(times)
-		p50, worst := times[len(times)/2], times[len(times)-1]
-		t.Logf("%-62s p50 %6.1f ms  max %6.1f ms  (budget %v)", p, ms(p50), ms(worst), budget)
-		if p50 > budget {
-			t.Errorf("GET %s: median %v over %d runs, over the budget of %v", p, p50.Round(time.Millisecond), pageRuns, budget)
-		}
+		wantMedianUnder(t, "GET "+p, times, budget)
 	}
 }
 
