@@ -1,6 +1,8 @@
 package ledger
 
 import (
+	"time"
+
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/creator"
@@ -10,29 +12,87 @@ import (
 	"github.com/convida/convida/pkg/referral"
 )
 
+// RecentKept is how many of a member's latest referral times MemberStats
+// keeps. Enough for any velocity threshold below it to be decided from
+// them alone; above it the store counts the hour's referrals.
+const RecentKept = 64
+
 // MemberStats are what the fraud rules and the creator tiers read of a
-// member's earlier referrals (referral.History). The store loads them as of
-// the batch's start; the book counts the referrals it creates and decides.
+// member's earlier referrals (referral.History). They are kept on the
+// member's wallet row, which the ledger locks and writes in every batch
+// anyway, rather than counted from the referrals in each batch: that count
+// cost the hot path a range scan of the month per member. The book keeps
+// them current as it creates and decides referrals, so that many sales of
+// one member in a batch count each other.
 type MemberStats struct {
-	// LastHour is the member's referrals created in the last hour, of any
-	// status (a self-referral and a refund before its sale count too).
-	LastHour int
+	// Month is the calendar month (UTC, its first instant) MonthSales and
+	// MonthReward count.
+	Month time.Time
 	// MonthSales and MonthReward are the count and reward cents of the
-	// member's non-rejected, non-cancelled referrals created in the
-	// current calendar month (UTC). A member has one campaign, so they are
-	// the member's in that campaign.
+	// member's non-rejected, non-cancelled referrals created in Month. A
+	// member has one campaign, so they are the member's in that campaign.
 	MonthSales  int
 	MonthReward int64
+	// Recent holds the creation times of the member's latest referrals, of
+	// any status (a self-referral and a refund before its sale count too),
+	// oldest first: at most RecentKept, none older than an hour.
+	Recent []time.Time
+	// LastHour is the member's referrals created in the last hour.
+	LastHour int
+}
+
+// Roll brings loaded stats to now: the month's counts start again in a
+// new month, and Recent keeps the last hour only. hourCount is the store's
+// count of the last hour's referrals, needed only when Recent was full
+// within the hour (nil otherwise): it then holds no more than RecentKept
+// of them.
+func (st *MemberStats) Roll(now time.Time, hourCount *int) {
+	if month := creator.MonthStart(now); !st.Month.Equal(month) {
+		st.Month, st.MonthSales, st.MonthReward = month, 0, 0
+	}
+	st.Recent = withinHour(st.Recent, now)
+	st.LastHour = len(st.Recent)
+	if hourCount != nil && *hourCount > st.LastHour {
+		st.LastHour = *hourCount
+	}
+}
+
+// KeptRecent is what the store writes back of Recent as of now.
+func (st *MemberStats) KeptRecent(now time.Time) []time.Time {
+	return withinHour(st.Recent, now)
+}
+
+// HourStart is the first instant of the velocity window ending at now.
+func HourStart(now time.Time) time.Time { return now.Add(-time.Hour) }
+
+func withinHour(ts []time.Time, now time.Time) []time.Time {
+	from := HourStart(now)
+	i := 0
+	for i < len(ts) && ts[i].Before(from) {
+		i++
+	}
+	if n := len(ts) - i; n > RecentKept {
+		i += n - RecentKept
+	}
+	return ts[i:]
 }
 
 func (b *Book) stats(merchantID, memberID uuid.UUID) *MemberStats {
 	k := ScopedID{merchantID, memberID}
 	st := b.Stats[k]
 	if st == nil {
-		st = &MemberStats{}
+		st = &MemberStats{Month: creator.MonthStart(b.now())}
 		b.Stats[k] = st
 	}
 	return st
+}
+
+// changedStats marks the member's stats for writing: with its wallet,
+// whose balance may not have moved (a self-referral, a refund before its
+// sale). Its version is the balance's and stays.
+func (b *Book) changedStats(merchantID, memberID uuid.UUID) {
+	w := b.wallet(merchantID, memberID)
+	b.ChangedWallets[ScopedID{merchantID, memberID}] = w
 }
 
 // history is what attribution reads of m's earlier referrals: its stats,
@@ -59,6 +119,8 @@ func (b *Book) counts(r *referral.Referral) bool {
 func (b *Book) countNew(cmd Command, m *member.Member, r *referral.Referral) {
 	st := b.stats(cmd.MerchantID, m.ID)
 	st.LastHour++
+	st.Recent = append(st.Recent, r.CreatedAt)
+	b.changedStats(cmd.MerchantID, m.ID)
 	if b.counts(r) {
 		b.addToMonth(cmd, m, st, 1, r.RewardAmount)
 	}
@@ -66,13 +128,17 @@ func (b *Book) countNew(cmd Command, m *member.Member, r *referral.Referral) {
 
 // uncount takes out of its member's stats a referral that counted (counts,
 // before its change) and is now rejected or cancelled, and emits
-// creator.tier_changed when it moves a creator down a tier.
+// creator.tier_changed when it moves a creator down a tier. The stats are
+// written after any change of a referral, even one that leaves them as
+// they are: a wallet row then always holds the counts of the month it
+// names (postgres.CheckLedger), not those of a month whose referrals
+// changed since.
 func (b *Book) uncount(cmd Command, m *member.Member, r *referral.Referral, counted bool) {
+	b.changedStats(cmd.MerchantID, m.ID)
 	if counted && !b.counts(r) {
 		b.addToMonth(cmd, m, b.stats(cmd.MerchantID, m.ID), -1, -r.RewardAmount)
 	}
 }
-
 func (b *Book) addToMonth(cmd Command, m *member.Member, st *MemberStats, sales int, reward int64) {
 	before := st.MonthSales
 	st.MonthSales += sales

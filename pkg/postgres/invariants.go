@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 )
@@ -10,8 +11,17 @@ import (
 // CheckLedger verifies the ledger invariants for every wallet and returns
 // an error naming the first violations: the snapshot equals the sum of its
 // entries, available + pending = total_earned − total_redeemed, and the
-// public transactions agree with the snapshot (decision 18).
+// public transactions agree with the snapshot (decision 18); and the member
+// stats kept on the wallet (ledger.MemberStats) equal the referrals of the
+// month they name.
 func CheckLedger(ctx context.Context, pool *pgxpool.Pool) error {
+	if err := checkBalances(ctx, pool); err != nil {
+		return err
+	}
+	return checkMemberStats(ctx, pool)
+}
+
+func checkBalances(ctx context.Context, pool *pgxpool.Pool) error {
 	rows, err := pool.Query(ctx, `
 WITH e AS (
   SELECT merchant_id, member_id, sum(pending_delta) AS pending, sum(available_delta) AS available
@@ -51,6 +61,43 @@ LIMIT 5`)
 	}
 	if len(bad) > 0 {
 		return fmt.Errorf("ledger invariant violated: %v", bad)
+	}
+	return nil
+}
+
+func checkMemberStats(ctx context.Context, pool *pgxpool.Pool) error {
+	rows, err := pool.Query(ctx, `
+SELECT w.member_id, w.stats_month, w.month_sales, w.month_reward, s.sales, s.reward
+FROM wallets w
+CROSS JOIN LATERAL (
+  SELECT count(*) AS sales, COALESCE(sum(r.reward_amount), 0) AS reward
+  FROM referrals r
+  WHERE r.merchant_id = w.merchant_id AND r.member_id = w.member_id AND r.status IN ('pending', 'approved')
+    AND r.created_at >= w.stats_month
+    AND r.created_at < (w.stats_month AT TIME ZONE 'UTC' + interval '1 month') AT TIME ZONE 'UTC'
+) s
+WHERE w.stats_month > 'epoch' AND (w.month_sales <> s.sales OR w.month_reward <> s.reward)
+LIMIT 5`)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	var bad []string
+	for rows.Next() {
+		var member string
+		var month time.Time
+		var sales, countedSales, reward, countedReward int64
+		if err := rows.Scan(&member, &month, &sales, &reward, &countedSales, &countedReward); err != nil {
+			return err
+		}
+		bad = append(bad, fmt.Sprintf("member %s, month %s: kept sales=%d reward=%d; referrals sales=%d reward=%d",
+			member, month.UTC().Format("2006-01"), sales, reward, countedSales, countedReward))
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	if len(bad) > 0 {
+		return fmt.Errorf("member stats invariant violated: %v", bad)
 	}
 	return nil
 }

@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -120,4 +121,111 @@ VALUES ($1, $2, 0, 'Bronze', 0, 1000), ($1, $2, 1, 'Silver', 3, 1500)`, s.mercha
 			t.Errorf("the sweep found a referral held for review")
 		}
 	}
+}
+
+// TestLedgerKeepsMemberStats: the counts the fraud rules and tiers read
+// are kept on the wallet between batches (ledger.MemberStats): velocity
+// over separate batches and past the RecentKept times it keeps, the hour
+// sliding on, the monthly cap freed by a reject, and a new month starting
+// the cap again. CheckLedger compares what is kept with the referrals.
+func TestLedgerKeepsMemberStats(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	perHour, monthCap := 3, int64(3000)
+	c := campaign.Campaign{Name: "Contas", RewardType: campaign.RewardFixed, RewardValue: 1000, WarrantyDays: 7, IsActive: true,
+		Rules: campaign.Rules{MaxReferralsPerHour: &perHour, MaxRewardPerMonth: &monthCap}}
+	s := mustSeed(t, pool, c, 2)
+	m, busy := s.members[0], s.members[1]
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	clock := now
+	store := postgres.NewLedgerStore(pool, func() time.Time { return clock })
+	reads := postgres.NewReferralReads(pool)
+	n := 0
+	sell := func(memberID [16]byte) ledger.Command {
+		n++
+		id := "o" + strconv.Itoa(n)
+		return ledger.Command{ID: id, Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: memberID, IssuedAt: clock,
+			Sale: sale(id, 10000, "buyer"+strconv.Itoa(n)+"@example.com", clock)}
+	}
+	held := func(book *ledger.Book) []string {
+		var reasons []string
+		for _, r := range book.NewReferrals {
+			reasons = append(reasons, r.ReviewReasons...)
+		}
+		return reasons
+	}
+	check := func(what string) {
+		t.Helper()
+		if err := postgres.CheckLedger(ctx, pool); err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+
+	// Three sales in three batches within the hour, the 4th over it.
+	for i := 0; i < 3; i++ {
+		clock = now.Add(time.Duration(i) * 10 * time.Minute)
+		if r := held(mustApply(t, store, sell(m.ID))); len(r) != 0 {
+			t.Fatalf("sale %d held for %v", i+1, r)
+		}
+	}
+	check("three sales")
+	clock = now.Add(30 * time.Minute)
+	fourth := mustApply(t, store, sell(m.ID))
+	if r := held(fourth); !slices.Equal(r, []string{fraud.ReasonVelocity, fraud.ReasonMonthlyCap}) || fourth.NewReferrals[0].RewardAmount != 0 {
+		t.Fatalf("4th sale of the hour: reasons %v reward %d; want velocity and the cap reached, 0", r, fourth.NewReferrals[0].RewardAmount)
+	}
+	// An hour after the 2nd, two of the hour are gone: room for one more,
+	// but the month's cap is reached.
+	clock = now.Add(71 * time.Minute)
+	if r := held(mustApply(t, store, sell(m.ID))); !slices.Equal(r, []string{fraud.ReasonMonthlyCap}) {
+		t.Fatalf("sale after the hour slid on: reasons %v, want the cap only", r)
+	}
+	// Rejecting a counted referral frees its 1000 of the cap.
+	list, _, err := reads.ListReferrals(ctx, s.merchant.ID, referral.Filter{Limit: 50})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := list[len(list)-1]
+	mustApply(t, store, ledger.Command{ID: "reject-1", Type: ledger.CmdReject, MerchantID: s.merchant.ID, MemberID: m.ID,
+		IssuedAt: clock, ReferralID: first.ID, Reason: "test"})
+	check("after the reject")
+	clock = now.Add(3 * time.Hour)
+	if b := mustApply(t, store, sell(m.ID)); len(held(b)) != 0 || b.NewReferrals[0].RewardAmount != 1000 {
+		t.Fatalf("sale after the reject: reasons %v reward %d; want none, 1000", held(b), b.NewReferrals[0].RewardAmount)
+	}
+	// A new month: the cap starts again.
+	clock = time.Date(2026, 12, 1, 0, 30, 0, 0, time.UTC)
+	if b := mustApply(t, store, sell(m.ID)); len(held(b)) != 0 || b.NewReferrals[0].RewardAmount != 1000 {
+		t.Fatalf("the month's 1st sale: reasons %v reward %d; want none, 1000", held(b), b.NewReferrals[0].RewardAmount)
+	}
+	check("a new month")
+
+	// Past the times kept: with 100 an hour, 70 sales in one batch keep
+	// RecentKept of them, and the next batch's 31st sale is the 101st.
+	hundred := 100
+	if _, err := pool.Exec(ctx, `UPDATE campaigns SET max_referrals_per_hour = $3, max_reward_per_month = NULL
+WHERE merchant_id = $1 AND id = $2`, s.merchant.ID, s.campaign.ID, hundred); err != nil {
+		t.Fatal(err)
+	}
+	clock = time.Date(2026, 12, 2, 10, 0, 0, 0, time.UTC)
+	var cmds []ledger.Command
+	for i := 0; i < 70; i++ {
+		cmds = append(cmds, sell(busy.ID))
+	}
+	if r := held(mustApply(t, store, cmds...)); len(r) != 0 {
+		t.Fatalf("70 sales under 100 an hour held for %v", r)
+	}
+	clock = clock.Add(time.Minute)
+	cmds = cmds[:0]
+	for i := 0; i < 32; i++ {
+		cmds = append(cmds, sell(busy.ID))
+	}
+	book := mustApply(t, store, cmds...)
+	for i, r := range book.NewReferrals {
+		if over := i >= 30; r.ReviewRequired != over {
+			t.Errorf("sale %d of the hour: review %v, want %v", 71+i, r.ReviewRequired, over)
+		}
+	}
+	check("past the times kept")
 }

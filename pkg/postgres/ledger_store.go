@@ -120,8 +120,17 @@ SELECT m.merchant_id, m.id FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id,
 JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
 ORDER BY 1, 2
 ON CONFLICT DO NOTHING`
+	// The wallets, and with them the member stats the ledger keeps on them
+	// (ledger.MemberStats). When the kept referral times are full within
+	// the hour ($3 of them, the oldest at or after $4), the hour's
+	// referrals are counted: a range of the referrals_member index.
 	sqlLockWallets = `
-SELECT w.merchant_id, w.member_id, w.pending, w.available, w.total_earned, w.total_redeemed, w.cancelled, w.version, w.updated_at
+SELECT w.merchant_id, w.member_id, w.pending, w.available, w.total_earned, w.total_redeemed, w.cancelled, w.version, w.updated_at,
+  w.stats_month, w.month_sales, w.month_reward, w.recent_referrals,
+  CASE WHEN cardinality(w.recent_referrals) >= $3 AND w.recent_referrals[1] >= $4::timestamptz THEN
+    (SELECT count(*)::int FROM referrals r
+     WHERE r.merchant_id = w.merchant_id AND r.member_id = w.member_id AND r.created_at >= $4::timestamptz)
+  END
 FROM wallets w JOIN unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
   ON w.merchant_id = k.merchant_id AND w.member_id = k.member_id
 ORDER BY w.merchant_id, w.member_id
@@ -151,20 +160,6 @@ WHERE (t.merchant_id, t.campaign_id) IN (
   JOIN members m ON m.merchant_id = k.merchant_id AND m.id = k.member_id
   JOIN creator_profiles p ON p.merchant_id = m.merchant_id AND p.member_id = m.id)
 ORDER BY t.merchant_id, t.campaign_id, t.position`
-	// Each member's referrals since the earlier of an hour ago ($3) and the
-	// month's start ($4): the velocity count, and the month's counted sales
-	// and reward (see ledger.MemberStats). Per member, a range of the
-	// referrals_member index, which covers status and reward_amount.
-	sqlLoadStats = `
-SELECT k.merchant_id, k.member_id, s.last_hour, s.month_sales, s.month_reward
-FROM unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
-CROSS JOIN LATERAL (
-  SELECT count(*) FILTER (WHERE r.created_at >= $3::timestamptz) AS last_hour,
-    count(*) FILTER (WHERE r.created_at >= $4::timestamptz AND r.status IN ('pending', 'approved')) AS month_sales,
-    coalesce(sum(r.reward_amount) FILTER (WHERE r.created_at >= $4::timestamptz AND r.status IN ('pending', 'approved')), 0) AS month_reward
-  FROM referrals r
-  WHERE r.merchant_id = k.merchant_id AND r.member_id = k.member_id
-    AND r.created_at >= least($3::timestamptz, $4::timestamptz)) s`
 	sqlLoadProcessed = `
 SELECT p.merchant_id, p.command_id FROM unnest($1::uuid[], $2::text[]) AS k(merchant_id, command_id)
 JOIN processed_commands p ON p.merchant_id = k.merchant_id AND p.command_id = k.command_id`
@@ -203,11 +198,10 @@ func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cm
 	k := collectKeys(cmds)
 	b := &pgx.Batch{}
 	b.Queue(sqlEnsureWallets, k.merchants, k.members)
-	b.Queue(sqlLockWallets, k.merchants, k.members)
-	b.Queue(sqlLoadMembers, k.merchants, k.members)
 	now := s.now()
+	b.Queue(sqlLockWallets, k.merchants, k.members, ledger.RecentKept, ledger.HourStart(now))
+	b.Queue(sqlLoadMembers, k.merchants, k.members)
 	b.Queue(sqlLoadTiers, k.merchants, k.members)
-	b.Queue(sqlLoadStats, k.merchants, k.members, now.Add(-time.Hour), creator.MonthStart(now))
 	b.Queue(sqlLoadProcessed, k.cmdMerchants, k.cmdIDs)
 	b.Queue(sqlLoadReferrals, k.orderMerchants, k.orderSources, k.orderIDs, k.refMerchants, k.referralIDs)
 	b.Queue(sqlLoadRedemptions, k.redMerchants, k.redemptions)
@@ -216,8 +210,11 @@ func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cm
 	if _, err := res.Exec(); err != nil {
 		return fmt.Errorf("ensure wallets: %w", err)
 	}
+	if err := loadWallets(res, book, now); err != nil {
+		return err
+	}
 	for _, load := range []func(pgx.BatchResults, *ledger.Book) error{
-		loadWallets, loadMembers, loadTiers, loadStats, loadProcessed, loadReferrals, loadRedemptions,
+		loadMembers, loadTiers, loadProcessed, loadReferrals, loadRedemptions,
 	} {
 		if err := load(res, book); err != nil {
 			return err
@@ -226,7 +223,7 @@ func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cm
 	return res.Close()
 }
 
-func loadWallets(res pgx.BatchResults, book *ledger.Book) error {
+func loadWallets(res pgx.BatchResults, book *ledger.Book, now time.Time) error {
 	rows, err := res.Query()
 	if err != nil {
 		return fmt.Errorf("lock wallets: %w", err)
@@ -234,11 +231,17 @@ func loadWallets(res pgx.BatchResults, book *ledger.Book) error {
 	defer rows.Close()
 	for rows.Next() {
 		w := &ledger.Wallet{}
+		st := &ledger.MemberStats{}
+		var hourCount *int
 		if err := rows.Scan(&w.MerchantID, &w.MemberID, &w.Pending, &w.Available, &w.TotalEarned,
-			&w.TotalRedeemed, &w.Cancelled, &w.Version, &w.UpdatedAt); err != nil {
+			&w.TotalRedeemed, &w.Cancelled, &w.Version, &w.UpdatedAt,
+			&st.Month, &st.MonthSales, &st.MonthReward, &st.Recent, &hourCount); err != nil {
 			return err
 		}
-		book.Wallets[ledger.ScopedID{MerchantID: w.MerchantID, ID: w.MemberID}] = w
+		st.Roll(now, hourCount)
+		k := ledger.ScopedID{MerchantID: w.MerchantID, ID: w.MemberID}
+		book.Wallets[k] = w
+		book.Stats[k] = st
 	}
 	return rows.Err()
 }
@@ -281,23 +284,6 @@ func loadTiers(res pgx.BatchResults, book *ledger.Book) error {
 			return err
 		}
 		book.Tiers[k] = append(book.Tiers[k], t)
-	}
-	return rows.Err()
-}
-
-func loadStats(res pgx.BatchResults, book *ledger.Book) error {
-	rows, err := res.Query()
-	if err != nil {
-		return fmt.Errorf("load member stats: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var k ledger.ScopedID
-		st := &ledger.MemberStats{}
-		if err := rows.Scan(&k.MerchantID, &k.ID, &st.LastHour, &st.MonthSales, &st.MonthReward); err != nil {
-			return err
-		}
-		book.Stats[k] = st
 	}
 	return rows.Err()
 }
@@ -358,7 +344,7 @@ func (s *LedgerStore) write(ctx context.Context, tx pgx.Tx, book *ledger.Book) e
 	queueReferrals(b, book)
 	queueTransactions(b, book)
 	queueEntries(b, book)
-	queueWallets(b, book)
+	queueWallets(b, book, s.now())
 	if err := queueRedemptions(b, book); err != nil {
 		return err
 	}

@@ -147,27 +147,58 @@ SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::bigint[
 		merchant, id, member, typ, amount, pd, ad, pa, aa, desc, refType, ref, txn, cmd, created)
 }
 
-func queueWallets(b *pgx.Batch, book *ledger.Book) {
+// queueWallets writes the changed wallets, and the member stats the ledger
+// keeps on them (ledger.MemberStats) as of now.
+func queueWallets(b *pgx.Batch, book *ledger.Book, now time.Time) {
 	n := len(book.ChangedWallets)
 	if n == 0 {
 		return
 	}
 	merchant, member := make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n)
-	var pending, available, earned, redeemed, cancelled, version []int64
-	var updated []time.Time
-	for _, w := range book.ChangedWallets {
+	var pending, available, earned, redeemed, cancelled, version, monthReward []int64
+	var updated, month []time.Time
+	var monthSales []int32
+	// Each member's recent referral times, as one text array literal: unnest
+	// cannot carry an array per row.
+	var recent []string
+	for k, w := range book.ChangedWallets {
 		merchant, member = append(merchant, w.MerchantID), append(member, w.MemberID)
 		pending, available = append(pending, w.Pending), append(available, w.Available)
 		earned, redeemed = append(earned, w.TotalEarned), append(redeemed, w.TotalRedeemed)
 		cancelled, version = append(cancelled, w.Cancelled), append(version, w.Version)
 		updated = append(updated, w.UpdatedAt)
+		st := book.Stats[k]
+		if st == nil {
+			st = &ledger.MemberStats{}
+		}
+		month, monthSales, monthReward = append(month, st.Month), append(monthSales, int32(st.MonthSales)), append(monthReward, st.MonthReward)
+		recent = append(recent, timesLiteral(st.KeptRecent(now)))
 	}
 	b.Queue(`UPDATE wallets w SET pending = u.pending, available = u.available, total_earned = u.earned,
-  total_redeemed = u.redeemed, cancelled = u.cancelled, version = u.version, updated_at = u.updated
+  total_redeemed = u.redeemed, cancelled = u.cancelled, version = u.version, updated_at = u.updated,
+  stats_month = u.month, month_sales = u.month_sales, month_reward = u.month_reward,
+  recent_referrals = u.recent::timestamptz[]
 FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[],
-  $8::bigint[], $9::timestamptz[]) AS u(merchant_id, member_id, pending, available, earned, redeemed, cancelled, version, updated)
+  $8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::int[], $12::bigint[], $13::text[])
+  AS u(merchant_id, member_id, pending, available, earned, redeemed, cancelled, version, updated,
+    month, month_sales, month_reward, recent)
 WHERE w.merchant_id = u.merchant_id AND w.member_id = u.member_id`,
-		merchant, member, pending, available, earned, redeemed, cancelled, version, updated)
+		merchant, member, pending, available, earned, redeemed, cancelled, version, updated,
+		month, monthSales, monthReward, recent)
+}
+
+// timesLiteral renders ts as a PostgreSQL array literal of timestamptz.
+func timesLiteral(ts []time.Time) string {
+	var sb strings.Builder
+	sb.WriteByte('{')
+	for i, t := range ts {
+		if i > 0 {
+			sb.WriteByte(',')
+		}
+		sb.WriteString(t.UTC().Format("2006-01-02 15:04:05.999999Z07:00"))
+	}
+	sb.WriteByte('}')
+	return sb.String()
 }
 
 func queueRedemptions(b *pgx.Batch, book *ledger.Book) error {

@@ -215,6 +215,25 @@ SELECT $1, member_id, sum(pd), sum(ad),
   COALESCE(sum(amount) FILTER (WHERE type = 'cancel' AND ref_type = 'referral'), 0),
   count(*), max(created_at)
 FROM scale_entries GROUP BY member_id`, []any{m.ID}},
+		// The counts the ledger keeps on the wallet (ledger.MemberStats), as
+		// migration 00011 counts them.
+		{"member stats", `UPDATE wallets w SET stats_month = date_trunc('month', $2::timestamptz, 'UTC'),
+  month_sales = s.sales, month_reward = s.reward
+FROM (
+  SELECT r.member_id, count(*) AS sales, sum(r.reward_amount) AS reward
+  FROM referrals r
+  WHERE r.merchant_id = $1 AND r.created_at >= date_trunc('month', $2::timestamptz, 'UTC') AND r.status IN ('pending', 'approved')
+  GROUP BY r.member_id
+) s
+WHERE w.merchant_id = $1 AND w.member_id = s.member_id`, []any{m.ID, s.Now}},
+		{"recent referrals", `UPDATE wallets w SET recent_referrals = ARRAY(
+  SELECT x.created_at FROM (
+    SELECT r.created_at FROM referrals r
+    WHERE r.merchant_id = w.merchant_id AND r.member_id = w.member_id AND r.created_at >= $2::timestamptz - interval '1 hour'
+    ORDER BY r.created_at DESC LIMIT 64) x
+  ORDER BY x.created_at)
+WHERE w.merchant_id = $1 AND w.member_id IN (
+  SELECT r.member_id FROM referrals r WHERE r.merchant_id = $1 AND r.created_at >= $2::timestamptz - interval '1 hour')`, []any{m.ID, s.Now}},
 		{"inbound deliveries", `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, body, received_at)
 SELECT $1, gen_random_uuid(), CASE WHEN k % 3 = 0 THEN 'yampi' ELSE 'guru' END, 'scale:' || k || ':sale',
   CASE WHEN k % 50 = 0 THEN 'unauthorized' WHEN k % 10 = 0 THEN 'unattributed' ELSE 'accepted' END,
