@@ -43,7 +43,7 @@ func mustTwoTenants(t *testing.T, na, nb int) (seeded, seeded) {
 
 // mustSeed creates a merchant (testenv's default), the campaign c and n
 // members of it.
-func mustSeed(t *testing.T, pool *pgxpool.Pool, c campaign.Campaign, n int) seeded {
+func mustSeed(t testing.TB, pool *pgxpool.Pool, c campaign.Campaign, n int) seeded {
 	t.Helper()
 	m := testenv.MustMerchant(t, pool, nil, merchant.Merchant{})
 	s := seeded{pool: pool, merchant: m, campaign: testenv.MustCampaign(t, pool, m.ID, c)}
