@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -16,6 +15,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/procstat"
 )
 
 // pollEvery is how often the referral count is read while waiting.
@@ -281,42 +281,15 @@ func sampleCPU() cpuSample {
 }
 
 // processCPU returns the CPU time of every process whose command is one
-// of names, by name and pid, from /proc/<pid>/stat.
+// of names, by name and pid; a PostgreSQL backend counts also under
+// "postgres <database>".
 func processCPU(names []string) map[string]map[int]time.Duration {
 	out := map[string]map[int]time.Duration{}
-	entries, err := os.ReadDir("/proc")
-	if err != nil {
-		return out
-	}
-	const tick = 10 * time.Millisecond // USER_HZ 100
-	for _, e := range entries {
-		pid, err := strconv.Atoi(e.Name())
-		if err != nil {
-			continue
-		}
-		raw, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		open, closing := strings.IndexByte(string(raw), '('), strings.LastIndexByte(string(raw), ')')
-		if open < 0 || closing < open {
-			continue
-		}
-		comm := string(raw[open+1 : closing])
-		if !slices.Contains(names, comm) {
-			continue
-		}
-		fields := strings.Fields(string(raw[closing+1:])) // fields[0] is state (field 3)
-		if len(fields) < 13 {
-			continue
-		}
-		utime, _ := strconv.ParseInt(fields[11], 10, 64) // field 14
-		stime, _ := strconv.ParseInt(fields[12], 10, 64) // field 15
-		used := time.Duration(utime+stime) * tick
-		add(out, comm, pid, used)
-		if comm == "postgres" {
-			if db := backendDatabase(e.Name()); db != "" {
-				add(out, "postgres "+db, pid, used)
+	for _, p := range procstat.ByCommand(names...) {
+		add(out, p.Command, p.PID, p.CPU)
+		if p.Command == "postgres" {
+			if db := backendDatabase(strconv.Itoa(p.PID)); db != "" {
+				add(out, "postgres "+db, p.PID, p.CPU)
 			}
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
@@ -42,27 +43,13 @@ WHERE w.pending <> COALESCE(e.pending, 0) OR w.available <> COALESCE(e.available
    OR w.available + w.pending <> w.total_earned - w.total_redeemed
    OR w.pending <> COALESCE(t.pending, 0) OR w.total_redeemed <> COALESCE(t.redeemed, 0)
 LIMIT 5`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var bad []string
-	for rows.Next() {
+	return violations(rows, err, "ledger invariant violated", func(row pgx.CollectableRow) (string, error) {
 		var merchant, member string
 		var p, a, earned, redeemed, ep, ea, tp, tr int64
-		if err := rows.Scan(&merchant, &member, &p, &a, &earned, &redeemed, &ep, &ea, &tp, &tr); err != nil {
-			return err
-		}
-		bad = append(bad, fmt.Sprintf("member %s: snapshot pending=%d available=%d earned=%d redeemed=%d; entries pending=%d available=%d; transactions pending=%d redeemed=%d",
-			member, p, a, earned, redeemed, ep, ea, tp, tr))
-	}
-	if err := rows.Err(); err != nil {
-		return err
-	}
-	if len(bad) > 0 {
-		return fmt.Errorf("ledger invariant violated: %v", bad)
-	}
-	return nil
+		err := row.Scan(&merchant, &member, &p, &a, &earned, &redeemed, &ep, &ea, &tp, &tr)
+		return fmt.Sprintf("member %s: snapshot pending=%d available=%d earned=%d redeemed=%d; entries pending=%d available=%d; transactions pending=%d redeemed=%d",
+			member, p, a, earned, redeemed, ep, ea, tp, tr), err
+	})
 }
 
 func checkMemberStats(ctx context.Context, pool *pgxpool.Pool) error {
@@ -78,26 +65,29 @@ CROSS JOIN LATERAL (
 ) s
 WHERE w.stats_month > 'epoch' AND (w.month_sales <> s.sales OR w.month_reward <> s.reward)
 LIMIT 5`)
-	if err != nil {
-		return err
-	}
-	defer rows.Close()
-	var bad []string
-	for rows.Next() {
+	return violations(rows, err, "member stats invariant violated", func(row pgx.CollectableRow) (string, error) {
 		var member string
 		var month time.Time
 		var sales, countedSales, reward, countedReward int64
-		if err := rows.Scan(&member, &month, &sales, &reward, &countedSales, &countedReward); err != nil {
-			return err
-		}
-		bad = append(bad, fmt.Sprintf("member %s, month %s: kept sales=%d reward=%d; referrals sales=%d reward=%d",
-			member, month.UTC().Format("2006-01"), sales, reward, countedSales, countedReward))
+		err := row.Scan(&member, &month, &sales, &reward, &countedSales, &countedReward)
+		return fmt.Sprintf("member %s, month %s: kept sales=%d reward=%d; referrals sales=%d reward=%d",
+			member, month.UTC().Format("2006-01"), sales, reward, countedSales, countedReward), err
+	})
+}
+
+// violations describes each row of a check's query (the rows it found
+// breaking an invariant) and returns them as one error named what, or nil
+// when there are none.
+func violations(rows pgx.Rows, err error, what string, describe pgx.RowToFunc[string]) error {
+	if err != nil {
+		return err
 	}
-	if err := rows.Err(); err != nil {
+	bad, err := pgx.CollectRows(rows, describe)
+	if err != nil {
 		return err
 	}
 	if len(bad) > 0 {
-		return fmt.Errorf("member stats invariant violated: %v", bad)
+		return fmt.Errorf("%s: %v", what, bad)
 	}
 	return nil
 }

@@ -2,15 +2,14 @@ package postgres_test
 
 import (
 	"context"
-	"os"
 	"strconv"
-	"strings"
 	"testing"
 	"time"
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/procstat"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -19,7 +18,7 @@ import (
 // applied and written, one batch at a time, so the figure is mostly the
 // database's work for it:
 //
-//	go test -run '^$' -bench LedgerApplyBatch -benchtime 400x ./pkg/postgres
+//	go test -run '^$' -bench LedgerApplyBatch -benchtime 800x ./pkg/postgres
 //
 // make bench-sales measures the whole pipeline; this one isolates the
 // ledger's statements from the ingest and the broker sharing the machine.
@@ -29,8 +28,7 @@ func BenchmarkLedgerApplyBatch(b *testing.B) {
 	store := postgres.NewLedgerStore(s.pool, time.Now)
 	ctx := context.Background()
 	n := 0
-	cpu := postgresCPU()
-	b.ResetTimer()
+	cpu := procstat.Total("postgres")
 	for b.Loop() {
 		cmds := make([]ledger.Command, perBatch)
 		for i := range cmds {
@@ -45,32 +43,5 @@ func BenchmarkLedgerApplyBatch(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed().Microseconds())/float64(n), "µs/order")
-	b.ReportMetric(float64((postgresCPU()-cpu).Microseconds())/float64(n), "pg-cpu-µs/order")
-}
-
-// postgresCPU is the CPU time used so far by the processes of the local
-// PostgreSQL server (all of them: the benchmark's backend, and the WAL
-// writer and checkpointer working for it), from /proc/<pid>/stat.
-func postgresCPU() time.Duration {
-	entries, _ := os.ReadDir("/proc")
-	var total time.Duration
-	for _, e := range entries {
-		raw, err := os.ReadFile("/proc/" + e.Name() + "/stat")
-		if err != nil {
-			continue
-		}
-		stat := string(raw)
-		open, closing := strings.IndexByte(stat, '('), strings.LastIndexByte(stat, ')')
-		if open < 0 || closing < open || stat[open+1:closing] != "postgres" {
-			continue
-		}
-		fields := strings.Fields(stat[closing+1:]) // fields[0] is the state, field 3 of stat
-		if len(fields) < 13 {
-			continue
-		}
-		utime, _ := strconv.ParseInt(fields[11], 10, 64)
-		stime, _ := strconv.ParseInt(fields[12], 10, 64)
-		total += time.Duration(utime+stime) * 10 * time.Millisecond // USER_HZ 100
-	}
-	return total
+	b.ReportMetric(float64((procstat.Total("postgres")-cpu).Microseconds())/float64(n), "pg-cpu-µs/order")
 }
