@@ -27,7 +27,8 @@ const module = "github.com/convida/convida"
 // new package is placed on purpose.
 var (
 	// leaves import nothing of ours but other leaves.
-	leaves = []string{"apperr", "money", "ids", "jsontime", "event", "retry", "batch", "secretbox", "respond", "openapi", "procstat"}
+	leaves = []string{"apperr", "money", "ids", "jsontime", "event", "retry", "batch", "secretbox", "respond", "openapi", "procstat",
+		"netguard", "clientip"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
 		"outbox", "creator", "fraud", "report"}

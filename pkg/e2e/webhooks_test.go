@@ -184,8 +184,11 @@ func TestWebhookRefusesPrivateAddresses(t *testing.T) {
 		start := time.Now()
 		res = do(t, http.MethodPost, s.apiURL+"/v1/webhooks/"+id+"/test", nil, auth)
 		data, _ := res.json(t)["data"].(map[string]any)
-		if res.Status != 200 || data["status"] != "failed" || !strings.Contains(fmt.Sprint(data["error"]), "non-public address") {
+		if res.Status != 200 || data["status"] != "failed" || fmt.Sprint(data["error"]) != "refused: the address is not public" {
 			t.Errorf("test %s = %d %s: want a failed attempt refused at dial time", url, res.Status, res.Body)
+		}
+		if host := url[len("https://"):]; strings.Contains(string(res.Body), strings.Trim(host[:strings.IndexAny(host, ":/")], "[]")) {
+			t.Errorf("test %s = %s: the answer names the refused address", url, res.Body)
 		}
 		if time.Since(start) > 3*time.Second {
 			t.Errorf("test %s took %v: the refusal must come before any connection attempt", url, time.Since(start))

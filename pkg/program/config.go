@@ -22,6 +22,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -78,6 +79,16 @@ type Config struct {
 	// WebhookLease is how long a job held by a dispatcher stays invisible
 	// to the retry sweep: a crashed dispatcher's jobs come back after it.
 	WebhookLease time.Duration
+	// PlatformAllowPrivateNetworks lets the Guru and Yampi API calls, and
+	// the api_url a merchant sets, reach loopback and private addresses
+	// (development and tests only).
+	PlatformAllowPrivateNetworks bool
+	// TrustedProxies are the operator's proxies whose X-Forwarded-For is
+	// believed (TRUSTED_PROXIES); the zero Resolver believes none.
+	TrustedProxies clientip.Resolver
+	// SecretsKeyPrevious is the key being rotated away from
+	// (SECRETS_KEY_PREVIOUS): secrets sealed with it still open.
+	SecretsKeyPrevious string
 }
 
 // Setting is one environment variable of the programs: its name, its
@@ -108,11 +119,13 @@ var Settings = []Setting{
 		Programs: []string{"ledger", "dispatcher"}},
 	{Name: "HTTP_ADDR", Default: ":8080", Meaning: "listen address of the API", Programs: []string{"api"}},
 	{Name: "INGEST_ADDR", Default: ":8081", Meaning: "listen address of the ingest (platform webhooks)", Programs: []string{"ingest"}},
-	{Name: "METRICS_ADDR", Default: ":9090", Meaning: "address of /healthz, /readyz and /metrics of ledger, dispatcher and scheduler",
-		Programs: []string{"ledger", "dispatcher", "scheduler"}},
+	{Name: "METRICS_ADDR", Default: "127.0.0.1:9090", Meaning: "address of /metrics and the detailed /readyz, never on a public port; bind it to a private interface",
+		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
 	{Name: "PUBLIC_URL", Meaning: "how clients reach the API (empty: http://localhost and the port of HTTP_ADDR)", Programs: []string{"api"}},
 	{Name: "INGEST_PUBLIC_URL", Meaning: "how platforms reach the ingest (empty: http://localhost and the port of INGEST_ADDR)", Programs: []string{"api"}},
 	{Name: "SECRETS_KEY", Meaning: "base64 of 32 random bytes (openssl rand -base64 32) that encrypts provider secrets; required, except by standalone, which generates one into DATA_DIR",
+		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
+	{Name: "SECRETS_KEY_PREVIOUS", Meaning: "the key being rotated away from: secrets sealed with it still open until `api secrets rotate` has sealed them all with SECRETS_KEY",
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
 	{Name: "DATA_DIR", Default: ".data", Meaning: "standalone's broker data, key file and demo merchant credentials", Programs: []string{}},
 	{Name: "LOG_LEVEL", Default: "info", Meaning: "debug, info, warn or error",
@@ -140,6 +153,10 @@ var Settings = []Setting{
 	{Name: "WEBHOOK_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets webhook deliveries reach loopback and private addresses (development and tests only)",
 		Programs: []string{"api", "dispatcher"}},
 	{Name: "WEBHOOK_CA_FILE", Meaning: "a PEM root trusted for webhook receivers besides the system's", Programs: []string{"api", "dispatcher"}},
+	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the Guru and Yampi API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
+		Programs: []string{"api", "dispatcher"}},
+	{Name: "TRUSTED_PROXIES", Meaning: "comma-separated CIDRs of the operator's reverse proxies; only a request from one of them has its X-Forwarded-For believed (empty: none)",
+		Programs: []string{"api", "ingest"}},
 }
 
 // defaultOf is the default of the setting named name.
@@ -179,16 +196,17 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return defaultOf(k)
 	}
 	c := Config{
-		DatabaseURL:     get("DATABASE_URL"),
-		RedisURL:        get("REDIS_URL"),
-		HTTPAddr:        get("HTTP_ADDR"),
-		IngestAddr:      get("INGEST_ADDR"),
-		MetricsAddr:     get("METRICS_ADDR"),
-		LogLevel:        get("LOG_LEVEL"),
-		DataDir:         get("DATA_DIR"),
-		SecretsKey:      get("SECRETS_KEY"),
-		LedgerGroup:     get("LEDGER_GROUP"),
-		DispatcherGroup: get("DISPATCHER_GROUP"),
+		DatabaseURL:        get("DATABASE_URL"),
+		RedisURL:           get("REDIS_URL"),
+		HTTPAddr:           get("HTTP_ADDR"),
+		IngestAddr:         get("INGEST_ADDR"),
+		MetricsAddr:        get("METRICS_ADDR"),
+		LogLevel:           get("LOG_LEVEL"),
+		DataDir:            get("DATA_DIR"),
+		SecretsKey:         get("SECRETS_KEY"),
+		SecretsKeyPrevious: get("SECRETS_KEY_PREVIOUS"),
+		LedgerGroup:        get("LEDGER_GROUP"),
+		DispatcherGroup:    get("DISPATCHER_GROUP"),
 	}
 	if c.PublicURL = get("PUBLIC_URL"); c.PublicURL == "" {
 		c.PublicURL = "http://localhost" + portOf(c.HTTPAddr)
@@ -240,6 +258,12 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.WebhookAllowPrivateNetworks, err = strconv.ParseBool(get("WEBHOOK_ALLOW_PRIVATE_NETWORKS")); err != nil {
 		return c, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("WEBHOOK_ALLOW_PRIVATE_NETWORKS"))
+	}
+	if c.PlatformAllowPrivateNetworks, err = strconv.ParseBool(get("PLATFORM_ALLOW_PRIVATE_NETWORKS")); err != nil {
+		return c, fmt.Errorf("PLATFORM_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("PLATFORM_ALLOW_PRIVATE_NETWORKS"))
+	}
+	if c.TrustedProxies, err = clientip.Parse(get("TRUSTED_PROXIES")); err != nil {
+		return c, fmt.Errorf("TRUSTED_PROXIES: want comma-separated CIDRs such as 10.0.0.0/8: %w", err)
 	}
 	// Loaded here so that an unreadable file stops the program at start.
 	if c.WebhookCAFile = get("WEBHOOK_CA_FILE"); c.WebhookCAFile != "" {

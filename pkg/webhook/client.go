@@ -18,6 +18,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/retry"
 )
 
@@ -41,10 +42,9 @@ const defaultIdlePerHost = 256
 // Send reuses.
 type Client struct {
 	http           *http.Client
-	transport      *http.Transport
+	transport      *netguard.Transport
 	timeout        time.Duration
 	connectTimeout time.Duration
-	allowPlainHTTP bool
 }
 
 var _ Sender = (*Client)(nil)
@@ -58,21 +58,8 @@ func NewClient(cfg ClientConfig) *Client {
 	if idlePerHost <= 0 {
 		idlePerHost = defaultIdlePerHost
 	}
-	tr := &http.Transport{
-		// No proxy, whatever the environment says: the address check must
-		// see the receiver's address, not a proxy's.
-		Proxy:               nil,
-		DialContext:         newDialer(cfg).DialContext,
-		TLSClientConfig:     &tls.Config{RootCAs: cfg.RootCAs, MinVersion: tls.VersionTLS12},
-		TLSHandshakeTimeout: cfg.ConnectTimeout,
-		ForceAttemptHTTP2:   true,
-		MaxIdleConns:        4096,
-		MaxIdleConnsPerHost: idlePerHost,
-		MaxConnsPerHost:     cfg.MaxConnsPerHost,
-		IdleConnTimeout:     90 * time.Second,
-		// Headers are small; a receiver must not make us buffer megabytes.
-		MaxResponseHeaderBytes: 64 << 10,
-	}
+	tr := netguard.NewTransport(netguard.Config{AllowPrivateNetworks: cfg.AllowPrivateNetworks, RootCAs: cfg.RootCAs,
+		ConnectTimeout: cfg.ConnectTimeout, MaxConnsPerHost: cfg.MaxConnsPerHost, IdleConnsPerHost: idlePerHost})
 	return &Client{
 		http: &http.Client{
 			Transport: tr,
@@ -84,7 +71,6 @@ func NewClient(cfg ClientConfig) *Client {
 		transport:      tr,
 		timeout:        cfg.Timeout,
 		connectTimeout: cfg.ConnectTimeout,
-		allowPlainHTTP: cfg.AllowPrivateNetworks,
 	}
 }
 
@@ -112,9 +98,6 @@ func (c *Client) send(parent context.Context, d Delivery, now time.Time) Result 
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, d.URL, bytes.NewReader(d.Payload))
 	if err != nil {
 		return Result{Error: "invalid URL: " + errorText(err)}
-	}
-	if req.URL.Scheme != "https" && !(c.allowPlainHTTP && req.URL.Scheme == "http") {
-		return Result{Error: "refusing a non-https URL (scheme " + strconv.Quote(req.URL.Scheme) + ")"}
 	}
 	err = SignHeaders(req.Header, d.Secrets, ids.Format(ids.Event, d.EventID), d.EventType,
 		ids.Format(ids.DeliveryLog, d.LogID), now, d.Payload)
@@ -191,14 +174,15 @@ func readBody(body io.Reader) (string, error) {
 // parent is the caller's context (ended at shutdown), ctx the attempt's
 // (ended by the timeout).
 func (c *Client) describe(parent, ctx context.Context, host string, err error) string {
-	var refused *NonPublicAddressError
 	var dnsErr *net.DNSError
 	var netErr net.Error
 	var certErr *tls.CertificateVerificationError
 	var hostErr x509.HostnameError
 	switch {
-	case errors.As(err, &refused):
-		return refused.Error()
+	case errors.Is(err, netguard.ErrNotPublic), errors.Is(err, netguard.ErrNotHTTPS):
+		// Never the address: a merchant must not learn what answers
+		// inside the operator's network.
+		return "refused: " + netguard.Describe(parent, err)
 	case parent.Err() != nil:
 		return "canceled before an answer: " + parent.Err().Error()
 	case ctx.Err() != nil:

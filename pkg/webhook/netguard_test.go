@@ -3,7 +3,6 @@ package webhook_test
 import (
 	"encoding/pem"
 	"net/http"
-	"net/netip"
 	"os"
 	"path/filepath"
 	"strings"
@@ -11,54 +10,6 @@ import (
 
 	"github.com/convida/convida/pkg/webhook"
 )
-
-func TestIsPublicAddr(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		addr string
-		want bool
-	}{
-		{"8.8.8.8", true},
-		{"1.1.1.1", true},
-		{"2606:4700:4700::1111", true},
-		{"172.32.0.1", true},  // just outside 172.16/12
-		{"100.128.0.1", true}, // just outside 100.64/10
-		{"127.0.0.1", false},
-		{"127.255.255.254", false},
-		{"::1", false},
-		{"10.0.0.1", false},
-		{"172.16.0.1", false},
-		{"172.31.255.255", false},
-		{"192.168.1.1", false},
-		{"169.254.169.254", false},
-		{"fe80::1", false},
-		{"fe80::1%eth0", false},
-		{"100.64.0.1", false},
-		{"100.127.255.255", false},
-		{"224.0.0.1", false},
-		{"ff02::1", false},
-		{"ff0e::1", false},
-		{"0.0.0.0", false},
-		{"0.1.2.3", false},
-		{"::", false},
-		{"255.255.255.255", false},
-		{"240.0.0.1", false},
-		{"fc00::1", false},
-		{"fd12:3456::1", false},
-		{"::ffff:127.0.0.1", false},
-		{"::ffff:10.0.0.1", false},
-		{"::ffff:169.254.169.254", false},
-		{"::ffff:8.8.8.8", true},
-		{"64:ff9b::a00:1", false},  // NAT64 of 10.0.0.1
-		{"64:ff9b::808:808", true}, // NAT64 of 8.8.8.8
-		{"::127.0.0.1", false},
-	}
-	for _, tt := range tests {
-		if got := webhook.IsPublicAddr(netip.MustParseAddr(tt.addr)); got != tt.want {
-			t.Errorf("IsPublicAddr(%s) = %v, want %v", tt.addr, got, tt.want)
-		}
-	}
-}
 
 func TestLoadCAFile(t *testing.T) {
 	t.Parallel()
