@@ -15,7 +15,8 @@ const about = `Usage: api                 serve the API until SIGINT or SIGTERM
        api --help           print this help
 
 The api serves the member-facing and administrative HTTP API (/api/v1) on
-HTTP_ADDR, with /healthz, /readyz and /metrics beside it.
+HTTP_ADDR, with /healthz beside it; /readyz and /metrics are on
+METRICS_ADDR, for the operator only.
 
 Commands (api COMMAND --help for their flags):
   merchant create --name NAME --store-url URL [--email E] [--code-prefix P]

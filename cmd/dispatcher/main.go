@@ -12,5 +12,5 @@ redemptions on Guru or Yampi. /healthz, /readyz and /metrics are on
 METRICS_ADDR. It runs until SIGINT or SIGTERM.`
 
 func main() {
-	program.Main("dispatcher", about, program.WithOps("dispatcher", program.RunDispatcher)...)
+	program.Main("dispatcher", about, program.RunDispatcher)
 }

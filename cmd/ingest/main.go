@@ -8,7 +8,8 @@ const about = `Usage: ingest [--help]
 
 The ingest receives the Guru and Yampi webhooks on INGEST_ADDR
 (/api/webhooks/{guru|yampi}/{merchant id}), authenticates them, and
-publishes paid and refunded orders as ledger commands; /healthz, /readyz
-and /metrics are beside them. It runs until SIGINT or SIGTERM.`
+publishes paid and refunded orders as ledger commands; /healthz is beside
+them, /readyz and /metrics are on METRICS_ADDR. It runs until SIGINT or
+SIGTERM.`
 
 func main() { program.Main("ingest", about, program.RunIngest) }

@@ -14,5 +14,5 @@ writes the ingest's delivery records to inbound_deliveries in batches.
 or SIGTERM.`
 
 func main() {
-	program.Main("ledger", about, append(program.WithOps("ledger", program.RunLedger), program.RunRecorder)...)
+	program.Main("ledger", about, program.RunLedger, program.RunRecorder)
 }

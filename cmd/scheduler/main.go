@@ -11,4 +11,4 @@ warranty has expired, re-publishes stranded outbox events and wakes due
 webhook retries, every SCHEDULER_INTERVAL. /healthz, /readyz and /metrics
 are on METRICS_ADDR. It runs until SIGINT or SIGTERM.`
 
-func main() { program.Main("scheduler", about, program.WithOps("scheduler", program.RunScheduler)...) }
+func main() { program.Main("scheduler", about, program.RunScheduler) }

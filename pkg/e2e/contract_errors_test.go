@@ -504,7 +504,7 @@ func TestContractErrors(t *testing.T) {
 
 	t.Run("ready", func(t *testing.T) {
 		t.Parallel()
-		c := newChecker(t, s.apiURL)
+		c := newChecker(t, s.opsURL)
 		if r := c.expect(t, probe{"GET", "/readyz", nil, nil}, 200, ""); r.body["status"] != "ready" {
 			t.Errorf("readyz = %v, want ready", r.body)
 		}

@@ -164,10 +164,10 @@ func ingestOutcome(t *testing.T, res response) string {
 	return a.Status
 }
 
-// readiness is the status of the ingest's /readyz.
+// readiness is the status of the operator's /readyz.
 func (s *stack) readiness(t *testing.T) string {
 	t.Helper()
-	res := do(t, http.MethodGet, s.ingestURL+"/readyz", nil, nil)
+	res := do(t, http.MethodGet, s.opsURL+"/readyz", nil, nil)
 	var body struct {
 		Status string `json:"status"`
 	}

@@ -58,6 +58,7 @@ type stack struct {
 	deps      *program.Deps
 	ingestURL string
 	apiURL    string
+	opsURL    string // the operator's server (METRICS_ADDR): /readyz, /metrics
 	cancel    context.CancelFunc
 	wg        sync.WaitGroup
 }
@@ -110,6 +111,8 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	s.ingestURL = ingestSrv.URL
 	apiSrv := httptest.NewServer(program.APIRouter(d))
 	s.apiURL = apiSrv.URL
+	opsSrv := httptest.NewServer(d.OpsRouter())
+	s.opsURL = opsSrv.URL
 	if !opt.noLedger {
 		s.run(ctx, "ledger", program.RunLedger)
 	}
@@ -126,6 +129,7 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 		cancel()
 		ingestSrv.Close()
 		apiSrv.Close()
+		opsSrv.Close()
 		s.wg.Wait()
 		d.Close()
 	})

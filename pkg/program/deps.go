@@ -116,21 +116,33 @@ func (d *Deps) Close() {
 	d.Pool.Close()
 }
 
-// AddOps adds /healthz, /readyz and /metrics to r.
-func (d *Deps) AddOps(r *mux.Router) {
-	r.HandleFunc("/healthz", func(w http.ResponseWriter, _ *http.Request) {
-		respond.JSON(w, http.StatusOK, map[string]string{"status": "ok"})
-	}).Methods(http.MethodGet)
-	r.HandleFunc("/readyz", d.serveReady).Methods(http.MethodGet)
-	r.Handle("/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+// AddHealth adds the public ports' /healthz: a plain "ok" while the
+// process serves HTTP. Readiness and metrics tell how the pipeline is
+// doing, which is the operator's to know, not a merchant's: they are on
+// METRICS_ADDR only (OpsRouter).
+func (d *Deps) AddHealth(r *mux.Router) {
+	r.HandleFunc("/healthz", serveHealth).Methods(http.MethodGet)
 }
 
-// RunOps serves /healthz, /readyz and /metrics on METRICS_ADDR, for the
-// programs that have no HTTP interface of their own.
-func RunOps(ctx context.Context, d *Deps, name string) error {
+func serveHealth(w http.ResponseWriter, _ *http.Request) {
+	w.Header().Set("Content-Type", "text/plain; charset=utf-8")
+	_, _ = w.Write([]byte("ok\n"))
+}
+
+// OpsRouter is the operator's router: /healthz, the detailed /readyz and
+// /metrics.
+func (d *Deps) OpsRouter() *mux.Router {
 	r := mux.NewRouter()
-	d.AddOps(r)
-	return serve(ctx, d.Log, name+"-ops", d.Config.MetricsAddr, r)
+	d.AddHealth(r)
+	r.HandleFunc("/readyz", d.serveReady).Methods(http.MethodGet)
+	r.Handle("/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	return r
+}
+
+// RunOps serves OpsRouter on METRICS_ADDR (by default 127.0.0.1:9090, a
+// private interface): every program runs it beside its roles.
+func RunOps(ctx context.Context, d *Deps, name string) error {
+	return serve(ctx, d.Log, name+"-ops", d.Config.MetricsAddr, d.OpsRouter())
 }
 
 // serveReady answers 200 "ready" when every dependency answers, 200

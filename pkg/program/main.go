@@ -14,9 +14,10 @@ import (
 // Role is one of the programs' main loops.
 type Role func(ctx context.Context, d *Deps) error
 
-// Main runs roles until SIGINT or SIGTERM, as the program named name. It is
-// the whole body of each cmd/<program>/main.go: config from the
-// environment, logger, connections, run, drain. Invalid configuration or a
+// Main runs roles until SIGINT or SIGTERM, as the program named name, with
+// the operator's server (RunOps) beside them. It is the whole body of each
+// cmd/<program>/main.go: config from the environment, logger, connections,
+// run, drain. Invalid configuration or a
 // failed start exits 2 with one line. Asked for help (WantsHelp), it
 // prints about and the settings the program reads, and returns without
 // connecting to anything.
@@ -41,7 +42,8 @@ func Main(name, about string, roles ...Role) {
 		Exit(name, err)
 	}
 	defer d.Close()
-	if err := RunRoles(ctx, d, roles...); err != nil {
+	ops := func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, name) }
+	if err := RunRoles(ctx, d, append(roles, ops)...); err != nil {
 		log.Error("stopped", zap.Error(err))
 		os.Exit(1)
 	}
@@ -58,9 +60,4 @@ func RunRoles(ctx context.Context, d *Deps, roles ...Role) error {
 		return nil
 	}
 	return err
-}
-
-// WithOps adds the ops server (METRICS_ADDR) to a role without HTTP.
-func WithOps(name string, role Role) []Role {
-	return []Role{role, func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, name) }}
 }

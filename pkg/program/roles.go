@@ -115,7 +115,7 @@ type Ingest struct {
 // NewIngest returns the ingest role as production runs it.
 func NewIngest(d *Deps) *Ingest { return &Ingest{Addr: d.Config.IngestAddr, Now: d.Now, d: d} }
 
-// Router returns the ingest HTTP handler: the receivers plus ops.
+// Router returns the ingest HTTP handler: the receivers and /healthz.
 func (in *Ingest) Router() *mux.Router {
 	d := in.d
 	svc := ingest.New(ingest.Config{
@@ -131,7 +131,7 @@ func (in *Ingest) Router() *mux.Router {
 	})
 	r := mux.NewRouter()
 	svc.Register(r)
-	d.AddOps(r)
+	d.AddHealth(r)
 	return r
 }
 
@@ -157,7 +157,7 @@ type API struct {
 func NewAPI(d *Deps) *API { return &API{Addr: d.Config.HTTPAddr, Now: d.Now, d: d} }
 
 // Router returns the API HTTP handler: /api/v1, the dashboard under
-// /dashboard, plus ops.
+// /dashboard, and /healthz.
 func (a *API) Router() *mux.Router {
 	d := a.d
 	outcomes := postgres.NewOutcomeStore(d.Pool)
@@ -251,7 +251,7 @@ func (a *API) Router() *mux.Router {
 		panic(err) // the templates are embedded: a parse error is a build defect
 	}
 	dash.Register(r)
-	d.AddOps(r)
+	d.AddHealth(r)
 	return r
 }
 

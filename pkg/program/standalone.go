@@ -64,7 +64,8 @@ func Standalone(out io.Writer) error {
 		return err
 	}
 	printBanner(out, cfg, demo)
-	return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunRecorder, RunDispatcher, RunScheduler)
+	ops := func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, "standalone") }
+	return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunRecorder, RunDispatcher, RunScheduler, ops)
 }
 
 // keepSecretsKey reads the key file, creating it with a fresh key when
@@ -140,12 +141,12 @@ Convida standalone is running (Ctrl-C stops it).
   API        %s/api/v1
   Dashboard  %s/dashboard
   Ingest     %s/api/webhooks/{guru|yampi}/%s
-  Health     %s/healthz   %s/readyz
-  Metrics    %s/metrics
+  Health     %s/healthz
+  Operator   %s/readyz   %s/metrics
   Kafka      %s
   Data       %s
 
-`, cfg.PublicURL, cfg.PublicURL, cfg.IngestPublicURL, dm.MerchantID, cfg.PublicURL, cfg.PublicURL, cfg.PublicURL,
+`, cfg.PublicURL, cfg.PublicURL, cfg.IngestPublicURL, dm.MerchantID, cfg.PublicURL, opsURL(cfg.MetricsAddr), opsURL(cfg.MetricsAddr),
 		strings.Join(cfg.KafkaBrokers, ","), cfg.DataDir)
 	if dm.FirstRun {
 		fmt.Fprintf(out, "Demo merchant created (the API key is shown once; it is also kept in %s):\n", dm.File)
@@ -155,4 +156,13 @@ Convida standalone is running (Ctrl-C stops it).
 	fmt.Fprintf(out, "  export MERCHANT_ID=%s\n  export API_KEY=%s\n\n", dm.MerchantID, dm.APIKey)
 	fmt.Fprintf(out, "Dashboard sign-in (%s/dashboard):\n  Email     %s\n  Password  %s\n\n",
 		cfg.PublicURL, dm.DashboardEmail, dm.DashboardPassword)
+}
+
+// opsURL is the operator's base URL on METRICS_ADDR (":9090" is
+// http://localhost:9090).
+func opsURL(addr string) string {
+	if strings.HasPrefix(addr, ":") {
+		addr = "localhost" + addr
+	}
+	return "http://" + addr
 }

@@ -225,7 +225,7 @@ func matches(got string, want []string, sa *standalone) bool {
 type standalone struct {
 	cmd              *exec.Cmd
 	dataDir, logPath string
-	api, ingest      string // http://127.0.0.1:port
+	api, ingest, ops string // http://127.0.0.1:port; ops is METRICS_ADDR
 	demo             struct {
 		MerchantID string `json:"merchant_id"`
 		APIKey     string `json:"api_key"`
@@ -259,7 +259,7 @@ func startStandalone(t *testing.T) *standalone {
 	}
 	sa := &standalone{dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "standalone.log"), done: make(chan error, 1)}
 	httpAddr, ingestAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	sa.api, sa.ingest = "http://"+httpAddr, "http://"+ingestAddr
+	sa.api, sa.ingest, sa.ops = "http://"+httpAddr, "http://"+ingestAddr, "http://"+metricsAddr
 	env := map[string]string{
 		"DATABASE_URL": testenv.MustDatabase(t), "REDIS_URL": testenv.RedisURL(), "DATA_DIR": sa.dataDir,
 		"HTTP_ADDR": httpAddr, "INGEST_ADDR": ingestAddr, "METRICS_ADDR": metricsAddr,
@@ -292,7 +292,7 @@ func startStandalone(t *testing.T) *standalone {
 	for {
 		b, err := os.ReadFile(filepath.Join(sa.dataDir, "demo-merchant.json"))
 		if err == nil && json.Unmarshal(b, &sa.demo) == nil && sa.demo.APIKey != "" &&
-			ready(sa.api+"/readyz") && ready(sa.ingest+"/readyz") {
+			ready(sa.ops+"/readyz") && ready(sa.api+"/healthz") && ready(sa.ingest+"/healthz") {
 			return sa
 		}
 		select {

@@ -84,7 +84,8 @@ func fakeServer(t *testing.T, answers map[string]answer) *httptest.Server {
 
 func TestValidate(t *testing.T) {
 	t.Parallel()
-	const js = "application/json"
+	const js, text = "application/json", "text/plain; charset=utf-8"
+	const ready = `{"status":"ready","checks":{"postgres":"ok","redis":"ok"}}`
 	tests := []struct {
 		name    string
 		method  string
@@ -92,12 +93,13 @@ func TestValidate(t *testing.T) {
 		answer  answer
 		wantErr string // "" when the response matches the document
 	}{
-		{"healthz", "GET", "/healthz", answer{200, js, nil, `{"status":"ok"}`}, ""},
-		{"stray field", "GET", "/healthz", answer{200, js, nil, `{"status":"ok","uptime":3}`}, "does not match"},
-		{"wrong const", "GET", "/healthz", answer{200, js, nil, `{"status":"fine"}`}, "does not match"},
+		{"healthz", "GET", "/healthz", answer{200, text, nil, "ok\n"}, ""},
+		{"readyz", "GET", "/readyz", answer{200, js, nil, ready}, ""},
+		{"stray field", "GET", "/readyz", answer{200, js, nil, strings.Replace(ready, `"ready"`, `"ready","uptime":3`, 1)}, "does not match"},
+		{"wrong enum", "GET", "/readyz", answer{200, js, nil, strings.Replace(ready, `"ready"`, `"fine"`, 1)}, "does not match"},
 		{"undocumented status", "GET", "/healthz", answer{418, js, nil, `{}`}, "status is not supported"},
 		{"wrong content type", "GET", "/healthz", answer{200, "text/html", nil, `<p>ok</p>`}, "Content-Type"},
-		{"not JSON", "GET", "/healthz", answer{200, js, nil, `ok`}, "does not match"},
+		{"not JSON", "GET", "/readyz", answer{200, js, nil, `ok`}, "does not match"},
 		{"undocumented route", "GET", "/api/v1/nothing", answer{404, js, nil, `{}`}, "undocumented route"},
 		{"undocumented method", "DELETE", "/healthz", answer{405, js, nil, `{}`}, "undocumented operation"},
 		{"500 is always a bug", "GET", "/api/v1/members/mem_0b5c3e9e2f4a4c1e9d1a7e2f0c9a1b2c",
@@ -193,7 +195,7 @@ func TestOtherHostsAreNotValidated(t *testing.T) {
 func TestCoverage(t *testing.T) {
 	t.Parallel()
 	srv := fakeServer(t, map[string]answer{
-		"GET /healthz": {200, "application/json", nil, `{"status":"ok"}`},
+		"GET /healthz": {200, "text/plain; charset=utf-8", nil, "ok\n"},
 		"GET /readyz":  {503, "application/json", nil, `{"status":"unavailable","checks":{"postgres":"unavailable","redis":"ok"}}`},
 	})
 	v := openapitest.New(t)
