@@ -206,7 +206,7 @@ func (w *Writer) isolate(ctx context.Context, out []kafka.Message, err error) ([
 		case refusesItself(e):
 			suspects = append(suspects, i)
 		case transient == nil:
-			transient = werrs
+			transient = e
 		}
 	}
 	if len(suspects) == 0 {
@@ -231,7 +231,7 @@ func (w *Writer) isolate(ctx context.Context, out []kafka.Message, err error) ([
 		case refusesItself(e):
 			refused = append(refused, Refusal{Index: suspects[x], Err: fmt.Errorf("kafka: the broker refused the message: %w", e)})
 		case transient == nil:
-			transient = again
+			transient = e
 		}
 	}
 	return refused, transient
