@@ -44,7 +44,7 @@ func NewMetrics(reg prometheus.Registerer, program string) *Metrics {
 		}, []string{"group", "topic"}),
 		publish: f.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "kafkabus_publish_seconds", ConstLabels: cl,
-			Help:    "Duration of Writer.Publish calls until every message was acknowledged, by result (ok, error).",
+			Help:    "Duration of Writer.Publish calls until every message was acknowledged, by result (ok; refused: some messages refused for themselves, the others written; error).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"topic", "result"}),
 	}
@@ -79,13 +79,16 @@ func (m *Metrics) deadLetter(group, topic string) {
 	}
 }
 
-func (m *Metrics) published(topic string, start time.Time, err error) {
+func (m *Metrics) published(topic string, start time.Time, err error, refused bool) {
 	if m == nil {
 		return
 	}
 	result := "ok"
-	if err != nil {
+	switch {
+	case err != nil:
 		result = "error"
+	case refused:
+		result = "refused"
 	}
 	m.publish.WithLabelValues(topic, result).Observe(time.Since(start).Seconds())
 }

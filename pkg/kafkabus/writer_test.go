@@ -2,10 +2,15 @@ package kafkabus_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/segmentio/kafka-go"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
@@ -150,5 +155,101 @@ func TestEnsureTopicsConcurrentAndIdempotent(t *testing.T) {
 		if err := kafkabus.EnsureTopics(ctx, brokers, bad); apperr.CodeOf(err) != apperr.Invalid {
 			t.Errorf("EnsureTopics(%+v) = %v, want code %q", bad, err, apperr.Invalid)
 		}
+	}
+}
+
+// TestPublishEachRefusesOnlyTheOversizedMessage: a message over BatchBytes
+// is refused before anything is sent, and the others of the call, one of
+// them exactly BatchBytes as kafka-go counts it, are written.
+func TestPublishEachRefusesOnlyTheOversizedMessage(t *testing.T) {
+	t.Parallel()
+	const topic, parts = "sized", 4
+	brokers := mustTopic(t, topic, parts)
+	w := newWriter(t, brokers, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	headers := map[string]string{"event-type": "member.created"}
+	// kafka-go's size: 22 + key + value + headers (1 count, 1+10 key, 1+14 value).
+	sized := func(key string, size int) kafkabus.Message {
+		return kafkabus.Message{Key: []byte(key), Headers: headers, Value: make([]byte, size-22-len(key)-1-11-15)}
+	}
+	msgs := []kafkabus.Message{
+		{Key: []byte("k0"), Value: []byte("small-0")},
+		sized("k1", kafkabus.BatchBytes+1),
+		sized("k2", kafkabus.BatchBytes),
+		{Key: []byte("k3"), Value: []byte("small-3")},
+	}
+	refused, err := w.PublishEach(ctx, msgs...)
+	if err != nil {
+		t.Fatalf("PublishEach: %v", err)
+	}
+	if len(refused) != 1 || refused[0].Index != 1 || !errors.Is(refused[0].Err, kafkabus.ErrTooLarge) {
+		t.Fatalf("refused = %+v, want only message 1, ErrTooLarge", refused)
+	}
+	got := map[string]int{}
+	for _, m := range readAll(t, brokers, topic, parts) {
+		got[string(m.Key)] = len(m.Value)
+	}
+	want := map[string]int{"k0": 7, "k2": len(msgs[2].Value), "k3": 7}
+	if !maps.Equal(got, want) {
+		t.Errorf("written (key → value bytes) = %v, want %v", got, want)
+	}
+
+	// Publish treats the refusal as a failure, after writing the others.
+	if err := w.Publish(ctx, msgs[1]); apperr.CodeOf(err) != apperr.Unavailable || !errors.Is(err, kafkabus.ErrTooLarge) {
+		t.Errorf("Publish(oversized) = %v, want apperr.Unavailable wrapping ErrTooLarge", err)
+	}
+
+	// Full batches of small messages on one partition stay under the
+	// broker's default message.max.bytes (1,048,588): BatchBytes leaves
+	// room for what kafka-go does not count.
+	full := make([]kafkabus.Message, 1000)
+	for i := range full {
+		full[i] = kafkabus.Message{Key: []byte("same"), Value: make([]byte, 1990)}
+	}
+	if refused, err := w.PublishEach(ctx, full...); err != nil || len(refused) > 0 {
+		t.Errorf("PublishEach(1000 x 2 kB on one partition) = %v, %v; want all written", refused, err)
+	}
+}
+
+// TestPublishEachIsolatesABrokerRefusal: the broker refuses a whole
+// partition batch when a record is over the topic's max.message.bytes; the
+// writer tries each message again alone, so the neighbours in that batch
+// are written and only the culprit is refused.
+func TestPublishEachIsolatesABrokerRefusal(t *testing.T) {
+	t.Parallel()
+	const topic = "strict"
+	brokers := testenv.MustBroker(t)
+	limit := "2000"
+	resp, err := client(t, brokers).CreateTopics(context.Background(), &kafka.CreateTopicsRequest{Topics: []kafka.TopicConfig{{
+		Topic: topic, NumPartitions: 1, ReplicationFactor: 1,
+		ConfigEntries: []kafka.ConfigEntry{{ConfigName: "max.message.bytes", ConfigValue: limit}},
+	}}})
+	if err != nil || resp.Errors[topic] != nil {
+		t.Fatalf("CreateTopics: %v %v", err, resp)
+	}
+	w := newWriter(t, brokers, topic)
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+
+	msgs := []kafkabus.Message{
+		{Key: []byte("a"), Value: []byte("before")},
+		{Key: []byte("b"), Value: make([]byte, 5000)},
+		{Key: []byte("c"), Value: []byte("after")},
+	}
+	refused, err := w.PublishEach(ctx, msgs...)
+	if err != nil {
+		t.Fatalf("PublishEach: %v", err)
+	}
+	if len(refused) != 1 || refused[0].Index != 1 || !errors.Is(refused[0].Err, kafka.MessageSizeTooLarge) {
+		t.Fatalf("refused = %+v, want only message 1, MessageSizeTooLarge", refused)
+	}
+	var got []string
+	for _, m := range readAll(t, brokers, topic, 1) {
+		got = append(got, string(m.Key)+"="+string(m.Value))
+	}
+	if want := []string{"a=before", "c=after"}; !slices.Equal(got, want) {
+		t.Errorf("written = %v, want %v", got, want)
 	}
 }

@@ -22,7 +22,10 @@ type Store interface {
 	ApplyBatch(ctx context.Context, cmds []Command) (*Book, error)
 }
 
-// Relayer publishes committed outbox records.
+// Relayer publishes committed outbox records (outbox.Relay). A record the
+// broker refuses for itself is set aside there, not returned as an error,
+// so the batch's other events are published at once; an error is
+// transient and leaves the records to the outbox sweep.
 type Relayer interface {
 	Relay(ctx context.Context, recs []outbox.Record) error
 }

@@ -3,16 +3,20 @@
 // its effect; after the commit the relay publishes it and marks it relayed.
 // A crash in between leaves the row unrelayed, and the scheduler's sweep
 // publishes it again: delivery is at least once, and receivers deduplicate
-// by event id.
+// by event id. A record the broker refuses for itself (too large, invalid)
+// is set aside, so that it never holds back the records behind it.
 package outbox
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
@@ -57,40 +61,113 @@ func NewRecord(merchantID, memberID uuid.UUID, typ string, data any, createdAt t
 // Store marks and finds outbox rows.
 type Store interface {
 	MarkRelayed(ctx context.Context, recs []Record) error
+	// SetAside takes refused records off the pending queue for good and
+	// keeps, on each one's outbox row, its error and when it was set aside.
+	SetAside(ctx context.Context, refused []Refused) error
 	// ListUnrelayed returns rows written before olderThan and not relayed, oldest first.
 	ListUnrelayed(ctx context.Context, olderThan time.Time, limit int) ([]Record, error)
 }
 
-// Publisher publishes records to the events topic, keyed by member, and
-// returns once the broker acknowledged them.
+// Refused is a record the broker refuses for itself (too large, invalid):
+// publishing it again would be refused the same way.
+type Refused struct {
+	Record Record
+	Err    error
+}
+
+// Publisher publishes records to the events topic, keyed by member.
 type Publisher interface {
-	PublishEvents(ctx context.Context, recs []Record) error
+	// PublishEach publishes recs and returns once the broker acknowledged
+	// them. It returns the records refused for themselves; when err is nil
+	// every other record was published. An error is transient (broker
+	// down, timeout): some records may not have been published, and
+	// publishing them again is safe.
+	PublishEach(ctx context.Context, recs []Record) ([]Refused, error)
 }
 
 // Relay moves committed records to the events topic.
 type Relay struct {
 	store Store
 	pub   Publisher
+	// Log gets a warning for every record set aside; Metrics counts them.
+	// Both are optional.
+	Log     *zap.Logger
+	Metrics *Metrics
 }
 
 // NewRelay returns a Relay.
 func NewRelay(store Store, pub Publisher) *Relay { return &Relay{store: store, pub: pub} }
 
-// Relay publishes recs, then marks them relayed. An error leaves them for
-// the sweep; publishing again is safe.
+// Relay publishes recs, then marks them relayed. A record the broker
+// refuses for itself is set aside instead (Store.SetAside, a warning, the
+// metric), so that it never holds back the others: they are published and
+// marked, and Relay returns nil. A transient error is returned and leaves
+// the records not set aside to the sweep; publishing again is safe.
 func (r *Relay) Relay(ctx context.Context, recs []Record) error {
+	_, err := r.relay(ctx, recs)
+	return err
+}
+
+// relay is Relay returning how many records it marked relayed.
+func (r *Relay) relay(ctx context.Context, recs []Record) (int, error) {
 	if len(recs) == 0 {
-		return nil
+		return 0, nil
 	}
-	if err := r.pub.PublishEvents(ctx, recs); err != nil {
-		return fmt.Errorf("publish events: %w", err)
+	refused, err := r.pub.PublishEach(ctx, recs)
+	if len(refused) > 0 {
+		if err := r.setAside(ctx, refused); err != nil {
+			return 0, fmt.Errorf("set aside refused events: %w", err)
+		}
+		recs = without(recs, refused)
 	}
-	return r.store.MarkRelayed(ctx, recs)
+	if err != nil {
+		return 0, fmt.Errorf("publish events: %w", err)
+	}
+	if len(recs) == 0 {
+		return 0, nil
+	}
+	if err := r.store.MarkRelayed(ctx, recs); err != nil {
+		return 0, err
+	}
+	return len(recs), nil
+}
+
+// setAside records the refusals, then tells the operator: one warning per
+// record, with what identifies it (never its payload), and the metric.
+func (r *Relay) setAside(ctx context.Context, refused []Refused) error {
+	if err := r.store.SetAside(ctx, refused); err != nil {
+		return err
+	}
+	log := r.Log
+	if log == nil {
+		log = zap.NewNop()
+	}
+	for _, f := range refused {
+		log.Warn("outbox event set aside: the broker refuses it; it will not be published",
+			zap.String("event_id", ids.Format(ids.Event, f.Record.EventID)), zap.String("type", f.Record.Type),
+			zap.String("merchant", f.Record.MerchantID.String()), zap.Int("bytes", len(f.Record.Payload)), zap.Error(f.Err))
+		r.Metrics.setAside(f.Record.Type)
+	}
+	return nil
+}
+
+// without returns recs less the refused ones, in a new slice.
+func without(recs []Record, refused []Refused) []Record {
+	out := make([]Record, 0, len(recs))
+	for _, rec := range recs {
+		if !slices.ContainsFunc(refused, func(f Refused) bool {
+			return f.Record.EventID == rec.EventID && f.Record.MerchantID == rec.MerchantID
+		}) {
+			out = append(out, rec)
+		}
+	}
+	return out
 }
 
 // Sweep relays rows left unrelayed for longer than grace (a relay that
 // crashed or failed after its commit), in pages of limit, and returns how
-// many it relayed.
+// many it relayed; the rows it sets aside leave the queue and are not
+// counted.
 func (r *Relay) Sweep(ctx context.Context, now time.Time, grace time.Duration, limit int) (int, error) {
 	total := 0
 	for {
@@ -98,12 +175,32 @@ func (r *Relay) Sweep(ctx context.Context, now time.Time, grace time.Duration, l
 		if err != nil {
 			return total, err
 		}
-		if err := r.Relay(ctx, recs); err != nil {
+		n, err := r.relay(ctx, recs)
+		total += n
+		if err != nil {
 			return total, err
 		}
-		total += len(recs)
 		if len(recs) < limit {
 			return total, nil
 		}
+	}
+}
+
+// Metrics counts the records set aside. A nil *Metrics counts nothing.
+type Metrics struct{ setAsideTotal *prometheus.CounterVec }
+
+// NewMetrics registers the outbox metrics on reg (once per registry).
+func NewMetrics(reg prometheus.Registerer) *Metrics {
+	m := &Metrics{setAsideTotal: prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "convida_outbox_set_aside_total",
+		Help: "Outbox events set aside because the broker refuses them for themselves (too large, invalid), by event type.",
+	}, []string{"type"})}
+	reg.MustRegister(m.setAsideTotal)
+	return m
+}
+
+func (m *Metrics) setAside(typ string) {
+	if m != nil {
+		m.setAsideTotal.WithLabelValues(typ).Inc()
 	}
 }

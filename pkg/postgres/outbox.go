@@ -31,6 +31,25 @@ WHERE p.merchant_id = k.merchant_id AND p.event_id = k.event_id`, merchants, eve
 	return err
 }
 
+// SetAside takes refused records off the pending queue and writes on each
+// one's outbox row its error and the time, in one statement: the sweep
+// never picks them again, and an operator finds them by set_aside_at
+// (migration 00012).
+func (s *OutboxStore) SetAside(ctx context.Context, refused []outbox.Refused) error {
+	merchants, events, reasons := make([]uuid.UUID, len(refused)), make([]uuid.UUID, len(refused)), make([]string, len(refused))
+	for i, f := range refused {
+		merchants[i], events[i], reasons[i] = f.Record.MerchantID, f.Record.EventID, f.Err.Error()
+	}
+	_, err := s.pool.Exec(ctx, `WITH set_aside AS (
+  UPDATE outbox o SET set_aside_at = now(), set_aside_error = k.reason
+  FROM unnest($1::uuid[], $2::uuid[], $3::text[]) AS k(merchant_id, event_id, reason)
+  WHERE o.merchant_id = k.merchant_id AND o.event_id = k.event_id
+  RETURNING o.merchant_id, o.event_id)
+DELETE FROM outbox_pending p USING set_aside a
+WHERE p.merchant_id = a.merchant_id AND p.event_id = a.event_id`, merchants, events, reasons)
+	return err
+}
+
 // ListUnrelayed returns unrelayed rows written before olderThan, oldest first.
 func (s *OutboxStore) ListUnrelayed(ctx context.Context, olderThan time.Time, limit int) ([]outbox.Record, error) {
 	rows, err := s.pool.Query(ctx, `SELECT o.merchant_id, o.event_id, o.member_id, o.type, o.payload::text, o.created_at

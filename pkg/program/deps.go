@@ -18,6 +18,7 @@ import (
 
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/respond"
@@ -38,6 +39,7 @@ type Deps struct {
 	Events   *topic.EventBus
 	Bus      *kafkabus.Metrics
 	Ledger   *ledger.Metrics
+	Outbox   *outbox.Metrics
 
 	// RedisBreaker is the one breaker of every Redis user of the process:
 	// while Redis is down each of them skips it at once.
@@ -101,10 +103,19 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d := &Deps{Config: cfg, Log: log, Pool: pool, Redis: rdb, RedisBreaker: brk, Box: box, Registry: reg, Now: time.Now,
-		Bus: kafkabus.NewMetrics(reg, program), Ledger: ledger.NewMetrics(reg)}
+		Bus: kafkabus.NewMetrics(reg, program), Ledger: ledger.NewMetrics(reg), Outbox: outbox.NewMetrics(reg)}
 	d.Commands = topic.NewCommandBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Commands, Logger: log, Metrics: d.Bus}))
 	d.Events = topic.NewEventBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Events, Logger: log, Metrics: d.Bus}))
 	return d, nil
+}
+
+// Relay returns the outbox relay of every role that publishes committed
+// events (the ledger, the member store, the scheduler's sweep): a record
+// the broker refuses is set aside with a warning and counted.
+func (d *Deps) Relay() *outbox.Relay {
+	r := outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events)
+	r.Log, r.Metrics = d.Log.Named("outbox"), d.Outbox
+	return r
 }
 
 // Close releases every connection.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/convida/convida/pkg/dispatch"
 	"github.com/convida/convida/pkg/kafkabus"
-	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/scheduler"
@@ -142,7 +141,7 @@ func NewScheduler(d *Deps) *Scheduler {
 		Store:     postgres.NewSchedulerStore(d.Pool),
 		Leader:    leader,
 		Publisher: d.Commands,
-		Outbox:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
+		Outbox:    d.Relay(),
 		Log:       d.Log.Named("scheduler"),
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,

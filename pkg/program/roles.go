@@ -13,7 +13,6 @@ import (
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/topic"
@@ -74,7 +73,7 @@ func NewLedger(d *Deps) *Ledger {
 	return &Ledger{
 		Group:    d.consumerGroup(d.Config.LedgerGroup, topic.Commands, d.Config.LedgerMaxBatch, d.Log.Named("ledger")),
 		Store:    postgres.NewLedgerStore(d.Pool, d.Now),
-		Relay:    outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events),
+		Relay:    d.Relay(),
 		Notifier: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log),
 		Metrics:  d.Ledger,
 		Log:      d.Log.Named("ledger"),
@@ -162,7 +161,7 @@ func (a *API) Router() *mux.Router {
 	d := a.d
 	outcomes := postgres.NewOutcomeStore(d.Pool)
 	waiter := &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}
-	members := postgres.NewMemberStore(d.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events))
+	members := postgres.NewMemberStore(d.Pool).WithRelay(d.Relay())
 	webhooks := postgres.NewWebhookStore(d.Pool, d.Box)
 	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
 	campaigns := postgres.NewCampaignStore(d.Pool)

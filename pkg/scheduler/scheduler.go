@@ -5,6 +5,8 @@ package scheduler
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -85,31 +87,37 @@ func (s *Scheduler) Run(ctx context.Context) error {
 }
 
 // Tick does one round of work if this process leads; it is what Run calls
-// and what tests call with an injected clock.
+// and what tests call with an injected clock. It runs the releases, the
+// outbox sweep and every task even when one of them fails, so that a
+// failing sweep never starves the webhook retries, and returns their
+// errors joined.
 func (s *Scheduler) Tick(ctx context.Context) error {
 	lead, err := s.Leader.TryLead(ctx)
 	if err != nil || !lead {
 		return err
 	}
 	now := s.Now()
+	var errs []error
 	if _, err := s.ReleaseDue(ctx, now); err != nil {
-		return err
+		errs = append(errs, fmt.Errorf("release due referrals: %w", err))
 	}
 	grace := s.OutboxGrace
 	if grace == 0 {
 		grace = 30 * time.Second
 	}
-	if n, err := s.Outbox.Sweep(ctx, now, grace, 500); err != nil {
-		return err
-	} else if n > 0 {
+	n, err := s.Outbox.Sweep(ctx, now, grace, 500)
+	if err != nil {
+		errs = append(errs, fmt.Errorf("outbox sweep: %w", err))
+	}
+	if n > 0 {
 		s.Log.Info("outbox sweep relayed stranded events", zap.Int("events", n))
 	}
-	for _, task := range s.Tasks {
+	for i, task := range s.Tasks {
 		if err := task(ctx, now); err != nil {
-			return err
+			errs = append(errs, fmt.Errorf("task %d: %w", i, err))
 		}
 	}
-	return nil
+	return errors.Join(errs...)
 }
 
 // ReleaseDue publishes a release command for every referral due at now and

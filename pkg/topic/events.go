@@ -57,13 +57,33 @@ var _ outbox.Publisher = (*EventBus)(nil)
 // topic must be Events.
 func NewEventBus(w *kafkabus.Writer) *EventBus { return &EventBus{w: w} }
 
-// PublishEvents publishes recs and returns once the broker acked them all.
+// PublishEvents publishes recs and returns once the broker acked them all;
+// a record the broker refuses fails the call like any other error.
 func (b *EventBus) PublishEvents(ctx context.Context, recs []outbox.Record) error {
+	return b.w.Publish(ctx, eventMessages(recs)...)
+}
+
+// PublishEach publishes recs and returns the records refused for
+// themselves (kafkabus.Writer.PublishEach): every other one is published
+// when the error is nil.
+func (b *EventBus) PublishEach(ctx context.Context, recs []outbox.Record) ([]outbox.Refused, error) {
+	refused, err := b.w.PublishEach(ctx, eventMessages(recs)...)
+	if len(refused) == 0 {
+		return nil, err
+	}
+	out := make([]outbox.Refused, len(refused))
+	for i, r := range refused {
+		out[i] = outbox.Refused{Record: recs[r.Index], Err: r.Err}
+	}
+	return out, err
+}
+
+func eventMessages(recs []outbox.Record) []kafkabus.Message {
 	msgs := make([]kafkabus.Message, len(recs))
 	for i, r := range recs {
 		msgs[i] = EventMessage(r)
 	}
-	return b.w.Publish(ctx, msgs...)
+	return msgs
 }
 
 // Publish publishes raw messages (the scheduler's webhook retry wake-ups).
