@@ -64,12 +64,9 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	if len(cfg.KafkaBrokers) == 0 {
 		return nil, errors.New("KAFKA_BROKERS is required (comma-separated host:port list)")
 	}
-	if cfg.SecretsKey == "" {
-		return nil, errors.New("SECRETS_KEY is required (base64 of 32 random bytes: openssl rand -base64 32)")
-	}
-	box, err := secretbox.FromBase64(cfg.SecretsKey)
+	box, err := NewBox(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("SECRETS_KEY: %w", err)
+		return nil, err
 	}
 	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
@@ -105,6 +102,17 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	d.Commands = topic.NewCommandBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Commands, Logger: log, Metrics: d.Bus}))
 	d.Events = topic.NewEventBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Events, Logger: log, Metrics: d.Bus}))
 	return d, nil
+}
+
+// NewBox returns the secrets box of cfg: it seals with SECRETS_KEY and
+// opens with it or SECRETS_KEY_PREVIOUS, the key being rotated away from.
+// A missing SECRETS_KEY, or either key malformed, is an error naming the
+// setting (never its value).
+func NewBox(cfg Config) (*secretbox.Box, error) {
+	if cfg.SecretsKey == "" {
+		return nil, errors.New("SECRETS_KEY is required (base64 of 32 random bytes: openssl rand -base64 32)")
+	}
+	return secretbox.FromBase64(cfg.SecretsKey, cfg.SecretsKeyPrevious)
 }
 
 // Close releases every connection.
