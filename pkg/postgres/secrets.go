@@ -49,6 +49,18 @@ var sealedTables = []sealedTable{
 	{name: "creator_profiles", key: "member_id", keyType: "uuid", columns: []sealedColumn{creatorTokenColumn}},
 }
 
+// SealedColumns names the sealed columns a rotation re-seals, as
+// "table.column".
+func SealedColumns() []string {
+	var out []string
+	for _, t := range sealedTables {
+		for _, c := range t.columns {
+			out = append(out, c.table+"."+c.column)
+		}
+	}
+	return out
+}
+
 // SealedAt is the additional data that binds a value of table.column to
 // the merchant's row keyed row (an integration's provider, an endpoint's
 // id, a creator's member id). The stores seal and open with it; a test or

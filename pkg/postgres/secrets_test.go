@@ -7,17 +7,20 @@ import (
 	"crypto/rand"
 	"encoding/base64"
 	"errors"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
+	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -305,5 +308,27 @@ func TestRotateKeepsAConcurrentWrite(t *testing.T) {
 	in, err := postgres.NewMerchantStore(pool, mustKeys(t, keyB)).FindIntegration(ctx, m, merchant.ProviderGuru)
 	if err != nil || in.AccountToken != "written-meanwhile" || in.UserToken != "old-user" {
 		t.Errorf("after the rotation: %+v, %v; want the concurrent write kept and the other secret re-sealed", in, err)
+	}
+}
+
+// TestEverySealedColumnIsRotated: each bytea column named *_enc or
+// *_sealed (the names of sealed columns) is one the rotation re-seals, so
+// a new one is not left under an old key.
+func TestEverySealedColumnIsRotated(t *testing.T) {
+	t.Parallel()
+	rows, err := testenv.MustPool(t).Query(context.Background(), `SELECT table_name || '.' || column_name FROM information_schema.columns
+WHERE table_schema = 'public' AND data_type = 'bytea' AND (column_name LIKE '%\_enc' OR column_name LIKE '%\_sealed')
+ORDER BY 1`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := postgres.SealedColumns()
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("sealed columns in the schema %q, rotated %q", got, want)
 	}
 }
