@@ -3,9 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
 	"encoding/base64"
 	"encoding/json"
 	"os"
@@ -69,24 +66,10 @@ func mustSealAll(t *testing.T, pool *pgxpool.Pool, key string) stored {
 		t.Fatal(err)
 	}
 	if _, err := pool.Exec(ctx, `UPDATE integration_settings SET user_token_enc = $2 WHERE merchant_id = $1 AND provider = 'guru'`,
-		s.merchant.ID, sealLegacy(t, key, s.guru.UserToken)); err != nil {
+		s.merchant.ID, testenv.SealLegacy(t, key, s.guru.UserToken)); err != nil {
 		t.Fatal(err)
 	}
 	return s
-}
-
-// sealLegacy seals as the secretbox did before key ids: nonce ‖ ciphertext.
-func sealLegacy(t *testing.T, key, plaintext string) []byte {
-	t.Helper()
-	raw, _ := base64.StdEncoding.DecodeString(key)
-	block, err := aes.NewCipher(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gcm, _ := cipher.NewGCM(block)
-	nonce := make([]byte, gcm.NonceSize())
-	_, _ = rand.Read(nonce)
-	return gcm.Seal(nonce, nonce, []byte(plaintext), nil)
 }
 
 // wantReadable checks that the stores, with box, read back every secret
@@ -111,6 +94,23 @@ func (s stored) wantReadable(t *testing.T, pool *pgxpool.Pool, box *secretbox.Bo
 	}
 }
 
+// mustConfigAndPool returns the default configuration on a fresh database,
+// and a pool on it.
+func mustConfigAndPool(t *testing.T) (program.Config, *pgxpool.Pool) {
+	t.Helper()
+	cfg, err := program.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.DatabaseURL = testenv.MustDatabase(t)
+	pool, err := postgres.Open(context.Background(), cfg.DatabaseURL, 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(pool.Close)
+	return cfg, pool
+}
+
 // TestSecretsRotate follows the documented rotation: everything sealed
 // under key A; the programs restarted with SECRETS_KEY=B and
 // SECRETS_KEY_PREVIOUS=A read every secret; `api secrets rotate` re-seals
@@ -119,16 +119,7 @@ func TestSecretsRotate(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	keyA, keyB := secretbox.NewKey(), secretbox.NewKey()
-	cfg, err := program.LoadConfig(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DatabaseURL = testenv.MustDatabase(t)
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	cfg, pool := mustConfigAndPool(t)
 	s := mustSealAll(t, pool, keyA)
 	const sealed = 8 // guru 2, yampi 3, endpoint 2, creator 1
 
@@ -192,21 +183,12 @@ func mustBox(t *testing.T, key string) *secretbox.Box {
 func TestSecretsRotateUnreadable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	cfg, err := program.LoadConfig(func(string) string { return "" })
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.DatabaseURL = testenv.MustDatabase(t)
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL, 2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer pool.Close()
+	cfg, pool := mustConfigAndPool(t)
 	s := mustSealAll(t, pool, secretbox.NewKey())
 	cfg.SecretsKey = secretbox.NewKey() // and the key of the values forgotten
 
 	var out bytes.Buffer
-	err = bootstrap(ctx, cfg, []string{"secrets", "rotate"}, &out)
+	err := bootstrap(ctx, cfg, []string{"secrets", "rotate"}, &out)
 	if err == nil || !strings.Contains(err.Error(), "8 sealed values open with neither SECRETS_KEY nor SECRETS_KEY_PREVIOUS") {
 		t.Fatalf("secrets rotate = %v, want the 8 unreadable values counted", err)
 	}

@@ -2,10 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/aes"
-	"crypto/cipher"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"slices"
 	"strings"
@@ -31,21 +27,6 @@ func mustKeys(t *testing.T, current string, previous ...string) *secretbox.Box {
 		t.Fatal(err)
 	}
 	return box
-}
-
-// sealLegacy seals as the secretbox did before key ids: nonce ‖ ciphertext,
-// no additional data.
-func sealLegacy(t *testing.T, key, plaintext string) []byte {
-	t.Helper()
-	raw, _ := base64.StdEncoding.DecodeString(key)
-	block, err := aes.NewCipher(raw)
-	if err != nil {
-		t.Fatal(err)
-	}
-	gcm, _ := cipher.NewGCM(block)
-	nonce := make([]byte, gcm.NonceSize())
-	_, _ = rand.Read(nonce)
-	return gcm.Seal(nonce, nonce, []byte(plaintext), nil)
 }
 
 // TestSealedValueOpensOnlyInItsPlace: a sealed secret copied to another
@@ -181,7 +162,7 @@ func TestRotateInBatches(t *testing.T) {
 		}
 		if i == 0 { // one value of the format before key ids
 			if _, err := pool.Exec(ctx, `UPDATE integration_settings SET user_token_enc = $2 WHERE merchant_id = $1`,
-				s.merchant.ID, sealLegacy(t, keyA, "legacy-user")); err != nil {
+				s.merchant.ID, testenv.SealLegacy(t, keyA, "legacy-user")); err != nil {
 				t.Fatal(err)
 			}
 		}
