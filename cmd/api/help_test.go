@@ -52,9 +52,10 @@ func TestHelpNeedsNoService(t *testing.T) {
 	}
 	for _, name := range commandNames {
 		args := append(strings.Fields(name), "--help")
-		run(t, "api", args, program.SettingsOf(program.Bootstrap), "Usage: api "+name, "Flags:")
+		run(t, "api", args, settingsOf(commands[name]), "Usage: api "+name, "Flags:")
 	}
 	run(t, "api", []string{"key", "--help"}, program.SettingsOf(program.Bootstrap), "api key list")
+	run(t, "api", []string{"secrets", "rotate", "--help"}, nil, "SECRETS_KEY=", "SECRETS_KEY_PREVIOUS=", "-batch")
 	if _, err := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(err) {
 		t.Errorf("standalone --help created its data directory (%v)", err)
 	}

@@ -1,6 +1,6 @@
 // Command api serves the member-facing and administrative API, and runs the
 // administrative commands: merchant create, key create, key revoke, key
-// list.
+// list, secrets rotate.
 package main
 
 import (
@@ -22,7 +22,8 @@ Commands (api COMMAND --help for their flags):
   merchant create --name NAME --store-url URL [--email E] [--code-prefix P]
   key create --merchant ID
   key revoke --merchant ID --key-prefix P
-  key list --merchant ID`
+  key list --merchant ID
+  secrets rotate [--batch N]`
 
 func main() {
 	if isBootstrap(os.Args[1:]) {

@@ -31,6 +31,8 @@ type fakeYampi struct {
 	url   string
 	srv   *http.Server
 	delay time.Duration
+	// codeKey is the key the stack's dispatcher derives coupon codes with.
+	codeKey []byte
 
 	mu      sync.Mutex
 	coupons map[string]int    // coupon code → POSTs that asked for it
@@ -39,12 +41,12 @@ type fakeYampi struct {
 	bad     int
 }
 
-func startFakeYampi(delay time.Duration) (*fakeYampi, error) {
+func startFakeYampi(delay time.Duration, codeKey []byte) (*fakeYampi, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
-	y := &fakeYampi{url: "http://" + ln.Addr().String(), delay: delay,
+	y := &fakeYampi{url: "http://" + ln.Addr().String(), delay: delay, codeKey: codeKey,
 		coupons: map[string]int{}, values: map[string]string{}}
 	y.srv = &http.Server{Handler: http.HandlerFunc(y.serve), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
@@ -78,7 +80,7 @@ func (y *fakeYampi) serve(w http.ResponseWriter, r *http.Request) {
 		y.reject("wrong credentials")
 		w.WriteHeader(http.StatusUnauthorized)
 		return
-	case json.Unmarshal(raw, &body) != nil || idErr != nil || body.Code != redemption.CouponCodeFor(id):
+	case json.Unmarshal(raw, &body) != nil || idErr != nil || body.Code != redemption.CouponCodeFor(y.codeKey, id):
 		y.reject("unexpected body or Idempotency-Key: " + clipText(string(raw), 200))
 		w.WriteHeader(http.StatusBadRequest)
 		return

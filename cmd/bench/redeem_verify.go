@@ -92,7 +92,7 @@ func verifyRedeems(ctx context.Context, pool *pgxpool.Pool, merchantID uuid.UUID
 			odd++
 			continue
 		}
-		codes[redemption.CouponCodeFor(id)] = true
+		codes[redemption.CouponCodeFor(y.codeKey, id)] = true
 	}
 	rows.Close()
 	if err := rows.Err(); err != nil {

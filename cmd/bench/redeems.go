@@ -52,7 +52,7 @@ type redeemLoad struct {
 // timed from the request to the 200 carrying the completed redemption, and
 // verifyRedeems checks that each amount left its wallet exactly once.
 func runRedeems(ctx context.Context, s *stack, t *tenant, o options, stdout, stderr io.Writer) (bool, error) {
-	yampi, err := startFakeYampi(o.PlatformDelay)
+	yampi, err := startFakeYampi(o.PlatformDelay, s.box.DeriveKey(redemption.CouponKeyInfo))
 	if err != nil {
 		return false, err
 	}

@@ -5,6 +5,8 @@ import (
 	"context"
 	"net/http"
 	"testing"
+
+	"github.com/convida/convida/pkg/postgres"
 )
 
 func TestIntegrations(t *testing.T) {
@@ -118,7 +120,8 @@ func TestIntegrations(t *testing.T) {
 			if err := rows.Scan(&provider, &cols[0], &cols[1], &cols[2], &cols[3]); err != nil {
 				t.Fatal(err)
 			}
-			for _, c := range cols {
+			names := []string{"account_token_enc", "webhook_secret_enc", "user_token_enc", "user_secret_key_enc"}
+			for i, c := range cols {
 				for _, s := range secrets {
 					if bytes.Contains(c, []byte(s)) {
 						t.Errorf("%s: a column holds the secret %q in plain text", provider, s)
@@ -127,7 +130,7 @@ func TestIntegrations(t *testing.T) {
 				if len(c) == 0 {
 					continue
 				}
-				plain, err := env.box.Open(c)
+				plain, err := env.box.Open(c, postgres.SealedAt("integration_settings", names[i], tn.merchant.ID, provider))
 				if err != nil {
 					t.Errorf("%s: a column does not open with the secrets key: %v", provider, err)
 				}

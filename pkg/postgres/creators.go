@@ -40,7 +40,7 @@ func (s *CreatorStore) scanCreator(row pgx.Row) (*creator.Profile, error) {
 		&p.CreatedAt, &p.UpdatedAt); err != nil {
 		return nil, notFound(err, "creator not found")
 	}
-	token, err := s.box.Open(sealed)
+	token, err := creatorTokenColumn.open(s.box, sealed, p.MerchantID, p.MemberID.String())
 	if err != nil {
 		return nil, err
 	}
@@ -59,7 +59,7 @@ func (s *CreatorStore) PutCreator(ctx context.Context, in creator.Profile) (p *c
 ON CONFLICT (merchant_id, member_id) DO UPDATE SET display_name = EXCLUDED.display_name, niche = EXCLUDED.niche,
   instagram_username = EXCLUDED.instagram_username, updated_at = now()
 RETURNING `+creatorColumns+`, xmax = 0`, in.MerchantID, in.MemberID, in.DisplayName, in.Niche, in.InstagramUsername,
-		creator.HashToken(token), s.box.Seal(token))
+		creator.HashToken(token), creatorTokenColumn.seal(s.box, token, in.MerchantID, in.MemberID.String()))
 	p = &creator.Profile{}
 	var sealed []byte
 	err = row.Scan(&p.MerchantID, &p.MemberID, &p.DisplayName, &p.Niche, &p.InstagramUsername, &sealed,
@@ -70,7 +70,7 @@ RETURNING `+creatorColumns+`, xmax = 0`, in.MerchantID, in.MemberID, in.DisplayN
 	if err != nil {
 		return nil, false, err
 	}
-	if p.Token, err = s.box.Open(sealed); err != nil {
+	if p.Token, err = creatorTokenColumn.open(s.box, sealed, p.MerchantID, p.MemberID.String()); err != nil {
 		return nil, false, err
 	}
 	return p, created, nil
@@ -96,7 +96,7 @@ func (s *CreatorStore) RotateCreatorToken(ctx context.Context, merchantID, membe
 	token := creator.NewToken()
 	return s.scanCreator(s.pool.QueryRow(ctx, `UPDATE creator_profiles SET token_hash = $3, token_enc = $4, updated_at = now()
   WHERE merchant_id = $1 AND member_id = $2 RETURNING `+creatorColumns,
-		merchantID, memberID, creator.HashToken(token), s.box.Seal(token)))
+		merchantID, memberID, creator.HashToken(token), creatorTokenColumn.seal(s.box, token, merchantID, memberID.String())))
 }
 
 // DeleteCreator deletes the profile; the member stays, and its token stops

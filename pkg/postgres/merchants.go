@@ -187,8 +187,10 @@ ON CONFLICT (merchant_id, provider) DO UPDATE SET
   store_alias = COALESCE(NULLIF(EXCLUDED.store_alias, ''), integration_settings.store_alias),
   api_url = COALESCE(NULLIF(EXCLUDED.api_url, ''), integration_settings.api_url),
   updated_at = now()`,
-			merchantID, in.Provider, s.box.Seal(in.AccountToken), s.box.Seal(in.WebhookSecret), s.box.Seal(in.UserToken),
-			s.box.Seal(in.UserSecretKey), in.StoreAlias, in.APIURL); err != nil {
+			merchantID, in.Provider, accountTokenColumn.seal(s.box, in.AccountToken, merchantID, in.Provider),
+			webhookSecretColumn.seal(s.box, in.WebhookSecret, merchantID, in.Provider),
+			userTokenColumn.seal(s.box, in.UserToken, merchantID, in.Provider),
+			userSecretKeyColumn.seal(s.box, in.UserSecretKey, merchantID, in.Provider), in.StoreAlias, in.APIURL); err != nil {
 			return err
 		}
 		return rewantCoupons(ctx, tx, merchantID, in.Provider)
@@ -211,8 +213,9 @@ func (s *MerchantStore) FindIntegration(ctx context.Context, merchantID uuid.UUI
 		return nil, notFound(err, "integration not configured")
 	}
 	targets := []*string{&in.AccountToken, &in.WebhookSecret, &in.UserToken, &in.UserSecretKey}
+	columns := []sealedColumn{accountTokenColumn, webhookSecretColumn, userTokenColumn, userSecretKeyColumn}
 	for i, t := range targets {
-		if *t, err = s.box.Open(sealed[i]); err != nil {
+		if *t, err = columns[i].open(s.box, sealed[i], merchantID, provider); err != nil {
 			return nil, err
 		}
 	}

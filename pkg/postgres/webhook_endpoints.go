@@ -41,10 +41,10 @@ func (s *WebhookStore) scanEndpoint(row pgx.Row) (*webhook.Endpoint, error) {
 		return nil, err
 	}
 	var err error
-	if e.Secret, err = s.box.Open(sealed); err != nil {
+	if e.Secret, err = endpointSecretColumn.open(s.box, sealed, e.MerchantID, e.ID.String()); err != nil {
 		return nil, err
 	}
-	if e.PreviousSecret, err = s.box.Open(prevSealed); err != nil {
+	if e.PreviousSecret, err = endpointPreviousColumn.open(s.box, prevSealed, e.MerchantID, e.ID.String()); err != nil {
 		return nil, err
 	}
 	if prevExpires != nil {
@@ -88,7 +88,7 @@ func (s *WebhookStore) CreateWebhook(ctx context.Context, e *webhook.Endpoint) e
 	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		err := tx.QueryRow(ctx, `INSERT INTO webhook_endpoints (merchant_id, id, url, events, is_active, secret_sealed)
 VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
-			e.MerchantID, e.ID, e.URL, e.Events, e.IsActive, s.box.Seal(e.Secret)).Scan(&e.CreatedAt, &e.UpdatedAt)
+			e.MerchantID, e.ID, e.URL, e.Events, e.IsActive, endpointSecretColumn.seal(s.box, e.Secret, e.MerchantID, e.ID.String())).Scan(&e.CreatedAt, &e.UpdatedAt)
 		if err != nil {
 			return err
 		}
@@ -179,17 +179,34 @@ func (s *WebhookStore) RotateWebhookSecret(ctx context.Context, merchantID, id u
 		return nil, errors.New("webhook store: empty signing secret")
 	}
 	var e *webhook.Endpoint
+	row := id.String()
 	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
+		// The current secret becomes the previous one: sealed again, since
+		// a sealed value is bound to its column.
+		var current []byte
+		err := tx.QueryRow(ctx, `SELECT secret_sealed FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2 FOR UPDATE`,
+			merchantID, id).Scan(&current)
+		if err != nil {
+			return notFound(err, "webhook not found")
+		}
+		var previous []byte
+		if overlap > 0 {
+			plain, err := endpointSecretColumn.open(s.box, current, merchantID, row)
+			if err != nil {
+				return err
+			}
+			previous = endpointPreviousColumn.seal(s.box, plain, merchantID, row)
+		}
 		e, err = s.scanEndpoint(tx.QueryRow(ctx, `UPDATE webhook_endpoints SET
-  previous_secret_sealed = CASE WHEN $5 THEN secret_sealed END,
-  previous_secret_expires_at = CASE WHEN $5 THEN $4::timestamptz END,
+  previous_secret_sealed = $5,
+  previous_secret_expires_at = CASE WHEN $6 THEN $4::timestamptz END,
   secret_sealed = $3,
   updated_at = greatest(now(), updated_at + interval '1 millisecond')
 WHERE merchant_id = $1 AND id = $2
-RETURNING `+endpointColumns, merchantID, id, s.box.Seal(newSecret), now.Add(overlap), overlap > 0))
+RETURNING `+endpointColumns, merchantID, id, endpointSecretColumn.seal(s.box, newSecret, merchantID, row), now.Add(overlap),
+			previous, overlap > 0))
 		if err != nil {
-			return notFound(err, "webhook not found")
+			return err
 		}
 		// The dispatcher's cached endpoint carries the secrets it signs with.
 		return bumpEndpointsVersion(ctx, tx, merchantID)

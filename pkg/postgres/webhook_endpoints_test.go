@@ -134,8 +134,11 @@ func TestWebhookSecretIsSealedAtRest(t *testing.T) {
 			}
 		}
 	}
-	if got, err := env.box.Open(current); err != nil || got != rotated.Secret {
+	if got, err := env.box.Open(current, postgres.SealedAt("webhook_endpoints", "secret_sealed", env.a, ep.ID.String())); err != nil || got != rotated.Secret {
 		t.Errorf("secret_sealed opens to %q, %v; want the current secret", got, err)
+	}
+	if got, err := env.box.Open(previous, postgres.SealedAt("webhook_endpoints", "previous_secret_sealed", env.a, ep.ID.String())); err != nil || got != old {
+		t.Errorf("previous_secret_sealed opens to %q, %v; want the secret rotated away", got, err)
 	}
 	other := testenv.MustBox(t)
 	if _, err := postgres.NewWebhookStore(env.pool, other).FindWebhook(ctx, env.a, ep.ID); err == nil {

@@ -66,12 +66,9 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	if len(cfg.KafkaBrokers) == 0 {
 		return nil, errors.New("KAFKA_BROKERS is required (comma-separated host:port list)")
 	}
-	if cfg.SecretsKey == "" {
-		return nil, errors.New("SECRETS_KEY is required (base64 of 32 random bytes: openssl rand -base64 32)")
-	}
-	box, err := secretbox.FromBase64(cfg.SecretsKey)
+	box, err := NewBox(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("SECRETS_KEY: %w", err)
+		return nil, err
 	}
 	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
@@ -116,6 +113,17 @@ func (d *Deps) Relay() *outbox.Relay {
 	r := outbox.NewRelay(postgres.NewOutboxStore(d.Pool), d.Events)
 	r.Log, r.Metrics = d.Log.Named("outbox"), d.Outbox
 	return r
+}
+
+// NewBox returns the secrets box of cfg: it seals with SECRETS_KEY and
+// opens with it or SECRETS_KEY_PREVIOUS, the key being rotated away from.
+// A missing SECRETS_KEY, or either key malformed, is an error naming the
+// setting (never its value).
+func NewBox(cfg Config) (*secretbox.Box, error) {
+	if cfg.SecretsKey == "" {
+		return nil, errors.New("SECRETS_KEY is required (base64 of 32 random bytes: openssl rand -base64 32)")
+	}
+	return secretbox.FromBase64(cfg.SecretsKey, cfg.SecretsKeyPrevious)
 }
 
 // Close releases every connection.

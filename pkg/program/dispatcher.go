@@ -66,12 +66,14 @@ type Redemptions struct {
 // NewRedemptions returns the redemptions role as production runs it.
 func NewRedemptions(d *Deps) *Redemptions {
 	log := d.Log.Named("redemptions")
+	platforms := redemption.NewExecutor(platformClient(), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays})
+	platforms.CouponKey = d.Box.DeriveKey(redemption.CouponKeyInfo)
 	return &Redemptions{
 		Group: d.consumerGroup(d.Config.DispatcherGroup+"-redemptions", topic.Redemptions, 64, log),
 		Consumer: &redemption.Consumer{
 			Redemptions:  postgres.NewOutcomeStore(d.Pool),
 			Integrations: postgres.NewMerchantStore(d.Pool, d.Box),
-			Platforms:    redemption.NewExecutor(platformClient(), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays}),
+			Platforms:    platforms,
 			Settlements:  d.Commands,
 			Log:          log,
 			Now:          d.Now,

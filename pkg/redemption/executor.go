@@ -112,6 +112,10 @@ type Executor struct {
 	// RequestTimeout bounds each request (through its context); zero means
 	// DefaultRequestTimeout.
 	RequestTimeout time.Duration
+	// CouponKey keys the codes of Yampi coupons (CouponCodeFor); production
+	// derives it from SECRETS_KEY (CouponKeyInfo). Without it no store
+	// credit is carried out.
+	CouponKey []byte
 }
 
 // NewExecutor returns an Executor that sends its requests with client (nil

@@ -346,6 +346,7 @@ func TestExecuteContextEnds(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
 		e := NewExecutor(nil, RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Hour}})
+		e.CouponKey = testCouponKey
 		start := time.Now()
 		_, err := tg.execute(ctx, e, fake)
 		if !errors.Is(err, context.DeadlineExceeded) || !apperr.Is(err, apperr.Unavailable) {

@@ -123,6 +123,9 @@ func (s *sleepRecorder) recorded() []time.Duration {
 	return append([]time.Duration(nil), s.pauses...)
 }
 
+// testCouponKey keys the test executors' Yampi coupon codes.
+var testCouponKey = []byte("0123456789abcdef0123456789abcdef")
+
 // fastPolicy retries quickly; with the injected sleep nothing waits anyway.
 func fastPolicy() RetryPolicy {
 	return RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}}
@@ -136,5 +139,6 @@ func newTestExecutor(t testing.TB, policy RetryPolicy) (*Executor, *sleepRecorde
 	t.Cleanup(tr.CloseIdleConnections)
 	e := NewExecutor(&http.Client{Transport: tr}, policy)
 	e.Sleep = rec.sleep
+	e.CouponKey = testCouponKey
 	return e, rec
 }

@@ -2,6 +2,7 @@ package redemption
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -36,13 +37,32 @@ const couponAlphabet = "0123456789ABCDEFGHJKMNPQRSTVWXYZ"
 // even after a million coupons.
 const couponChars = 12
 
+// CouponKeyInfo names, among the keys derived from SECRETS_KEY
+// (secretbox.Box.DeriveKey), the key of the Yampi coupon codes
+// (Executor.CouponKey).
+const CouponKeyInfo = "convida yampi store-credit code v1"
+
 // CouponCodeFor is the Yampi coupon code of a redemption: "CVD-" followed by
-// 12 characters of Crockford base32 taken from a SHA-256 of the id. It is
-// the same on every call, which is what makes creating the coupon safe to
-// repeat: Yampi refuses a second coupon with the code, and Execute then
-// finds the first (see Execute).
-func CouponCodeFor(redemptionID uuid.UUID) string {
-	sum := sha256.Sum256(append([]byte("convida/yampi-coupon/"), redemptionID[:]...))
+// 12 characters of Crockford base32 taken from HMAC-SHA256(key, id). It is
+// the same on every call with one key, which is what makes creating the
+// coupon safe to repeat: Yampi refuses a second coupon with the code, and
+// Execute then finds the first (see Execute). The key keeps it secret: the
+// redemption id is no secret (an Idempotency-Key makes it derivable), and
+// a code anyone could compute from it could be spent by anyone.
+//
+// The key derives from SECRETS_KEY, so it changes with a rotation of
+// SECRETS_KEY: a redemption whose coupon was created under the old key but
+// whose answer was lost, retried after the dispatcher restarted with the
+// new key, creates a second coupon (under the new code, the one reported
+// to the member). The first one, whose code nobody was told and nobody
+// can derive, is left unused in the store. That window is the retries of
+// one redemption (REDEMPTION_RETRY_DELAYS) across the restart; a key kept
+// apart from SECRETS_KEY would close it at the cost of one more secret to
+// keep and rotate.
+func CouponCodeFor(key []byte, redemptionID uuid.UUID) string {
+	mac := hmac.New(sha256.New, key)
+	mac.Write(redemptionID[:])
+	sum := mac.Sum(nil)
 	var bits uint64
 	for _, b := range sum[:8] {
 		bits = bits<<8 | uint64(b)
@@ -91,6 +111,9 @@ func (e *Executor) newYampi(settings merchant.Integration, req Request) (*yampi,
 	if missing := MissingSetting(TypeStoreCredit, settings); missing != "" {
 		return nil, apperr.Errorf(apperr.Unprocessable, "the yampi %s is not set in the merchant's settings", missing)
 	}
+	if len(e.CouponKey) == 0 {
+		return nil, errors.New("redemption: the executor has no coupon key (Executor.CouponKey)")
+	}
 	p, err := e.newPlatform(merchant.ProviderYampi, settings, req)
 	if err != nil {
 		return nil, err
@@ -113,7 +136,7 @@ func (e *Executor) newYampi(settings merchant.Integration, req Request) (*yampi,
 		alias: strings.TrimSpace(settings.StoreAlias),
 		cents: req.Amount,
 		body: yampiPromocode{
-			Active: true, Code: CouponCodeFor(req.RedemptionID), Description: desc,
+			Active: true, Code: CouponCodeFor(e.CouponKey, req.RedemptionID), Description: desc,
 			DiscountType: "v", Value: json.RawMessage(money.FormatReais(req.Amount)),
 			Quantity: 1, OncePerCustomer: true,
 			StartAt: start.Format(yampiTimeLayout), EndAt: end.Format(yampiTimeLayout),

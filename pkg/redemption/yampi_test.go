@@ -2,6 +2,7 @@ package redemption
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"net/url"
 	"regexp"
@@ -41,7 +42,7 @@ func TestExecuteYampiSuccess(t *testing.T) {
 	if err != nil {
 		t.Fatalf("Execute: %v", err)
 	}
-	code := CouponCodeFor(testRedemptionID)
+	code := CouponCodeFor(testCouponKey, testRedemptionID)
 	want := Result{CouponCode: code, ExpiresAt: time.Date(2026, 6, 8, 15, 4, 5, 0, time.UTC)}
 	if got != want {
 		t.Errorf("result = %+v, want %+v", got, want)
@@ -117,7 +118,7 @@ func TestExecuteYampiDefaultNow(t *testing.T) {
 // when Yampi's search shows our code with our amount.
 func TestExecuteYampiExistingCode(t *testing.T) {
 	t.Parallel()
-	code := CouponCodeFor(testRedemptionID)
+	code := CouponCodeFor(testCouponKey, testRedemptionID)
 	taken := answer{status: 422, body: `{"errors":{"code":["O código já está em uso."]}}`}
 	tests := []struct {
 		name       string
@@ -177,22 +178,85 @@ func TestExecuteYampiExistingCode(t *testing.T) {
 func TestCouponCodeFor(t *testing.T) {
 	t.Parallel()
 	shape := regexp.MustCompile(`^CVD-[0-9A-HJKMNP-TV-Z]{12}$`)
+	otherKey := []byte("another key, another deployment.")
 	seen := map[string]uuid.UUID{}
 	for i := range 2000 {
 		id := uuid.New()
 		if i == 0 {
 			id = testRedemptionID
 		}
-		code := CouponCodeFor(id)
+		code := CouponCodeFor(testCouponKey, id)
 		if !shape.MatchString(code) {
 			t.Fatalf("CouponCodeFor(%s) = %q, want CVD- and 12 Crockford base32 characters", id, code)
 		}
-		if again := CouponCodeFor(id); again != code {
+		if again := CouponCodeFor(testCouponKey, id); again != code {
 			t.Fatalf("CouponCodeFor(%s) = %q then %q, want the same", id, code, again)
+		}
+		if other := CouponCodeFor(otherKey, id); other == code {
+			t.Fatalf("CouponCodeFor(%s) = %q under two keys, want a code per key", id, code)
+		}
+		if unkeyed := unkeyedCouponCode(id); unkeyed == code {
+			t.Fatalf("CouponCodeFor(%s) = %q, the code anyone can derive from the id", id, code)
 		}
 		if other, dup := seen[code]; dup {
 			t.Fatalf("%s and %s share the code %s", id, other, code)
 		}
 		seen[code] = id
+	}
+}
+
+// unkeyedCouponCode is the code of a redemption before the codes were
+// keyed: derivable by anyone who knows the redemption id.
+func unkeyedCouponCode(id uuid.UUID) string {
+	sum := sha256.Sum256(append([]byte("convida/yampi-coupon/"), id[:]...))
+	var bits uint64
+	for _, b := range sum[:8] {
+		bits = bits<<8 | uint64(b)
+	}
+	code := make([]byte, couponChars)
+	for i := range code {
+		code[i] = couponAlphabet[bits>>59]
+		bits <<= 5
+	}
+	return "CVD-" + string(code)
+}
+
+// TestExecuteYampiCodeIsKeyed: the coupon Execute creates carries the code
+// of the executor's key, never the unkeyed one; without a key no request
+// is sent.
+func TestExecuteYampiCodeIsKeyed(t *testing.T) {
+	t.Parallel()
+	fake := newFakePlatform(t, map[string][]answer{
+		"POST " + promocodes: {{status: 201, body: `{"data":{"id":77}}`}, {status: 201, body: `{"data":{"id":78}}`}},
+	})
+	codes := map[string]bool{}
+	for _, key := range [][]byte{testCouponKey, []byte("the key after a SECRETS_KEY rotation")} {
+		e, _ := newTestExecutor(t, fastPolicy())
+		e.CouponKey = key
+		got, err := e.Execute(context.Background(), yampiSettings(fake.srv.URL+"/v2/"), yampiRequest(1050))
+		if err != nil {
+			t.Fatalf("Execute: %v", err)
+		}
+		if got.CouponCode != CouponCodeFor(key, testRedemptionID) || got.CouponCode == unkeyedCouponCode(testRedemptionID) {
+			t.Errorf("coupon code %q, want CouponCodeFor(key, id) %q", got.CouponCode, CouponCodeFor(key, testRedemptionID))
+		}
+		codes[got.CouponCode] = true
+	}
+	if len(codes) != 2 {
+		t.Errorf("codes under two keys: %v, want two", codes)
+	}
+	for i, r := range fake.requests() {
+		if body := decodeJSON(t, r.Body); body["code"] == unkeyedCouponCode(testRedemptionID) {
+			t.Errorf("request %d sent the unkeyed code", i)
+		}
+	}
+
+	e, _ := newTestExecutor(t, fastPolicy())
+	e.CouponKey = nil
+	if _, err := e.Execute(context.Background(), yampiSettings(fake.srv.URL+"/v2/"), yampiRequest(1050)); err == nil {
+		t.Error("an executor without a coupon key created a coupon")
+	}
+	if n := len(fake.requests()); n != 2 {
+		t.Errorf("requests = %d, want the 2 of the keyed executors", n)
 	}
 }

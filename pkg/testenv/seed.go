@@ -2,6 +2,10 @@ package testenv
 
 import (
 	"context"
+	"crypto/aes"
+	"crypto/cipher"
+	"crypto/rand"
+	"encoding/base64"
 	"testing"
 
 	"github.com/google/uuid"
@@ -30,6 +34,28 @@ func MustBox(tb testing.TB) *secretbox.Box {
 		tb.Fatalf("testenv: secretbox: %v", err)
 	}
 	return box
+}
+
+// SealLegacy seals plaintext under key (base64) as the secretbox did before
+// key ids (nonce ‖ ciphertext, no additional data): what a database of an
+// earlier version holds, which must still open.
+func SealLegacy(tb testing.TB, key, plaintext string) []byte {
+	tb.Helper()
+	raw, err := base64.StdEncoding.DecodeString(key)
+	if err != nil {
+		tb.Fatalf("testenv: SealLegacy: %v", err)
+	}
+	block, err := aes.NewCipher(raw)
+	if err != nil {
+		tb.Fatalf("testenv: SealLegacy: %v", err)
+	}
+	gcm, err := cipher.NewGCM(block)
+	if err != nil {
+		tb.Fatalf("testenv: SealLegacy: %v", err)
+	}
+	nonce := make([]byte, gcm.NonceSize())
+	_, _ = rand.Read(nonce)
+	return gcm.Seal(nonce, nonce, []byte(plaintext), nil)
 }
 
 // MustMerchant creates a merchant row from m, as `merchant create` would,

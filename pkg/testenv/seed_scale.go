@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
 )
 
@@ -261,7 +262,7 @@ func seedScaleSecrets(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, memb
 		ids = append(ids, members[i])
 		names = append(names, fmt.Sprintf("Criadora %d", i))
 		hashes = append(hashes, creator.HashToken(token))
-		sealed = append(sealed, s.Box.Seal(token))
+		sealed = append(sealed, s.Box.Seal(token, postgres.SealedAt("creator_profiles", "token_enc", merchantID, members[i].String())))
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO creator_profiles (merchant_id, member_id, display_name, niche, token_hash, token_enc)
 SELECT $1, member_id, display_name, 'beleza', token_hash, token_enc
@@ -269,10 +270,14 @@ FROM unnest($2::uuid[], $3::text[], $4::bytea[], $5::bytea[]) AS p(member_id, di
 		merchantID, ids, names, hashes, sealed); err != nil {
 		return fmt.Errorf("creator profiles: %w", err)
 	}
+	ok, down := uuid.New(), uuid.New()
+	secret := func(id uuid.UUID, plain string) []byte {
+		return s.Box.Seal(plain, postgres.SealedAt("webhook_endpoints", "secret_sealed", merchantID, id.String()))
+	}
 	_, err := tx.Exec(ctx, `INSERT INTO webhook_endpoints (merchant_id, id, url, events, secret_sealed, failing_since)
-VALUES ($1, gen_random_uuid(), 'https://hooks.example.com/ok', '{referral.created}', $2, NULL),
-       ($1, gen_random_uuid(), 'https://hooks.example.com/down', '{referral.created}', $3, $4::timestamptz - interval '2 hours')`,
-		merchantID, s.Box.Seal("whsec_scale_ok"), s.Box.Seal("whsec_scale_down"), s.Now)
+VALUES ($1, $2, 'https://hooks.example.com/ok', '{referral.created}', $3, NULL),
+       ($1, $4, 'https://hooks.example.com/down', '{referral.created}', $5, $6::timestamptz - interval '2 hours')`,
+		merchantID, ok, secret(ok, "whsec_scale_ok"), down, secret(down, "whsec_scale_down"), s.Now)
 	if err != nil {
 		return fmt.Errorf("webhook endpoints: %w", err)
 	}
