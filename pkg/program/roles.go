@@ -186,6 +186,8 @@ func (a *API) Router() *mux.Router {
 		DeliveryLog:     webhooks,
 		EventPayloads:   webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
+
+		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
 		Catalog: httpapi.CatalogConfig{
 			Members:   members,
 			Campaigns: campaigns,
@@ -233,6 +235,8 @@ func (a *API) Router() *mux.Router {
 		IngestPublicURL: d.Config.IngestPublicURL,
 		Webhooks:        webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
+
+		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
 		// Members and Creators.
 		Members:         members,
 		Wallets:         wallets,
