@@ -101,6 +101,8 @@ func benchConfig(o options, dataDir string) (program.Config, error) {
 		// The dispatch phase's receiver is on loopback, with httptest's
 		// certificate.
 		"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true",
+		// The redeem phase's Guru and Yampi are local fakes (http, loopback).
+		"PLATFORM_ALLOW_PRIVATE_NETWORKS": "true",
 	}
 	// A run may try another linger of the ledger's transactions.
 	if v := os.Getenv("LEDGER_LINGER"); v != "" {

@@ -69,6 +69,9 @@ type Config struct {
 	Integrations    IntegrationStore
 	Deliveries      InboundDeliveries
 	IngestPublicURL string
+	// PlatformAllowPrivateNetworks lets an integration's API URL name
+	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
+	PlatformAllowPrivateNetworks bool
 	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
 	Webhooks      WebhookStore
 	WebhookSender webhook.Sender

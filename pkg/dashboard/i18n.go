@@ -338,6 +338,15 @@ var catalogue = map[string]map[string]string{
 		"inbound.outcome.too_large":     "Too large",
 		"inbound.outcome.unavailable":   "Unavailable",
 
+		// The platform guard and the credentials bound to their API URL and store (integrations.go).
+		"integrations.api_url_not_public": "The API URL must name a public server: its address is not public.",
+		"integrations.api_url_not_https":  "The API URL must be an https URL.",
+		"integrations.too_long":           "A field is too long: at most 255 characters, 2048 for the API URL.",
+		"integrations.api_configured":     "API access configured: redemptions and members' coupons can run.",
+		"integrations.api_not_configured": "API access not configured: redemptions and members' coupons still need:",
+		"integrations.rebinds_guru":       "Changing it clears the saved user token unless you enter it again.",
+		"integrations.rebinds_yampi":      "Changing it clears the saved user token and user secret key unless you enter them again.",
+
 		"webhooks.intro":               "Convida posts events to these URLs, signed with each endpoint's secret.",
 		"webhooks.url":                 "URL",
 		"webhooks.events":              "Events",
@@ -928,6 +937,15 @@ var catalogue = map[string]map[string]string{
 		"inbound.outcome.unprocessable": "Não processável",
 		"inbound.outcome.too_large":     "Grande demais",
 		"inbound.outcome.unavailable":   "Indisponível",
+
+		// The platform guard and the credentials bound to their API URL and store (integrations.go).
+		"integrations.api_url_not_public": "A URL da API precisa indicar um servidor público: o endereço não é público.",
+		"integrations.api_url_not_https":  "A URL da API precisa ser uma URL https.",
+		"integrations.too_long":           "Um campo é longo demais: no máximo 255 caracteres, 2048 para a URL da API.",
+		"integrations.api_configured":     "Acesso à API configurado: resgates e cupons dos membros podem ser feitos.",
+		"integrations.api_not_configured": "Acesso à API não configurado: resgates e cupons dos membros ainda precisam de:",
+		"integrations.rebinds_guru":       "Mudar este campo apaga o token de usuário salvo, a menos que você o informe de novo.",
+		"integrations.rebinds_yampi":      "Mudar este campo apaga o token de usuário e a chave secreta de usuário salvos, a menos que você os informe de novo.",
 
 		"webhooks.intro":               "O Convida envia eventos a estas URLs, assinados com o segredo de cada endpoint.",
 		"webhooks.url":                 "URL",

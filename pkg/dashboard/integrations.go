@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"time"
 
@@ -10,6 +11,8 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // Integrations: the Guru and Yampi settings (write-only secrets, as
@@ -40,6 +43,7 @@ type integrationField struct {
 	Secret      bool
 	Value       string    // a non-secret field's saved value
 	SetAt       time.Time // a secret's: when the settings holding it were saved; zero when unset
+	Hint        string    // a non-secret field's note, a catalogue key; "" for none
 }
 
 // ID is the input's id, unique on the page.
@@ -54,6 +58,10 @@ type platformView struct {
 	Fields     []integrationField
 	Deliveries []inbound.Delivery
 	Alert      string // why the last submission of this form was refused
+	// APIMissing names the settings the platform's API still needs
+	// (redemption.MissingFields), each a field Name; empty when redemptions
+	// and members' coupons can run.
+	APIMissing []string
 }
 
 type integrationsData struct{ Platforms []platformView }
@@ -78,7 +86,10 @@ func platformFields(provider string, in *merchant.Integration) []integrationFiel
 		}
 		return f
 	}
-	apiURL := integrationField{Name: "api_url", Label: "integrations.api_url", Value: saved.APIURL}
+	// A new API URL or store alias drops the saved API credentials
+	// (merchant.Integration.Merge): the form says so beside them.
+	rebinds := "integrations.rebinds_" + provider
+	apiURL := integrationField{Name: "api_url", Label: "integrations.api_url", Value: saved.APIURL, Hint: rebinds}
 	if provider == merchant.ProviderGuru {
 		return []integrationField{
 			secret("account_token", "integrations.account_token", saved.AccountToken),
@@ -90,7 +101,7 @@ func platformFields(provider string, in *merchant.Integration) []integrationFiel
 		secret("webhook_secret", "integrations.webhook_secret", saved.WebhookSecret),
 		secret("user_token", "integrations.user_token", saved.UserToken),
 		secret("user_secret_key", "integrations.user_secret_key", saved.UserSecretKey),
-		{Name: "store_alias", Label: "integrations.store_alias", Value: saved.StoreAlias},
+		{Name: "store_alias", Label: "integrations.store_alias", Value: saved.StoreAlias, Hint: rebinds},
 		apiURL,
 	}
 }
@@ -119,6 +130,9 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 			WebhookURL: merchant.WebhookURL(d.cfg.IngestPublicURL, p, c.MerchantID())}
 		if in != nil {
 			v.Configured, v.UpdatedAt = true, in.UpdatedAt
+			v.APIMissing = redemption.MissingFields(p, *in)
+		} else {
+			v.APIMissing = redemption.MissingFields(p, merchant.Integration{})
 		}
 		if p == alertFor {
 			v.Alert = alert
@@ -138,7 +152,8 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 }
 
 // saveIntegration saves a platform's form by the API's rules: a blank
-// field keeps its saved value.
+// field keeps its saved value, a new API URL or store alias drops the API
+// credentials not entered again.
 func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	p := r.PathValue("provider")
 	if !merchant.KnownProvider(p) {
@@ -148,9 +163,9 @@ func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *C
 	in, err := merchant.Integration{Provider: p, AccountToken: r.PostFormValue("account_token"),
 		WebhookSecret: r.PostFormValue("webhook_secret"), UserToken: r.PostFormValue("user_token"),
 		UserSecretKey: r.PostFormValue("user_secret_key"), StoreAlias: r.PostFormValue("store_alias"),
-		APIURL: r.PostFormValue("api_url")}.Clean()
+		APIURL: r.PostFormValue("api_url")}.Clean(d.cfg.PlatformAllowPrivateNetworks)
 	if apperr.Is(err, apperr.Invalid) {
-		d.showIntegrations(w, r, c, p, "integrations.bad_api_url", http.StatusUnprocessableEntity)
+		d.showIntegrations(w, r, c, p, integrationAlert(err), http.StatusUnprocessableEntity)
 		return
 	}
 	if err != nil {
@@ -163,6 +178,21 @@ func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *C
 	}
 	d.flash(r, "integrations.saved_"+p)
 	http.Redirect(w, r, Prefix+"/integrations", http.StatusSeeOther)
+}
+
+// integrationAlert is the catalogue key of Clean's refusal err: the
+// address is not public, http instead of https, a field too long, or
+// else an API URL that is not a URL.
+func integrationAlert(err error) string {
+	switch {
+	case errors.Is(err, netguard.ErrNotPublic):
+		return "integrations.api_url_not_public"
+	case errors.Is(err, netguard.ErrNotHTTPS):
+		return "integrations.api_url_not_https"
+	case errors.Is(err, merchant.ErrFieldTooLong):
+		return "integrations.too_long"
+	}
+	return "integrations.bad_api_url"
 }
 
 // inboundDelivery shows one delivery with its body redacted

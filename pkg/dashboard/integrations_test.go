@@ -124,6 +124,78 @@ func TestIntegrationsSaveWriteOnlySecrets(t *testing.T) {
 	}
 }
 
+// The form refuses an API URL on the operator's network, plain http, and
+// an over-long field, each with its own alert; it says beside the API URL
+// and the store alias that changing them clears the saved API credentials,
+// and whether the platform's API is configured, which a new store alias
+// saved alone undoes.
+func TestIntegrationsGuardTheAPIURL(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner()
+	yampi := func(fields map[string]string) response {
+		form := url.Values{}
+		for k, v := range fields {
+			form.Set(k, v)
+		}
+		return e.do(owner, http.MethodPost, "/dashboard/integrations/yampi", form)
+	}
+	for _, tc := range []struct{ apiURL, storeAlias, alert string }{
+		{"https://169.254.169.254/latest/meta-data", "loja", "The API URL must name a public server: its address is not public."},
+		{"https://127.0.0.1:8443/v2", "loja", "The API URL must name a public server: its address is not public."},
+		{"https://localhost/v2", "loja", "The API URL must name a public server: its address is not public."},
+		{"http://api.example.com/v2", "loja", "The API URL must be an https URL."},
+		{"https://api.example.com/v2", strings.Repeat("a", 256), "A field is too long: at most 255 characters, 2048 for the API URL."},
+	} {
+		r := yampi(map[string]string{"user_token": "yt", "user_secret_key": "ysk", "store_alias": tc.storeAlias, "api_url": tc.apiURL})
+		if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, `role="alert" class="alert">`+tc.alert+"<") {
+			t.Errorf("%s: %d, want 422 with the alert %q: %s", tc.apiURL, r.StatusCode, tc.alert, r.body)
+		}
+	}
+	if _, err := postgres.NewMerchantStore(e.deps.Pool, e.deps.Box).FindIntegration(context.Background(),
+		uuid.MustParse(e.demo.MerchantID), "yampi"); err == nil {
+		t.Fatalf("a refused form saved Yampi")
+	}
+
+	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	const rebinds = "Changing it clears the saved user token and user secret key unless you enter them again."
+	for _, want := range []string{
+		`data-testid="api-status-yampi">API access not configured: redemptions and members&#39; coupons still need: User token, User secret key, Store alias.<`,
+		`id="yampi-store_alias" name="store_alias" type="text" value="" aria-describedby="yampi-store_alias-hint">`,
+		`<small id="yampi-store_alias-hint" class="hint">` + rebinds + "<",
+		`<small id="yampi-api_url-hint" class="hint">` + rebinds + "<",
+		`<small id="guru-api_url-hint" class="hint">Changing it clears the saved user token unless you enter it again.<`,
+	} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the page lacks %q", want)
+		}
+	}
+
+	if r := yampi(map[string]string{"user_token": "yt", "user_secret_key": "ysk", "store_alias": "loja", "api_url": "https://api.example.com/v2"}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save Yampi: %d: %s", r.StatusCode, r.body)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if !strings.Contains(page.body, `data-testid="api-status-yampi">API access configured: redemptions and members&#39; coupons can run.<`) {
+		t.Errorf("after saving every credential the page does not say the API is configured: %s", page.body)
+	}
+	// The same URL, another store alias, the secrets left blank.
+	if r := yampi(map[string]string{"store_alias": "outra-loja", "api_url": "https://api.example.com/v2"}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save the store alias: %d: %s", r.StatusCode, r.body)
+	}
+	if y := e.integration(e.demo.MerchantID, "yampi"); y.UserToken != "" || y.UserSecretKey != "" || y.StoreAlias != "outra-loja" {
+		t.Errorf("after a new store alias alone: %+v, want the API credentials cleared", y)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if !strings.Contains(page.body, `data-testid="api-status-yampi">API access not configured: redemptions and members&#39; coupons still need: User token, User secret key.<`) {
+		t.Errorf("after a new store alias the page does not say what the API needs: %s", page.body)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil, "Accept-Language", "pt-BR")
+	if !strings.Contains(page.body, "Acesso à API não configurado: resgates e cupons dos membros ainda precisam de: Token de usuário, Chave secreta de usuário.") ||
+		!strings.Contains(page.body, "Mudar este campo apaga o token de usuário e a chave secreta de usuário salvos") {
+		t.Errorf("the Portuguese page lacks the API status or the note: %s", page.body)
+	}
+}
+
 // A viewer sees the page but cannot save; nor can a request from another
 // site.
 func TestIntegrationsViewerCannotSave(t *testing.T) {

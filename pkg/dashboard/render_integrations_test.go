@@ -8,6 +8,7 @@ import (
 
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -17,9 +18,11 @@ func integrationsDataForRender(at time.Time, mid uuid.UUID, d inbound.Delivery) 
 	guru := &merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "tok", APIURL: merchant.DefaultAPIURL("guru"), UpdatedAt: at}
 	return integrationsData{Platforms: []platformView{
 		{Provider: "guru", Name: "Guru", Configured: true, UpdatedAt: at, Fields: platformFields("guru", guru),
-			WebhookURL: merchant.WebhookURL("https://ingest.example.com/", "guru", mid), Deliveries: []inbound.Delivery{d}},
+			WebhookURL: merchant.WebhookURL("https://ingest.example.com/", "guru", mid), Deliveries: []inbound.Delivery{d},
+			APIMissing: redemption.MissingFields("guru", *guru)},
 		{Provider: "yampi", Name: "Yampi", Fields: platformFields("yampi", nil), Alert: "integrations.bad_api_url",
-			WebhookURL: merchant.WebhookURL("https://ingest.example.com", "yampi", mid)},
+			WebhookURL: merchant.WebhookURL("https://ingest.example.com", "yampi", mid),
+			APIMissing: redemption.MissingFields("yampi", merchant.Integration{})},
 	}}
 }
 

@@ -149,11 +149,16 @@ func discounted(typ string, value int64) campaign.Campaign {
 }
 
 // couponTenant is a tenant of campaign c whose Guru and Yampi API calls go
-// to guru and yampi (set before any member exists).
+// to guru and yampi (set before any member exists). The API credentials
+// are sent again with the new api_url: without them it would drop the
+// stored ones (merchant.Integration.Merge).
 func (s *stack) couponTenant(t *testing.T, c campaign.Campaign, guru, yampi *platform) *tenant {
 	tn := s.newTenant(c)
-	for provider, p := range map[string]*platform{"guru": guru, "yampi": yampi} {
-		if status, res := s.api(tn, http.MethodPut, "/integrations/"+provider, []byte(`{"api_url": "`+p.srv.URL+`"}`)); status != 200 {
+	for provider, body := range map[string]string{
+		"guru":  `{"user_token": "guru-user-token", "api_url": "` + guru.srv.URL + `"}`,
+		"yampi": `{"user_token": "yt", "user_secret_key": "ys", "api_url": "` + yampi.srv.URL + `"}`,
+	} {
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+provider, []byte(body)); status != 200 {
 			t.Fatalf("PUT integration %s = %d %v", provider, status, res)
 		}
 	}

@@ -71,7 +71,7 @@ type stackOptions struct {
 	noRecorder  bool              // do not run the recorder (delivery records stay in the broker)
 	dispatcher  bool              // run the dispatcher (webhooks, redemptions)
 	scheduler   bool              // run the scheduler (SCHEDULER_INTERVAL in env)
-	env         map[string]string // extra configuration
+	env         map[string]string // extra configuration; PLATFORM_ALLOW_PRIVATE_NETWORKS is "true" unless set here
 	observe     bool              // keep every log entry, debug level up, in stack.logs
 }
 
@@ -83,7 +83,14 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	if opt.databaseURL == "" {
 		opt.databaseURL = testenv.MustDatabase(t)
 	}
-	cfg, err := program.LoadConfig(func(k string) string { return opt.env[k] })
+	// The fake platforms are on loopback: a test of the guard sets
+	// PLATFORM_ALLOW_PRIVATE_NETWORKS to "false".
+	cfg, err := program.LoadConfig(func(k string) string {
+		if v, ok := opt.env[k]; ok || k != "PLATFORM_ALLOW_PRIVATE_NETWORKS" {
+			return v
+		}
+		return "true"
+	})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,14 +441,19 @@ func (p *platform) seen() []string {
 
 // richMember returns a member of a fresh tenant with `available` cents
 // available: one sale credited through the ingest and approved by hand
-// through the API.
+// through the API. The tenant's Guru and Yampi API calls go to guru and
+// yampi; with both nil its integrations stay as newTenant saved them.
 func (s *stack) richMember(t *testing.T, available int64, minRedemption int64, guru, yampi *platform) (*tenant, *member.Member) {
 	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: available,
 		WarrantyDays: 30, MinRedemption: minRedemption, IsActive: true})
-	for provider, body := range map[string]string{
-		"guru":  `{"user_token": "guru-user-token", "api_url": "` + guru.srv.URL + `"}`,
-		"yampi": `{"user_token": "yampi-ut", "user_secret_key": "yampi-usk", "store_alias": "loja", "api_url": "` + yampi.srv.URL + `"}`,
-	} {
+	for provider, p := range map[string]*platform{"guru": guru, "yampi": yampi} {
+		if p == nil {
+			continue
+		}
+		body := `{"user_token": "guru-user-token", "api_url": "` + p.srv.URL + `"}`
+		if provider == "yampi" {
+			body = `{"user_token": "yampi-ut", "user_secret_key": "yampi-usk", "store_alias": "loja", "api_url": "` + p.srv.URL + `"}`
+		}
 		if status, res := s.api(tn, http.MethodPut, "/integrations/"+provider, []byte(body)); status != 200 {
 			t.Fatalf("PUT integration %s = %d %v", provider, status, res)
 		}

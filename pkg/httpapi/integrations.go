@@ -8,6 +8,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/secretbox"
 )
@@ -20,7 +21,9 @@ func (s *Server) registerIntegrations(admin *mux.Router) {
 
 // IntegrationRequest is the body of PUT /integrations/{provider}: guru uses
 // account_token, user_token and api_url; yampi webhook_secret, user_token,
-// user_secret_key, store_alias and api_url. Absent fields keep their value.
+// user_secret_key, store_alias and api_url. Absent fields keep their value,
+// except the API credentials when api_url or store_alias changes
+// (merchant.Integration.Merge).
 type IntegrationRequest struct {
 	AccountToken  string `json:"account_token"`
 	WebhookSecret string `json:"webhook_secret"`
@@ -31,18 +34,23 @@ type IntegrationRequest struct {
 }
 
 // IntegrationView is the answer: secrets masked, the webhook URL to paste
-// into the platform.
+// into the platform, and whether Convida can call the platform's API
+// (redemptions, members' coupons): APIMissing names the fields it still
+// needs (redemption.MissingFields), as after a new api_url or store_alias
+// dropped the stored API credentials.
 type IntegrationView struct {
-	Provider      string  `json:"provider"`
-	Configured    bool    `json:"configured"`
-	WebhookURL    string  `json:"webhook_url"`
-	AccountToken  *string `json:"account_token,omitempty"`
-	WebhookSecret *string `json:"webhook_secret,omitempty"`
-	UserToken     string  `json:"user_token"`
-	UserSecretKey *string `json:"user_secret_key,omitempty"`
-	StoreAlias    *string `json:"store_alias,omitempty"`
-	APIURL        string  `json:"api_url"`
-	UpdatedAt     *string `json:"updated_at"`
+	Provider      string   `json:"provider"`
+	Configured    bool     `json:"configured"`
+	APIConfigured bool     `json:"api_configured"`
+	APIMissing    []string `json:"api_missing"`
+	WebhookURL    string   `json:"webhook_url"`
+	AccountToken  *string  `json:"account_token,omitempty"`
+	WebhookSecret *string  `json:"webhook_secret,omitempty"`
+	UserToken     string   `json:"user_token"`
+	UserSecretKey *string  `json:"user_secret_key,omitempty"`
+	StoreAlias    *string  `json:"store_alias,omitempty"`
+	APIURL        string   `json:"api_url"`
+	UpdatedAt     *string  `json:"updated_at"`
 }
 
 func provider(r *http.Request) (string, error) {
@@ -65,7 +73,7 @@ func (s *Server) putIntegration(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	in, err := merchant.Integration{Provider: p, AccountToken: req.AccountToken, WebhookSecret: req.WebhookSecret,
-		UserToken: req.UserToken, UserSecretKey: req.UserSecretKey, StoreAlias: req.StoreAlias, APIURL: req.APIURL}.Clean()
+		UserToken: req.UserToken, UserSecretKey: req.UserSecretKey, StoreAlias: req.StoreAlias, APIURL: req.APIURL}.Clean(s.cfg.PlatformAllowPrivateNetworks)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -103,6 +111,8 @@ func (s *Server) integrationView(r *http.Request, p string, in *merchant.Integra
 		v.UpdatedAt = jsontime.Ptr(in.UpdatedAt)
 	}
 	v.UserToken, v.APIURL = secretbox.Mask(in.UserToken), in.APIURL
+	v.APIMissing = redemption.MissingFields(p, *in)
+	v.APIConfigured = len(v.APIMissing) == 0
 	if p == merchant.ProviderGuru {
 		v.AccountToken = ptr(secretbox.Mask(in.AccountToken))
 	} else {

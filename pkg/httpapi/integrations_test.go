@@ -3,7 +3,9 @@ package httpapi_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/convida/convida/pkg/postgres"
@@ -36,52 +38,70 @@ func TestIntegrations(t *testing.T) {
 	}
 
 	// Before any PUT: not configured, the URL to paste is already known.
-	for _, p := range []string{"guru", "yampi"} {
+	for p, missing := range map[string]string{"guru": "[user_token]", "yampi": "[user_token user_secret_key store_alias]"} {
 		r := tn.get(t, "/api/v1/integrations/"+p)
 		wantStatus(t, r, http.StatusOK)
 		wantKeys(t, r, "", "data")
-		wantFields(t, r, map[string]any{"data.provider": p, "data.configured": false, "data.webhook_url": webhookURL(tn, p)})
+		wantFields(t, r, map[string]any{"data.provider": p, "data.configured": false, "data.webhook_url": webhookURL(tn, p),
+			"data.api_configured": false})
+		wantMissing(t, r, missing)
 	}
 
 	steps := []struct {
 		name, method, provider string
 		body                   any
 		want                   map[string]any
+		missing                string // data.api_missing, printed
 	}{
 		{"guru first PUT", http.MethodPut, "guru",
 			map[string]any{"account_token": guruAccount, "user_token": guruUser, "api_url": "https://digitalmanager.guru/api/v2"},
 			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "****1234",
-				"data.api_url": "https://digitalmanager.guru/api/v2"}},
+				"data.api_url": "https://digitalmanager.guru/api/v2", "data.api_configured": true}, "[]"},
 		{"guru GET", http.MethodGet, "guru", nil,
 			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "****1234",
-				"data.api_url": "https://digitalmanager.guru/api/v2"}},
+				"data.api_url": "https://digitalmanager.guru/api/v2", "data.api_configured": true}, "[]"},
 		{"guru PUT of one field keeps the others", http.MethodPut, "guru",
 			map[string]any{"user_token": guruUser2},
 			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "****9876",
-				"data.api_url": "https://digitalmanager.guru/api/v2"}},
-		{"guru PUT of a local api_url", http.MethodPut, "guru",
-			map[string]any{"api_url": "http://127.0.0.1:9999/api/v2"},
-			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "****9876",
-				"data.api_url": "http://127.0.0.1:9999/api/v2"}},
+				"data.api_url": "https://digitalmanager.guru/api/v2"}, "[]"},
+		{"guru PUT of another api_url alone drops the user token", http.MethodPut, "guru",
+			map[string]any{"api_url": "https://guru.example.com/api/v2"},
+			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "",
+				"data.api_url": "https://guru.example.com/api/v2", "data.api_configured": false}, "[user_token]"},
 		{"guru empty PUT keeps everything", http.MethodPut, "guru", map[string]any{},
+			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "",
+				"data.api_url": "https://guru.example.com/api/v2", "data.api_configured": false}, "[user_token]"},
+		{"guru another api_url with the user token", http.MethodPut, "guru",
+			map[string]any{"api_url": "https://guru2.example.com/api/v2", "user_token": guruUser2},
 			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "****9876",
-				"data.api_url": "http://127.0.0.1:9999/api/v2"}},
+				"data.api_url": "https://guru2.example.com/api/v2", "data.api_configured": true}, "[]"},
 		{"yampi first PUT", http.MethodPut, "yampi",
 			map[string]any{"webhook_secret": yampiSecret, "user_token": yampiUser, "user_secret_key": yampiUserKey,
 				"store_alias": "loja-exemplo", "api_url": "https://api.dooki.com.br/v2"},
 			map[string]any{"data.webhook_secret": "****QRST", "data.user_token": "****6666",
 				"data.user_secret_key": "****7777", "data.store_alias": "loja-exemplo",
-				"data.api_url": "https://api.dooki.com.br/v2"}},
-		{"yampi PUT of store_alias keeps the secrets", http.MethodPut, "yampi",
-			map[string]any{"store_alias": "loja-nova"},
+				"data.api_url": "https://api.dooki.com.br/v2", "data.api_configured": true}, "[]"},
+		{"yampi PUT of the same store_alias keeps the secrets", http.MethodPut, "yampi",
+			map[string]any{"store_alias": "loja-exemplo", "api_url": "https://api.dooki.com.br/v2"},
 			map[string]any{"data.webhook_secret": "****QRST", "data.user_token": "****6666",
-				"data.user_secret_key": "****7777", "data.store_alias": "loja-nova",
-				"data.api_url": "https://api.dooki.com.br/v2"}},
+				"data.user_secret_key": "****7777", "data.store_alias": "loja-exemplo", "data.api_configured": true}, "[]"},
+		{"yampi PUT of another store_alias alone drops the API credentials", http.MethodPut, "yampi",
+			map[string]any{"store_alias": "loja-nova"},
+			map[string]any{"data.webhook_secret": "****QRST", "data.user_token": "",
+				"data.user_secret_key": "", "data.store_alias": "loja-nova",
+				"data.api_url": "https://api.dooki.com.br/v2", "data.api_configured": false}, "[user_token user_secret_key]"},
+		{"yampi the user token alone", http.MethodPut, "yampi",
+			map[string]any{"user_token": yampiUser},
+			map[string]any{"data.user_token": "****6666", "data.user_secret_key": "", "data.api_configured": false}, "[user_secret_key]"},
 		{"yampi GET", http.MethodGet, "yampi", nil,
 			map[string]any{"data.webhook_secret": "****QRST", "data.user_token": "****6666",
-				"data.user_secret_key": "****7777", "data.store_alias": "loja-nova"}},
+				"data.user_secret_key": "", "data.store_alias": "loja-nova"}, "[user_secret_key]"},
+		{"yampi another store_alias with both credentials", http.MethodPut, "yampi",
+			map[string]any{"store_alias": "loja-exemplo", "user_token": yampiUser, "user_secret_key": yampiUserKey},
+			map[string]any{"data.webhook_secret": "****QRST", "data.user_token": "****6666",
+				"data.user_secret_key": "****7777", "data.store_alias": "loja-exemplo", "data.api_configured": true}, "[]"},
 		{"guru still as it was", http.MethodGet, "guru", nil,
-			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "****9876"}},
+			map[string]any{"data.account_token": "****WXYZ", "data.user_token": "****9876"}, "[]"},
 	}
 	for _, st := range steps {
 		t.Run(st.name, func(t *testing.T) {
@@ -100,6 +120,7 @@ func TestIntegrations(t *testing.T) {
 				want["data.account_token"] = absent{}
 			}
 			wantFields(t, r, want)
+			wantMissing(t, r, st.missing)
 			noSecretIn(t, r)
 		})
 	}
@@ -188,5 +209,72 @@ func TestIntegrations(t *testing.T) {
 	}
 	// A refused PUT changed nothing.
 	r := tn.get(t, "/api/v1/integrations/guru")
-	wantFields(t, r, map[string]any{"data.api_url": "http://127.0.0.1:9999/api/v2", "data.account_token": "****WXYZ"})
+	wantFields(t, r, map[string]any{"data.api_url": "https://guru2.example.com/api/v2", "data.account_token": "****WXYZ",
+		"data.user_token": "****9876"})
+}
+
+// wantMissing checks data.api_missing, a JSON array (never null), printed
+// as fmt prints a []string.
+func wantMissing(t *testing.T, r reply, want string) {
+	t.Helper()
+	got, ok := at(r.json, "data.api_missing")
+	if list, isList := got.([]any); !ok || !isList || fmt.Sprint(list) != want {
+		t.Errorf("data.api_missing = %#v, want %s; body %s", got, want, r.raw)
+	}
+}
+
+// TestIntegrationsRefuseNonPublicURLs: while PLATFORM_ALLOW_PRIVATE_NETWORKS
+// is off, an api_url naming the operator's network, or plain http, is
+// refused with 400 naming api_url and never the address; nothing is saved.
+func TestIntegrationsRefuseNonPublicURLs(t *testing.T) {
+	t.Parallel()
+	tn := mustEnv(t).mustTenant(t)
+	const notPublic, notHTTPS = "api_url: the address is not public", "api_url: only https URLs are allowed"
+	for _, tc := range []struct{ url, host, message string }{
+		{"https://127.0.0.1:8443/api/v2", "127.0.0.1", notPublic},
+		{"https://10.0.0.5/api/v2", "10.0.0.5", notPublic},
+		{"https://192.168.10.20:8443/v2", "192.168.10.20", notPublic},
+		{"https://169.254.169.254/latest/meta-data/", "169.254.169.254", notPublic},
+		{"https://[::1]:8443/", "::1", notPublic},
+		{"https://[fd12::1]/", "fd12::1", notPublic},
+		{"https://[::ffff:127.0.0.1]/", "::ffff:127.0.0.1", notPublic},
+		{"https://0.0.0.0:8443/", "0.0.0.0", notPublic},
+		{"https://localhost:8443/api", "localhost", notPublic},
+		{"http://api.dooki.com.br/v2", "api.dooki.com.br", notHTTPS},
+		{"http://127.0.0.1:9999/api/v2", "127.0.0.1", notHTTPS},
+	} {
+		for _, p := range []string{"guru", "yampi"} {
+			r := tn.do(t, http.MethodPut, "/api/v1/integrations/"+p, map[string]any{"api_url": tc.url, "user_token": "ut-0123456789"})
+			wantError(t, r, http.StatusBadRequest, "validation_error", "")
+			wantFields(t, r, map[string]any{"error.message": tc.message})
+			if bytes.Contains(r.raw, []byte(tc.host)) {
+				t.Errorf("%s %s: the answer repeats the address: %s", p, tc.url, r.raw)
+			}
+		}
+	}
+	for _, p := range []string{"guru", "yampi"} {
+		wantFields(t, tn.get(t, "/api/v1/integrations/"+p), map[string]any{"data.configured": false})
+	}
+}
+
+// Every field is bounded: a longer one is refused with 400 naming it.
+func TestIntegrationsBoundFields(t *testing.T) {
+	t.Parallel()
+	tn := mustEnv(t).mustTenant(t)
+	long := strings.Repeat("x", 256)
+	for _, tc := range []struct{ provider, field, value, message string }{
+		{"guru", "account_token", long, "account_token: at most 255 characters"},
+		{"guru", "user_token", long, "user_token: at most 255 characters"},
+		{"yampi", "webhook_secret", long, "webhook_secret: at most 255 characters"},
+		{"yampi", "user_secret_key", long, "user_secret_key: at most 255 characters"},
+		{"yampi", "store_alias", long, "store_alias: at most 255 characters"},
+		{"yampi", "api_url", "https://api.example.com/" + strings.Repeat("v", 2025), "api_url: at most 2048 characters"},
+	} {
+		r := tn.do(t, http.MethodPut, "/api/v1/integrations/"+tc.provider, map[string]any{tc.field: tc.value})
+		wantError(t, r, http.StatusBadRequest, "validation_error", "")
+		wantFields(t, r, map[string]any{"error.message": tc.message})
+	}
+	r := tn.do(t, http.MethodPut, "/api/v1/integrations/yampi", map[string]any{"store_alias": strings.Repeat("é", 255),
+		"api_url": "https://api.example.com/" + strings.Repeat("v", 2024)})
+	wantStatus(t, r, http.StatusOK)
 }

@@ -111,8 +111,10 @@ func TestRedeemUnconfiguredIntegration(t *testing.T) {
 	}
 
 	// Configured: the redemption goes to the ledger (whose broker is down
-	// in this test: 503).
-	wantStatus(t, tn.do(t, http.MethodPut, "/api/v1/integrations/yampi", map[string]any{"store_alias": "loja"}), http.StatusOK)
+	// in this test: 503). The credentials come again with the store alias,
+	// which would drop them otherwise.
+	wantStatus(t, tn.do(t, http.MethodPut, "/api/v1/integrations/yampi",
+		map[string]any{"store_alias": "loja", "user_token": "yt-0123", "user_secret_key": "ys-0123"}), http.StatusOK)
 	res, _ := env.try(request{method: http.MethodPost, path: adminPath, body: admin("store_credit", ""),
 		header: map[string]string{"X-API-Key": tn.key}})
 	if res.status != http.StatusServiceUnavailable || published.len() != 1 {

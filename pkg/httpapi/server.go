@@ -55,6 +55,9 @@ type Config struct {
 	PublicURL       string // the API's base as clients reach it: the OpenAPI document's server
 	// KeyCacheTTL bounds how long a revoked key may still work (≤ 5 s).
 	KeyCacheTTL time.Duration
+	// PlatformAllowPrivateNetworks lets an integration's api_url name
+	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
+	PlatformAllowPrivateNetworks bool
 
 	// Webhooks (the endpoints), DeliveryLog, EventPayloads and
 	// WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks or

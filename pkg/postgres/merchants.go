@@ -168,29 +168,35 @@ func (s *MerchantStore) Authenticate(ctx context.Context, plain string) (uuid.UU
 	return merchantID, nil
 }
 
-// PutIntegration replaces the merchant's settings for in.Provider; empty
-// fields keep their stored value (the secrets are write-only). The
+// PutIntegration saves in, cleaned by merchant.Integration.Clean, over
+// the merchant's settings for in.Provider by merchant.Integration.Merge:
+// empty fields keep their stored value (the secrets are write-only), and a
+// new API URL or store alias drops the stored API credentials that in does
+// not supply again. The row is read FOR UPDATE, merged and written in one
+// transaction, so that concurrent saves apply one after the other. The
 // members' coupons at the platform that were not configured or failed are
 // asked for again in the same transaction: new credentials may be what
 // they lacked.
 func (s *MerchantStore) PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error) {
 	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `
-INSERT INTO integration_settings (merchant_id, provider, account_token_enc, webhook_secret_enc, user_token_enc,
-  user_secret_key_enc, store_alias, api_url)
-VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
-ON CONFLICT (merchant_id, provider) DO UPDATE SET
-  account_token_enc = COALESCE(EXCLUDED.account_token_enc, integration_settings.account_token_enc),
-  webhook_secret_enc = COALESCE(EXCLUDED.webhook_secret_enc, integration_settings.webhook_secret_enc),
-  user_token_enc = COALESCE(EXCLUDED.user_token_enc, integration_settings.user_token_enc),
-  user_secret_key_enc = COALESCE(EXCLUDED.user_secret_key_enc, integration_settings.user_secret_key_enc),
-  store_alias = COALESCE(NULLIF(EXCLUDED.store_alias, ''), integration_settings.store_alias),
-  api_url = COALESCE(NULLIF(EXCLUDED.api_url, ''), integration_settings.api_url),
-  updated_at = now()`,
-			merchantID, in.Provider, accountTokenColumn.seal(s.box, in.AccountToken, merchantID, in.Provider),
-			webhookSecretColumn.seal(s.box, in.WebhookSecret, merchantID, in.Provider),
-			userTokenColumn.seal(s.box, in.UserToken, merchantID, in.Provider),
-			userSecretKeyColumn.seal(s.box, in.UserSecretKey, merchantID, in.Provider), in.StoreAlias, in.APIURL); err != nil {
+		// An empty row first: two first saves then queue on its lock
+		// rather than the second overwriting the first.
+		if _, err := tx.Exec(ctx, `INSERT INTO integration_settings (merchant_id, provider) VALUES ($1, $2)
+ON CONFLICT (merchant_id, provider) DO NOTHING`, merchantID, in.Provider); err != nil {
+			return err
+		}
+		stored, err := s.scanIntegration(tx.QueryRow(ctx, sqlIntegration+` FOR UPDATE`, merchantID, in.Provider), merchantID, in.Provider)
+		if err != nil {
+			return err
+		}
+		saved := stored.Merge(in)
+		if _, err := tx.Exec(ctx, `UPDATE integration_settings SET account_token_enc = $3, webhook_secret_enc = $4,
+  user_token_enc = $5, user_secret_key_enc = $6, store_alias = $7, api_url = $8, updated_at = now()
+WHERE merchant_id = $1 AND provider = $2`,
+			merchantID, in.Provider, accountTokenColumn.seal(s.box, saved.AccountToken, merchantID, in.Provider),
+			webhookSecretColumn.seal(s.box, saved.WebhookSecret, merchantID, in.Provider),
+			userTokenColumn.seal(s.box, saved.UserToken, merchantID, in.Provider),
+			userSecretKeyColumn.seal(s.box, saved.UserSecretKey, merchantID, in.Provider), saved.StoreAlias, saved.APIURL); err != nil {
 			return err
 		}
 		return rewantCoupons(ctx, tx, merchantID, in.Provider)
@@ -201,26 +207,40 @@ ON CONFLICT (merchant_id, provider) DO UPDATE SET
 	return s.FindIntegration(ctx, merchantID, in.Provider)
 }
 
+// sqlIntegration reads one integration_settings row by merchant and
+// provider, in scanIntegration's order.
+const sqlIntegration = `SELECT account_token_enc, webhook_secret_enc, user_token_enc, user_secret_key_enc,
+  store_alias, api_url, updated_at FROM integration_settings WHERE merchant_id = $1 AND provider = $2`
+
 // FindIntegration returns the merchant's settings for provider with the
-// secrets decrypted, or apperr.NotFound when none were saved.
+// secrets decrypted, or apperr.NotFound when none were saved. An API URL
+// left empty reads as the provider's public API.
 func (s *MerchantStore) FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error) {
-	var sealed [4][]byte
-	in := &merchant.Integration{Provider: provider}
-	err := s.pool.QueryRow(ctx, `SELECT account_token_enc, webhook_secret_enc, user_token_enc, user_secret_key_enc,
-  store_alias, api_url, updated_at FROM integration_settings WHERE merchant_id = $1 AND provider = $2`,
-		merchantID, provider).Scan(&sealed[0], &sealed[1], &sealed[2], &sealed[3], &in.StoreAlias, &in.APIURL, &in.UpdatedAt)
+	in, err := s.scanIntegration(s.pool.QueryRow(ctx, sqlIntegration, merchantID, provider), merchantID, provider)
 	if err != nil {
 		return nil, notFound(err, "integration not configured")
+	}
+	if in.APIURL == "" {
+		in.APIURL = merchant.DefaultAPIURL(provider)
+	}
+	return &in, nil
+}
+
+// scanIntegration reads a row of sqlIntegration, the secrets decrypted
+// and the API URL as stored.
+func (s *MerchantStore) scanIntegration(row pgx.Row, merchantID uuid.UUID, provider string) (merchant.Integration, error) {
+	var sealed [4][]byte
+	in := merchant.Integration{Provider: provider}
+	if err := row.Scan(&sealed[0], &sealed[1], &sealed[2], &sealed[3], &in.StoreAlias, &in.APIURL, &in.UpdatedAt); err != nil {
+		return merchant.Integration{}, err
 	}
 	targets := []*string{&in.AccountToken, &in.WebhookSecret, &in.UserToken, &in.UserSecretKey}
 	columns := []sealedColumn{accountTokenColumn, webhookSecretColumn, userTokenColumn, userSecretKeyColumn}
 	for i, t := range targets {
+		var err error
 		if *t, err = columns[i].open(s.box, sealed[i], merchantID, provider); err != nil {
-			return nil, err
+			return merchant.Integration{}, err
 		}
-	}
-	if in.APIURL == "" {
-		in.APIURL = merchant.DefaultAPIURL(provider)
 	}
 	return in, nil
 }

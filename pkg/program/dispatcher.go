@@ -9,6 +9,7 @@ import (
 
 	"github.com/convida/convida/pkg/dispatch"
 	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/scheduler"
@@ -66,7 +67,7 @@ type Redemptions struct {
 // NewRedemptions returns the redemptions role as production runs it.
 func NewRedemptions(d *Deps) *Redemptions {
 	log := d.Log.Named("redemptions")
-	platforms := redemption.NewExecutor(platformClient(), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays})
+	platforms := redemption.NewExecutor(platformClient(d.Config), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays})
 	platforms.CouponKey = d.Box.DeriveKey(redemption.CouponKeyInfo)
 	return &Redemptions{
 		Group: d.consumerGroup(d.Config.DispatcherGroup+"-redemptions", topic.Redemptions, 64, log),
@@ -86,13 +87,13 @@ func (r *Redemptions) Run(ctx context.Context) error {
 	return kafkabus.RunGroup(ctx, r.Group, r.Middleware.wrap(topic.RedemptionHandler(r.Consumer)))
 }
 
-// platformClient is the HTTP client of the Guru and Yampi calls: the
-// default transport keeps 2 idle connections per host, and a batch of
-// redemptions calls one platform host many times at once.
-func platformClient() *http.Client {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.MaxIdleConnsPerHost = 64
-	return &http.Client{Transport: t}
+// platformClient is the HTTP client of the Guru and Yampi calls: through
+// netguard, since the API URL is the merchant's to set (public https
+// addresses only, unless PLATFORM_ALLOW_PRIVATE_NETWORKS), with 64 idle
+// connections per host, since a batch of redemptions calls one platform
+// host many times at once. The Executor bounds each request.
+func platformClient(c Config) *http.Client {
+	return netguard.NewClient(netguard.Config{AllowPrivateNetworks: c.PlatformAllowPrivateNetworks, IdleConnsPerHost: 64}, 0)
 }
 
 // RunRedemptions runs the redemptions role as production does.
@@ -106,7 +107,7 @@ func NewProvisioner(d *Deps) *dispatch.Provisioner {
 	return &dispatch.Provisioner{
 		Store:        postgres.NewCouponStore(d.Pool),
 		Integrations: postgres.NewMerchantStore(d.Pool, d.Box),
-		Platforms:    redemption.NewExecutor(platformClient(), redemption.RetryPolicy{}),
+		Platforms:    redemption.NewExecutor(platformClient(d.Config), redemption.RetryPolicy{}),
 		Retry:        redemption.RetryPolicy{Delays: d.Config.CouponRetryDelays},
 		Log:          d.Log.Named("coupons"),
 		Now:          d.Now,

@@ -185,6 +185,8 @@ func (a *API) Router() *mux.Router {
 		DeliveryLog:     webhooks,
 		EventPayloads:   webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
+
+		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
 		Catalog: httpapi.CatalogConfig{
 			Members:   members,
 			Campaigns: campaigns,
@@ -232,6 +234,8 @@ func (a *API) Router() *mux.Router {
 		IngestPublicURL: d.Config.IngestPublicURL,
 		Webhooks:        webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
+
+		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
 		// Members and Creators.
 		Members:         members,
 		Wallets:         wallets,

@@ -7,12 +7,14 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/retry"
 )
 
@@ -99,8 +101,10 @@ func (p RetryPolicy) Next(failed int, retryAfter time.Duration) (d time.Duration
 // zero value is usable (default client, policy and sleep); it holds no state
 // between calls and is safe for concurrent use.
 type Executor struct {
-	// HTTP sends the requests; nil means a plain &http.Client{}. Execute
-	// never follows redirects (it answers a 3xx as a refusal), so that the
+	// HTTP sends the requests; nil means a netguard client with private
+	// networks refused, never a plain one: the API URL is the merchant's
+	// to choose, and must not reach the operator's network. Execute never
+	// follows redirects (it answers a 3xx as a refusal), so that the
 	// credentials of a merchant never travel to another host.
 	HTTP *http.Client
 	// Retry is the policy for transient failures; zero fields take the
@@ -119,7 +123,7 @@ type Executor struct {
 }
 
 // NewExecutor returns an Executor that sends its requests with client (nil
-// means a plain &http.Client{}) and retries by policy.
+// means the guarded default, see Executor.HTTP) and retries by policy.
 func NewExecutor(client *http.Client, policy RetryPolicy) *Executor {
 	return &Executor{HTTP: client, Retry: policy}
 }
@@ -145,7 +149,9 @@ func NewExecutor(client *http.Client, policy RetryPolicy) *Executor {
 // request, and carries the platform's status and at most 200 characters of
 // its answer, never a credential:
 //   - apperr.Unprocessable: the platform refused (3xx/4xx other than 429, or
-//     an answer Execute cannot use), or the settings or req lack what the
+//     an answer Execute cannot use), the API URL is refused by netguard (a
+//     non-public address or plain http: netguard.ErrNotPublic's or
+//     ErrNotHTTPS's words, never the address), or the settings or req lack what the
 //     platform needs (user token, secret key, store alias, subscription id,
 //     a valid API URL, a positive amount, a redemption id); no request is
 //     sent for the latter.
@@ -257,11 +263,11 @@ func (e *Executor) platformOf(provider string, settings merchant.Integration) (*
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
 		return nil, apperr.Errorf(apperr.Unprocessable, "the %s api url is not an http(s) URL without query", provider)
 	}
-	client := &http.Client{}
+	c := *guardedClient()
 	if e.HTTP != nil {
-		c := *e.HTTP
-		client = &c
+		c = *e.HTTP
 	}
+	client := &c
 	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
 	timeout := e.RequestTimeout
 	if timeout <= 0 {
@@ -282,6 +288,10 @@ func (e *Executor) platformOf(provider string, settings merchant.Integration) (*
 	}
 	return p, nil
 }
+
+// guardedClient is the client of an Executor without one: public https
+// addresses only. It is shared, so that its connections are reused.
+var guardedClient = sync.OnceValue(func() *http.Client { return netguard.NewClient(netguard.Config{}, 0) })
 
 // clip shortens s to n runes for an error message.
 func clip(s string, n int) string {

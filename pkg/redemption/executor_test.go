@@ -239,9 +239,11 @@ func TestExecuteServerClosed(t *testing.T) {
 		if !apperr.Is(err, apperr.Unavailable) {
 			t.Fatalf("%s: err = %v, want unavailable", tg.name, err)
 		}
-		if msg := apperr.MessageOf(err); !strings.Contains(msg, "connection failed") || !strings.Contains(msg, "gave up after 5 attempts") {
+		msg := apperr.MessageOf(err)
+		if !strings.Contains(msg, "connection refused") || !strings.Contains(msg, "gave up after 5 attempts") {
 			t.Errorf("%s: message %q, want the connection failure and the attempts", tg.name, msg)
 		}
+		notAddress(t, msg, srv.URL)
 		if p := rec.recorded(); len(p) != 4 {
 			t.Errorf("%s: pauses = %v, want 4", tg.name, p)
 		}
@@ -345,7 +347,7 @@ func TestExecuteContextEnds(t *testing.T) {
 		fake := tg.serve(t, answer{status: 503})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		e := NewExecutor(nil, RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Hour}})
+		e := NewExecutor(loopbackClient(t), RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Hour}})
 		e.CouponKey = testCouponKey
 		start := time.Now()
 		_, err := tg.execute(ctx, e, fake)

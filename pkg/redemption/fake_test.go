@@ -3,11 +3,15 @@ package redemption
 import (
 	"context"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/convida/convida/pkg/netguard"
 )
 
 // answer is one scripted answer of a fake platform.
@@ -34,6 +38,7 @@ type seen struct {
 type fakePlatform struct {
 	t      testing.TB
 	srv    *httptest.Server
+	conns  atomic.Int64 // connections accepted
 	mu     sync.Mutex
 	routes map[string][]answer
 	served map[string]int
@@ -42,8 +47,25 @@ type fakePlatform struct {
 
 func newFakePlatform(t testing.TB, routes map[string][]answer) *fakePlatform {
 	t.Helper()
+	return startFakePlatform(t, routes, false)
+}
+
+// startFakePlatform starts a fake platform, over TLS (httptest's
+// certificate, which no client here trusts) when tls is true.
+func startFakePlatform(t testing.TB, routes map[string][]answer, tls bool) *fakePlatform {
+	t.Helper()
 	f := &fakePlatform{t: t, routes: routes, served: map[string]int{}}
-	f.srv = httptest.NewServer(http.HandlerFunc(f.serve))
+	f.srv = httptest.NewUnstartedServer(http.HandlerFunc(f.serve))
+	f.srv.Config.ConnState = func(_ net.Conn, s http.ConnState) {
+		if s == http.StateNew {
+			f.conns.Add(1)
+		}
+	}
+	if tls {
+		f.srv.StartTLS()
+	} else {
+		f.srv.Start()
+	}
 	t.Cleanup(f.srv.Close)
 	return f
 }
@@ -132,13 +154,20 @@ func fastPolicy() RetryPolicy {
 }
 
 // newTestExecutor returns an Executor with policy, a recording sleep and a
-// transport of its own, so that no connection is shared between tests.
+// client of its own, so that no connection is shared between tests. The
+// client allows private networks, explicitly: the fakes are on loopback,
+// which the Executor's default client refuses.
 func newTestExecutor(t testing.TB, policy RetryPolicy) (*Executor, *sleepRecorder) {
 	rec := &sleepRecorder{}
-	tr := &http.Transport{}
-	t.Cleanup(tr.CloseIdleConnections)
-	e := NewExecutor(&http.Client{Transport: tr}, policy)
+	e := NewExecutor(loopbackClient(t), policy)
 	e.Sleep = rec.sleep
 	e.CouponKey = testCouponKey
 	return e, rec
+}
+
+// loopbackClient is a netguard client that may reach the local fakes.
+func loopbackClient(t testing.TB) *http.Client {
+	c := netguard.NewClient(netguard.Config{AllowPrivateNetworks: true}, 0)
+	t.Cleanup(c.CloseIdleConnections)
+	return c
 }

@@ -14,6 +14,7 @@ import (
 	"unicode"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/retry"
 )
 
@@ -81,6 +82,11 @@ func (p *platform) send(ctx context.Context, step, method, path string, query ur
 		req.Header.Set("Content-Type", "application/json")
 	}
 	resp, err := p.client.Do(req)
+	if errors.Is(err, netguard.ErrNotPublic) || errors.Is(err, netguard.ErrNotHTTPS) {
+		// A refused address stays refused: the merchant must change the
+		// API URL, so the redemption fails now rather than after retries.
+		return reply{}, apperr.Wrap(apperr.Unprocessable, err, p.name+" "+step+": "+netguard.Describe(ctx, err))
+	}
 	if err != nil {
 		return reply{}, p.networkError(ctx, step, err)
 	}
@@ -92,9 +98,10 @@ func (p *platform) send(ctx context.Context, step, method, path string, query ur
 	return reply{status: resp.StatusCode, header: resp.Header, body: b}, nil
 }
 
-// networkError describes a failed exchange without the URL (which the
-// caller knows). ctx is the caller's: its end is told apart from the
-// per-request timeout.
+// networkError describes a failed exchange in netguard.Describe's words:
+// what went wrong, never the URL, the address or the dialler's error,
+// which would tell a merchant about the operator's network. ctx is the
+// caller's: its end is told apart from the per-request timeout.
 func (p *platform) networkError(ctx context.Context, step string, err error) *transientError {
 	var what string
 	switch {
@@ -103,14 +110,9 @@ func (p *platform) networkError(ctx context.Context, step string, err error) *tr
 	case errors.Is(err, context.DeadlineExceeded):
 		what = fmt.Sprintf("no answer within %s", p.timeout)
 	default:
-		cause := err
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			cause = ue.Err
-		}
-		what = "connection failed: " + cause.Error()
+		what = netguard.Describe(ctx, err)
 	}
-	return &transientError{msg: fmt.Sprintf("%s %s: %s", p.name, step, clip(p.redact(what), maxExcerpt)), cause: err}
+	return &transientError{msg: fmt.Sprintf("%s %s: %s", p.name, step, what), cause: err}
 }
 
 // check classifies r: nil for a 2xx, a *transientError for a 429 or a

@@ -17,15 +17,38 @@ import (
 // anything (integration_not_configured), and Execute refuses it with the
 // same words should the settings change in between.
 func MissingSetting(typ string, settings merchant.Integration) string {
-	switch {
-	case settings.UserToken == "":
-		return "user token"
-	case typ != TypeStoreCredit:
+	missing := missingFields(typ, settings)
+	if len(missing) == 0 {
 		return ""
-	case settings.UserSecretKey == "":
-		return "user secret key"
-	case strings.TrimSpace(settings.StoreAlias) == "":
-		return "store alias"
 	}
-	return ""
+	return strings.ReplaceAll(missing[0], "_", " ")
+}
+
+// MissingFields lists, by their names in the integration's API
+// (user_token, user_secret_key, store_alias), the settings that provider's
+// API calls (redemptions and coupons) need and settings lack; it is empty
+// when the platform's API is configured. It is MissingSetting's rule, whole.
+func MissingFields(provider string, settings merchant.Integration) []string {
+	typ := TypeSubscriptionDiscount
+	if provider == merchant.ProviderYampi {
+		typ = TypeStoreCredit
+	}
+	return missingFields(typ, settings)
+}
+
+func missingFields(typ string, settings merchant.Integration) []string {
+	missing := []string{}
+	if settings.UserToken == "" {
+		missing = append(missing, "user_token")
+	}
+	if typ != TypeStoreCredit {
+		return missing
+	}
+	if settings.UserSecretKey == "" {
+		missing = append(missing, "user_secret_key")
+	}
+	if strings.TrimSpace(settings.StoreAlias) == "" {
+		missing = append(missing, "store_alias")
+	}
+	return missing
 }
