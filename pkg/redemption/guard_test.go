@@ -51,7 +51,7 @@ func TestExecutorRefusesPrivateNetworksByDefault(t *testing.T) {
 			t.Run(tc.name+"/"+tg.name, func(t *testing.T) {
 				t.Parallel()
 				rec := &sleepRecorder{}
-				e := &Executor{Retry: fastPolicy(), Sleep: rec.sleep}
+				e := &Executor{Retry: fastPolicy(), Sleep: rec.sleep, CouponKey: testCouponKey}
 				_, err := e.Execute(context.Background(), tg.settings(tc.url+tg.prefix), tg.req)
 				msg := apperr.MessageOf(err)
 				if !apperr.Is(err, apperr.Unprocessable) || !strings.Contains(msg, tc.want) {
