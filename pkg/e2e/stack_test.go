@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -82,7 +83,12 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	if opt.databaseURL == "" {
 		opt.databaseURL = testenv.MustDatabase(t)
 	}
-	cfg, err := program.LoadConfig(func(k string) string { return opt.env[k] })
+	// The tests share one client address (127.0.0.1) and one Redis: a
+	// test of the failed-authentication limit turns it on itself, with
+	// addresses of its own (forged_test.go).
+	env := map[string]string{"AUTH_FAILURE_LIMIT": "0"}
+	maps.Copy(env, opt.env)
+	cfg, err := program.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
