@@ -124,6 +124,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				if apperr.Is(err, apperr.Unauthorized) && s.authFailed(w, r, client) {
 					return
 				}
+				if apperr.Is(err, apperr.Internal) { // the store did not answer: an outage, not the client's fault
+					w.Header().Set("Retry-After", "1")
+					err = apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later")
+				}
 				s.fail(w, r, err)
 				return
 			}
