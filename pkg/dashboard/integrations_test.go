@@ -233,7 +233,8 @@ func TestIntegrationsDeliveries(t *testing.T) {
 	mine, theirs, junk := uuid.New(), uuid.New(), uuid.New()
 	err := postgres.NewDeliveryStore(e.deps.Pool).RecordDeliveries(context.Background(), []inbound.Delivery{
 		{ID: mine, MerchantID: uuid.MustParse(e.demo.MerchantID), Provider: "guru", Outcome: inbound.DeliveryUnauthorized,
-			HTTPStatus: 401, Error: "api_token does not match", Body: guruBody(t, token), ReceivedAt: at},
+			HTTPStatus: 401, Error: "api_token does not match", Body: guruBody(t, token), ReceivedAt: at,
+			BodyLength: 900_000, BodySHA256: bytes.Repeat([]byte{0xab}, 32)},
 		{ID: junk, MerchantID: uuid.MustParse(e.demo.MerchantID), Provider: "yampi", Outcome: inbound.DeliveryUnprocessable,
 			HTTPStatus: 422, Body: []byte(`secret=` + token), ReceivedAt: at},
 		{ID: theirs, MerchantID: uuid.MustParse(other.MerchantID), Provider: "guru", Outcome: inbound.DeliveryAccepted,
@@ -257,6 +258,9 @@ func TestIntegrationsDeliveries(t *testing.T) {
 	if d.StatusCode != http.StatusOK || !strings.Contains(d.body, "&#34;api_token&#34;: &#34;[redacted]&#34;") ||
 		!strings.Contains(d.body, "Ana Souza") || strings.Contains(d.body, token) {
 		t.Errorf("the delivery page: %d, want the body with api_token redacted: %s", d.StatusCode, d.body)
+	}
+	if !strings.Contains(d.body, ">"+strings.Repeat("ab", 32)+"</code> · 900000<") {
+		t.Errorf("the delivery page lacks the digest and length of the body received: %s", d.body)
 	}
 	if d := e.do(owner, http.MethodGet, "/dashboard/integrations/deliveries/"+junk.String(), nil); strings.Contains(d.body, token) ||
 		!strings.Contains(d.body, "not shown") {

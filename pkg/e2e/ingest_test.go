@@ -81,6 +81,12 @@ func TestBadInboundInput(t *testing.T) {
 	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND http_status = 413`, tn.merchant.ID); got != 1 {
 		t.Errorf("oversized deliveries recorded = %d, want 1 (every delivery is kept, without its body)", got)
 	}
+	// Refused before authenticating (the 401s, the 413, the Guru body that
+	// is not JSON): the digest and length of the body are kept; not for
+	// the 422s of a delivery that authenticated.
+	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND body_sha256 IS NOT NULL AND body_length > 0`, tn.merchant.ID); got != 5 {
+		t.Errorf("records with a body digest = %d, want 5", got)
+	}
 	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE position($1::bytea in body) > 0`, []byte(tn.guruToken)); got != 0 {
 		t.Errorf("%d stored bodies contain the Guru account token", got)
 	}

@@ -18,6 +18,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -84,13 +85,13 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 		opt.databaseURL = testenv.MustDatabase(t)
 	}
 	// The fake platforms are on loopback: a test of the guard sets
-	// PLATFORM_ALLOW_PRIVATE_NETWORKS to "false".
-	cfg, err := program.LoadConfig(func(k string) string {
-		if v, ok := opt.env[k]; ok || k != "PLATFORM_ALLOW_PRIVATE_NETWORKS" {
-			return v
-		}
-		return "true"
-	})
+	// PLATFORM_ALLOW_PRIVATE_NETWORKS to "false". The tests share one
+	// client address (127.0.0.1) and one Redis: a test of the
+	// failed-authentication limit turns it on itself, with addresses of its
+	// own (forged_test.go).
+	env := map[string]string{"PLATFORM_ALLOW_PRIVATE_NETWORKS": "true", "AUTH_FAILURE_LIMIT": "0"}
+	maps.Copy(env, opt.env)
+	cfg, err := program.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

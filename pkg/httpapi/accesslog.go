@@ -10,6 +10,8 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/convida/convida/pkg/clientip"
 )
 
 // RequestIDHeader carries a request's id: taken from the request when it is
@@ -20,13 +22,15 @@ const RequestIDHeader = "X-Request-Id"
 // AccessLog returns middleware that writes one info line per request to
 // log, "request", after the answer: method, route (the mux path template,
 // e.g. /api/v1/members/{id}; empty for a path no route matched), status,
-// duration, the authenticated merchant (see LogMerchant) and the request
-// id, which it also sets as X-Request-Id on the answer. It logs nothing of
+// duration, the authenticated merchant (see LogMerchant), the request id,
+// which it also sets as X-Request-Id on the answer, and client_ip, the
+// client's address as clients tells it (X-Forwarded-For only from
+// TRUSTED_PROXIES). It logs nothing of
 // the request's headers, query or body, so no key, token or secret reaches
 // the log. Probes and scrapes (/healthz, /readyz, /metrics) are logged at
 // debug level. Installed with Router.Use, it runs for matched routes only;
 // wrap the router's NotFoundHandler and MethodNotAllowedHandler in it too.
-func AccessLog(log *zap.Logger) mux.MiddlewareFunc {
+func AccessLog(log *zap.Logger, clients clientip.Resolver) mux.MiddlewareFunc {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -55,7 +59,7 @@ func AccessLog(log *zap.Logger) mux.MiddlewareFunc {
 			if ce := log.Check(level, "request"); ce != nil {
 				ce.Write(zap.String("method", r.Method), zap.String("route", route),
 					zap.Int("status", sw.statusOrOK()), zap.Duration("duration", time.Since(start)),
-					zap.String("merchant", e.merchant), zap.String("request_id", id))
+					zap.String("merchant", e.merchant), zap.String("request_id", id), zap.String("client_ip", clients.String(r)))
 			}
 		})
 	}

@@ -11,13 +11,14 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/httpapi"
 )
 
 func TestAccessLog(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zapcore.InfoLevel)
-	accessLog := httpapi.AccessLog(zap.New(core))
+	accessLog := httpapi.AccessLog(zap.New(core), clientip.Resolver{})
 	r := mux.NewRouter()
 	r.Use(accessLog)
 	r.NotFoundHandler = accessLog(http.NotFoundHandler())
@@ -54,7 +55,7 @@ func TestAccessLog(t *testing.T) {
 		}
 		f := lines[0].ContextMap()
 		if lines[0].Message != "request" || f["method"] != "GET" || f["route"] != c.route || f["status"] != int64(c.status) ||
-			f["merchant"] != c.merchant || f["request_id"] != id || f["duration"] == nil {
+			f["merchant"] != c.merchant || f["request_id"] != id || f["duration"] == nil || f["client_ip"] != "192.0.2.1" {
 			t.Errorf("%s: log line %q %v", c.name, lines[0].Message, f)
 		}
 		for k, v := range f {
@@ -69,10 +70,37 @@ func TestAccessLog(t *testing.T) {
 func TestAccessLogOff(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zapcore.WarnLevel)
-	h := httpapi.AccessLog(zap.New(core))(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	h := httpapi.AccessLog(zap.New(core), clientip.Resolver{})(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	if logs.Len() != 0 || rec.Header().Get("X-Request-Id") == "" {
 		t.Errorf("%d lines, X-Request-Id %q: want none and one", logs.Len(), rec.Header().Get("X-Request-Id"))
+	}
+}
+
+// The line's client_ip is the peer, or the address a trusted proxy
+// forwarded; a header from anyone else is ignored.
+func TestAccessLogClientIP(t *testing.T) {
+	t.Parallel()
+	for _, c := range []struct {
+		name    string
+		trusted string
+		peer    string
+		want    string
+	}{
+		{"no proxy trusted: the peer", "", "192.0.2.1:1234", "192.0.2.1"},
+		{"a trusted proxy: the forwarded address", "192.0.2.0/24", "192.0.2.1:1234", "198.51.100.9"},
+		{"an untrusted peer's header is ignored", "192.0.2.0/24", "203.0.113.5:1234", "203.0.113.5"},
+	} {
+		core, logs := observer.New(zapcore.InfoLevel)
+		h := httpapi.AccessLog(zap.New(core), clientip.MustParse(c.trusted))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		req := httptest.NewRequest(http.MethodGet, "/", nil)
+		req.RemoteAddr = c.peer
+		req.Header.Set("X-Forwarded-For", "198.51.100.9")
+		h.ServeHTTP(httptest.NewRecorder(), req)
+		lines := logs.TakeAll()
+		if len(lines) != 1 || lines[0].ContextMap()["client_ip"] != c.want {
+			t.Errorf("%s: lines %v, want one with client_ip %s", c.name, lines, c.want)
+		}
 	}
 }

@@ -52,16 +52,13 @@ func (a *authenticator) merchantFor(ctx context.Context, key string) (*merchant.
 	}
 	h := sha256.Sum256([]byte(key))
 	now := a.now()
-	a.mu.Lock()
-	e, ok := a.cache[h]
-	a.mu.Unlock()
-	if ok && now.Before(e.expires) {
+	if e, ok := a.lookup(h, now); ok {
 		if e.merchant == nil {
 			return nil, unauthorized
 		}
 		return e.merchant, nil
 	}
-	e = authEntry{expires: now.Add(a.ttl)}
+	e := authEntry{expires: now.Add(a.ttl)}
 	id, err := a.src.Authenticate(ctx, key)
 	switch {
 	case apperr.Is(err, apperr.Unauthorized):
@@ -84,15 +81,56 @@ func (a *authenticator) merchantFor(ctx context.Context, key string) (*merchant.
 	return e.merchant, nil
 }
 
+// lookup returns the cache entry of the key whose SHA-256 is h while it
+// is fresh at now.
+func (a *authenticator) lookup(h [32]byte, now time.Time) (authEntry, bool) {
+	a.mu.Lock()
+	e, ok := a.cache[h]
+	a.mu.Unlock()
+	return e, ok && now.Before(e.expires)
+}
+
+// cached returns the merchant of key when the cache holds it fresh, nil
+// otherwise (an unknown key, or one to read again): no database read.
+func (a *authenticator) cached(key string) *merchant.Merchant {
+	if key == "" || len(key) > 200 {
+		return nil
+	}
+	e, _ := a.lookup(sha256.Sum256([]byte(key)), a.now())
+	return e.merchant
+}
+
 // authenticate is the middleware: 401 unless a valid key is presented. It
 // puts the merchant and the key's SHA-256 (see keyHashOf) in the context.
+//
+// A missing, unknown or revoked key is a failed authentication of the
+// client (ProtectionConfig.AuthFailures). A client blocked for its
+// failures is answered 429 before any database work, unless its key is
+// one the cache holds valid: a client sharing its address with a guesser
+// (behind one NAT) keeps its service.
 func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := presentedKey(r)
-		m, err := s.auth.merchantFor(r.Context(), key)
-		if err != nil {
-			s.fail(w, r, err)
-			return
+		client := s.cfg.TrustedProxies.Key(r)
+		var m *merchant.Merchant
+		if wait := s.cfg.Protection.AuthFailures.Blocked(client); wait > 0 {
+			if m = s.auth.cached(key); m == nil {
+				s.refuseBlocked(w, r, wait)
+				return
+			}
+		} else {
+			var err error
+			if m, err = s.auth.merchantFor(r.Context(), key); err != nil {
+				if apperr.Is(err, apperr.Unauthorized) && s.authFailed(w, r, client) {
+					return
+				}
+				if apperr.Is(err, apperr.Internal) { // the store did not answer: an outage, not the client's fault
+					w.Header().Set("Retry-After", "1")
+					err = apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later")
+				}
+				s.fail(w, r, err)
+				return
+			}
 		}
 		ctx := context.WithValue(r.Context(), merchantKey, m)
 		ctx = context.WithValue(ctx, keyHashKey{}, sha256.Sum256([]byte(key)))

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/hex"
 	"math"
-	"net"
 	"net/http"
 	"strings"
 	"time"
@@ -78,7 +77,7 @@ func (s *Server) registerCreators(admin, public *mux.Router) {
 	admin.HandleFunc(creatorPath+"/rotate-token", s.rotateCreatorToken).Methods(http.MethodPost)
 	s.registerCampaignTiers(admin)
 
-	public.Use(s.withStyle(respond.Member), noStore, s.checkQuery, s.creatorRateLimit)
+	public.Use(s.withStyle(respond.Member), noStore, s.checkQuery, s.creatorFailures, s.creatorRateLimit)
 	public.HandleFunc(v1+"/creators/{token}", s.getPublicCreator).Methods(http.MethodGet)
 	public.HandleFunc(v1+"/creators/{token}/tiers", s.getPublicCreatorTiers).Methods(http.MethodGet)
 	public.HandleFunc(v1+"/creators/{token}/sales", s.getPublicCreatorSales).Methods(http.MethodGet)
@@ -405,8 +404,9 @@ func (s *Server) getPublicCreatorSales(w http.ResponseWriter, r *http.Request) {
 // IP (decision 22), with the limiter and answers of the API key's limit
 // (RateLimit-* headers of the tighter of the two, 429 RATE_LIMITED with
 // Retry-After). The token is counted by its SHA-256, never kept as such.
-// The client IP is the connection's peer: X-Forwarded-For is not trusted.
-// When the limiter's store fails the request is served unlimited.
+// The client IP is Config.TrustedProxies' (X-Forwarded-For only from the
+// operator's proxies; an IPv6 client by its /64). When the limiter's store
+// fails the request is served unlimited.
 func (s *Server) creatorRateLimit(next http.Handler) http.Handler {
 	lim := s.cfg.Protection.Limiter
 	if lim == nil {
@@ -416,11 +416,7 @@ func (s *Server) creatorRateLimit(next http.Handler) http.Handler {
 	tokenRate, tokenBurst := orDefault(c.TokenPerSecond, DefaultCreatorTokenPerSecond), orDefault(c.TokenBurst, DefaultCreatorTokenBurst)
 	ipRate, ipBurst := orDefault(c.IPPerSecond, DefaultCreatorIPPerSecond), orDefault(c.IPBurst, DefaultCreatorIPBurst)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ip, _, err := net.SplitHostPort(r.RemoteAddr)
-		if err != nil {
-			ip = r.RemoteAddr
-		}
-		byIP, ok := s.countRequest(r, "creator-ip:"+ip, ipRate, ipBurst)
+		byIP, ok := s.countRequest(r, "creator-ip:"+s.cfg.TrustedProxies.Key(r), ipRate, ipBurst)
 		if !ok {
 			next.ServeHTTP(w, r)
 			return
@@ -433,6 +429,25 @@ func (s *Server) creatorRateLimit(next http.Handler) http.Handler {
 		}
 		if s.answerLimit(w, r, byIP) {
 			next.ServeHTTP(w, r)
+		}
+	})
+}
+
+// creatorFailures counts a token that finds no creator (a 404 of the
+// creator operations: unknown, rotated or deleted) as a failed
+// authentication of the client, like a wrong API key, and answers 429 to a
+// client blocked for its failures before any database work.
+func (s *Server) creatorFailures(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		client := s.cfg.TrustedProxies.Key(r)
+		if wait := s.cfg.Protection.AuthFailures.Blocked(client); wait > 0 {
+			s.refuseBlocked(w, r, wait)
+			return
+		}
+		sw := &statusWriter{ResponseWriter: w}
+		next.ServeHTTP(sw, r)
+		if sw.statusOrOK() == http.StatusNotFound {
+			s.cfg.Protection.AuthFailures.Failed(r.Context(), client)
 		}
 	})
 }

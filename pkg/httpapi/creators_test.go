@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap/zaptest"
 	"go.uber.org/zap/zaptest/observer"
 
+	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ledger"
@@ -51,6 +52,10 @@ type creatorEnvOptions struct {
 	limits httpapi.CreatorsConfig // the public operations' limits; zero: generous ones
 	rdb    *redis.Client          // nil: the test Redis
 	brk    *redisx.Breaker
+	// failures and trusted wire the failed-authentication limit and
+	// TRUSTED_PROXIES (none by default).
+	failures httpapi.AuthFailures
+	trusted  clientip.Resolver
 }
 
 func mustCreatorEnv(t *testing.T, o creatorEnvOptions) *creatorEnv {
@@ -71,9 +76,9 @@ func mustCreatorEnv(t *testing.T, o creatorEnvOptions) *creatorEnv {
 		wire: func(pool *pgxpool.Pool, box *secretbox.Box) httpapi.Config {
 			c := o.limits
 			c.Profiles, c.Tiers = postgres.NewCreatorStore(pool, box), postgres.NewCampaignTierStore(pool)
-			return httpapi.Config{Log: log, Catalog: catalog(pool), Creators: c,
+			return httpapi.Config{Log: log, Catalog: catalog(pool), Creators: c, TrustedProxies: o.trusted,
 				Protection: httpapi.ProtectionConfig{Limiter: redisx.NewLimiter(o.rdb, o.brk),
-					Idempotency: redisx.NewIdempotency(o.rdb, o.brk), Log: log}}
+					Idempotency: redisx.NewIdempotency(o.rdb, o.brk), AuthFailures: o.failures, Log: log}}
 		},
 		// One second later per ledger write, from wherever the test set it.
 		ledgerNow: func() time.Time { lclk.Advance(time.Second); return lclk.Now() },
@@ -413,6 +418,30 @@ func TestCreatorRateLimits(t *testing.T) {
 		if r.header.Get("Retry-After") == "" || r.header.Get("RateLimit-Limit") != "2" {
 			t.Errorf("429 headers %v, want Retry-After and RateLimit-Limit 2", r.header)
 		}
+	})
+	t.Run("per forwarded address", func(t *testing.T) {
+		t.Parallel()
+		env := mustCreatorEnv(t, creatorEnvOptions{limits: httpapi.CreatorsConfig{IPPerSecond: 1, IPBurst: 2},
+			trusted: clientip.MustParse("127.0.0.1/32")})
+		tn := env.mustTenant(t)
+		tn.mustCampaign(t, map[string]any{"name": "Padrão", "reward_type": "fixed", "reward_value": 1000})
+		token := tn.mustCreator(t, tn.mustMember(t, "ana@example.com", "Ana"), "Ana")
+		// Addresses of the test's own, which the trusted proxy (this
+		// host) forwards: the suite's other tests all count as 127.0.0.1.
+		a := fmt.Sprintf("198.51.%d.%d", time.Now().UnixNano()%250, 1+time.Now().UnixNano()/7%250)
+		b := fmt.Sprintf("2001:db8:%x::1", time.Now().UnixNano()%65000)
+		from := func(client string) reply {
+			return env.call(t, request{method: http.MethodGet, path: "/api/v1/creators/" + token,
+				header: map[string]string{"X-Forwarded-For": client}})
+		}
+		var r reply
+		for range 20 {
+			if r = from(a); r.status != http.StatusOK {
+				break
+			}
+		}
+		wantError(t, r, http.StatusTooManyRequests, "RATE_LIMITED", "")
+		wantStatus(t, from(b), http.StatusOK)
 	})
 	t.Run("redis down", func(t *testing.T) {
 		t.Parallel()

@@ -53,6 +53,26 @@ type Idempotency interface {
 	Release(ctx context.Context, claim string) error
 }
 
+// AuthFailures limits failed authentications per client
+// (redisx.AuthFailures). Blocked reads only memory: how long client stays
+// blocked. Failed counts one failure of client and tells whether it is now
+// blocked (retryAfter > 0) and whether this failure was already beyond its
+// allowance (over). Refused counts a request refused because its client
+// is blocked.
+type AuthFailures interface {
+	Blocked(client string) time.Duration
+	Failed(ctx context.Context, client string) (retryAfter time.Duration, over bool)
+	Refused()
+}
+
+// noAuthFailures limits nothing: the Server's AuthFailures when none is
+// configured.
+type noAuthFailures struct{}
+
+func (noAuthFailures) Blocked(string) time.Duration                         { return 0 }
+func (noAuthFailures) Failed(context.Context, string) (time.Duration, bool) { return 0, false }
+func (noAuthFailures) Refused()                                             {}
+
 // ProtectionConfig wires rate limits and idempotency records. A nil Limiter
 // or Idempotency turns that feature off; zero durations and limits take the
 // defaults below. New keeps its own copy, in which the middleware keeps its
@@ -62,6 +82,10 @@ type Idempotency interface {
 type ProtectionConfig struct {
 	Limiter     Limiter
 	Idempotency Idempotency
+	// AuthFailures limits the failed authentications of a client address
+	// (Config.TrustedProxies tells it): a missing, unknown or revoked API
+	// key, a creator token that finds no creator. Nil: no limit.
+	AuthFailures AuthFailures
 	// Log receives the (throttled) reports of an unavailable store;
 	// Config.Log when nil.
 	Log *zap.Logger
@@ -256,6 +280,27 @@ func (s *Server) answerLimit(w http.ResponseWriter, r *http.Request, res limitRe
 	s.fail(w, r, apperr.Errorf(apperr.RateLimited,
 		"rate limit of %d requests per second (burst %d) exceeded; retry after %d s", res.perSecond, res.burst, wait))
 	return false
+}
+
+// authFailed counts a failed authentication of client. When the failure
+// is beyond the client's allowance (spent at another replica, say) it
+// answers 429 and returns true; otherwise the caller answers the failure
+// (the client may now be blocked, from its next request on).
+func (s *Server) authFailed(w http.ResponseWriter, r *http.Request, client string) bool {
+	wait, over := s.cfg.Protection.AuthFailures.Failed(r.Context(), client)
+	if over {
+		s.refuseBlocked(w, r, wait)
+	}
+	return over
+}
+
+// refuseBlocked answers 429 rate_limited (RATE_LIMITED member-facing) with
+// Retry-After to a client blocked for its failed authentications.
+func (s *Server) refuseBlocked(w http.ResponseWriter, r *http.Request, wait time.Duration) {
+	s.cfg.Protection.AuthFailures.Refused()
+	secs := max(ceilSeconds(wait), 1)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	s.fail(w, r, apperr.Errorf(apperr.RateLimited, "too many failed authentications from this address; retry after %d s", secs))
 }
 
 func ceilSeconds(d time.Duration) int {

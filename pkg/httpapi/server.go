@@ -19,6 +19,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/referral"
@@ -58,6 +59,9 @@ type Config struct {
 	// PlatformAllowPrivateNetworks lets an integration's api_url name
 	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
 	PlatformAllowPrivateNetworks bool
+	// TrustedProxies tells a request's client (TRUSTED_PROXIES) to every
+	// per-client limit and to the access log.
+	TrustedProxies clientip.Resolver
 
 	// Webhooks (the endpoints), DeliveryLog, EventPayloads and
 	// WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks or
@@ -99,10 +103,13 @@ func New(cfg Config) (*Server, *mux.Router) {
 	if cfg.KeyCacheTTL <= 0 || cfg.KeyCacheTTL > 5*time.Second {
 		cfg.KeyCacheTTL = 5 * time.Second
 	}
+	if cfg.Protection.AuthFailures == nil {
+		cfg.Protection.AuthFailures = noAuthFailures{}
+	}
 	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now)}
 	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
-	accessLog := AccessLog(s.log)
+	accessLog := AccessLog(s.log, cfg.TrustedProxies)
 	r.NotFoundHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.NotFound, "no such route"))
 	}))

@@ -20,6 +20,14 @@ type Delivery struct {
 	Error      string
 	Headers    map[string]string
 	Body       []byte
+	// BodyLength and BodySHA256 are the length and the SHA-256 of the body
+	// as received. They are kept for a delivery refused before it
+	// authenticated, whose record keeps at most a few KiB of its body
+	// (anyone can send one: it must cost little to keep); 0 and nil for
+	// the others, whose Body is what was received (up to the record's
+	// limit, noted in Headers).
+	BodyLength int
+	BodySHA256 []byte
 	ReceivedAt time.Time
 }
 

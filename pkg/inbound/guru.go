@@ -20,8 +20,9 @@ var _ Adapter = guru{}
 //
 // Guru sends no signature: the body field api_token must equal the
 // merchant's account token. Handle checks, in order: the body is a JSON
-// object (else Unprocessable); api_token matches Credentials.GuruAccountToken
-// (else Unauthorized, also when no token is configured); webhook_type is
+// object (else Unprocessable); api_token matches
+// Credentials.GuruAccountToken (else Unauthorized, also when no token is
+// configured) — both errors wrap ErrNotAuthenticated; webhook_type is
 // "transaction" and status is "approved" (a sale, transaction.approved) or
 // "refunded"/"chargeback" (a refund, transaction.refunded), else the delivery
 // is Ignored without looking further; then the mapping (else Unprocessable):
@@ -43,10 +44,10 @@ func (guru) Provider() string { return ProviderGuru }
 func (guru) Handle(raw []byte, _ http.Header, creds Credentials) (Outcome, error) {
 	obj, err := parseObject(raw)
 	if err != nil {
-		return Outcome{}, err
+		return Outcome{}, notAuthenticated(err)
 	}
 	if err := checkGuruToken(obj.stringAt("api_token"), creds.GuruAccountToken); err != nil {
-		return Outcome{}, err
+		return Outcome{}, notAuthenticated(err)
 	}
 	kind, name, ignored := guruRoute(obj.stringAt("webhook_type"), obj.stringAt("status"))
 	if kind == "" {

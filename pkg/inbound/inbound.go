@@ -10,9 +10,12 @@
 package inbound
 
 import (
+	"errors"
 	"net/http"
 	"time"
 	_ "time/tzdata" // America/Sao_Paulo must load on hosts without zoneinfo.
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // Kind says what an order event does to a referral.
@@ -80,8 +83,29 @@ type Adapter interface {
 	// token or signature, or the merchant has no secret for this provider)
 	// or apperr.Unprocessable (body not a JSON object, required field
 	// missing, a field of the wrong type, bad money, unparseable time).
-	// Handle never panics on any input.
+	// An error returned before the delivery authenticated wraps
+	// ErrNotAuthenticated. Handle never panics on any input.
 	Handle(raw []byte, header http.Header, creds Credentials) (Outcome, error)
+}
+
+// ErrNotAuthenticated is wrapped (errors.Is) by every error an Adapter
+// returns before the delivery authenticated: a wrong or missing token or
+// signature, a provider the merchant has no credentials for, and a Guru
+// body that is not a JSON object (Guru's token is in the body). Such a
+// delivery may come from anyone: the caller keeps little of it and counts
+// it against the client that sent it.
+var ErrNotAuthenticated = errors.New("the delivery did not authenticate")
+
+// notAuthenticated marks an error of Handle as returned before the
+// delivery authenticated.
+func notAuthenticated(err error) error {
+	e, ok := err.(*apperr.Error)
+	if !ok {
+		return errors.Join(ErrNotAuthenticated, err)
+	}
+	marked := *e
+	marked.Err = errors.Join(ErrNotAuthenticated, e.Err)
+	return &marked
 }
 
 // Lookup returns the adapter for a provider name ("guru", "yampi"; exact

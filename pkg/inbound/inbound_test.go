@@ -212,3 +212,44 @@ func TestMaybe(t *testing.T) {
 		}
 	}
 }
+
+// The caller tells a delivery refused before it authenticated (anyone's)
+// from one refused after (the merchant's platform's) by ErrNotAuthenticated.
+func TestErrorsBeforeAuthenticationAreMarked(t *testing.T) {
+	t.Parallel()
+	guru := guruFixture(t, "transaction-approved.json", testToken)
+	yampi := mustFixture(t, "yampi/order-paid.json")
+	badAmount := edit(t, guru, "payment.total", "97.999")
+	yampiBad := edit(t, yampi, "resource.value_total", `"x"`)
+	tests := []struct {
+		name    string
+		adapter Adapter
+		body    []byte
+		header  http.Header
+		creds   Credentials
+		marked  bool
+	}{
+		{"guru wrong token", Guru(), guruFixture(t, "transaction-approved.json", "tok_someone_else"), nil, testCreds, true},
+		{"guru not configured", Guru(), guru, nil, Credentials{}, true},
+		{"guru body not JSON", Guru(), []byte(`{"api_token": `), nil, testCreds, true},
+		{"guru bad amount with the right token", Guru(), badAmount, nil, testCreds, false},
+		{"yampi missing signature", Yampi(), yampi, nil, testCreds, true},
+		{"yampi wrong signature", Yampi(), yampi, signed(yampi, "other"), testCreds, true},
+		{"yampi not configured", Yampi(), yampi, signed(yampi, testSecret), Credentials{}, true},
+		{"yampi signed body not JSON", Yampi(), []byte(`nope`), signed([]byte(`nope`), testSecret), testCreds, false},
+		{"yampi signed bad amount", Yampi(), yampiBad, signed(yampiBad, testSecret), testCreds, false},
+	}
+	for _, tt := range tests {
+		_, err := tt.adapter.Handle(tt.body, tt.header, tt.creds)
+		if err == nil {
+			t.Errorf("%s: no error", tt.name)
+			continue
+		}
+		if got := errors.Is(err, ErrNotAuthenticated); got != tt.marked {
+			t.Errorf("%s: errors.Is(%v, ErrNotAuthenticated) = %v, want %v", tt.name, err, got, tt.marked)
+		}
+		if code := apperr.CodeOf(err); code != apperr.Unauthorized && code != apperr.Unprocessable {
+			t.Errorf("%s: code %q", tt.name, code)
+		}
+	}
+}

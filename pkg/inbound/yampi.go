@@ -66,7 +66,7 @@ func (yampi) Provider() string { return ProviderYampi }
 
 func (yampi) Handle(raw []byte, header http.Header, creds Credentials) (Outcome, error) {
 	if err := checkYampiSignature(raw, header.Get(YampiSignatureHeader), creds.YampiWebhookSecret); err != nil {
-		return Outcome{}, err
+		return Outcome{}, notAuthenticated(err)
 	}
 	obj, err := parseObject(raw)
 	if err != nil {

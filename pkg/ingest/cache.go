@@ -73,6 +73,20 @@ func (c *settingsCache) get(ctx context.Context, merchantID uuid.UUID, provider 
 	return e.settings, e.err
 }
 
+// fresh returns the settings of merchantID's provider when memory holds
+// them within their TTL, without a read; false otherwise, and for an
+// unknown merchant.
+func (c *settingsCache) fresh(merchantID uuid.UUID, provider string) (providerSettings, bool) {
+	now := c.now()
+	c.mu.Lock()
+	e, ok := c.entries[settingsKey{merchantID, provider}]
+	c.mu.Unlock()
+	if !ok || e.err != nil || !now.Before(e.expires) {
+		return providerSettings{}, false
+	}
+	return e.settings, true
+}
+
 // load reads the settings of merchantID's provider. An unknown merchant is
 // an entry (apperr.NotFound, cached like settings); any other error is
 // transient and returned.

@@ -3,6 +3,7 @@ package ingest
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"io"
@@ -10,6 +11,7 @@ import (
 	"net/http"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -17,6 +19,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
@@ -33,6 +36,8 @@ type Service struct {
 	pending   *pendingRecords
 	limiter   Limiter
 	rateLimit int
+	failures  AuthFailures
+	clients   clientip.Resolver
 	log       *zap.Logger
 	// lines writes the outcome lines through check, so it reports the
 	// caller of check rather than check itself.
@@ -56,6 +61,11 @@ type Config struct {
 	// second; 0 (the default) is no ceiling.
 	Limiter   Limiter
 	RateLimit int
+	// AuthFailures limits the deliveries refused before they authenticated
+	// per client (optional: no limit); Clients tells the client of a
+	// request (TRUSTED_PROXIES), for that limit and the access log.
+	AuthFailures AuthFailures
+	Clients      clientip.Resolver
 	// CacheTTL bounds how stale merchant settings may be (default 5 s).
 	CacheTTL time.Duration
 }
@@ -71,11 +81,14 @@ func New(cfg Config) *Service {
 	if cfg.Log == nil {
 		cfg.Log = zap.NewNop()
 	}
+	if cfg.AuthFailures == nil {
+		cfg.AuthFailures = noAuthFailures{}
+	}
 	return &Service{
 		merchants: newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
 		coupons:   newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now),
 		dedupe:    cfg.Dedupe, publisher: cfg.Publisher, pending: newPendingRecords(cfg.Publisher, cfg.Log),
-		limiter: cfg.Limiter, rateLimit: cfg.RateLimit,
+		limiter: cfg.Limiter, rateLimit: cfg.RateLimit, failures: cfg.AuthFailures, clients: cfg.Clients,
 		log: cfg.Log, lines: cfg.Log.WithOptions(zap.AddCallerSkip(1)), now: cfg.Now, metrics: cfg.Metrics,
 	}
 }
@@ -83,7 +96,7 @@ func New(cfg Config) *Service {
 // Register adds the receiver route to r, and an access-log line
 // (httpapi.AccessLog) to every request it serves, routed or not.
 func (s *Service) Register(r *mux.Router) {
-	accessLog := httpapi.AccessLog(s.log)
+	accessLog := httpapi.AccessLog(s.log, s.clients)
 	r.Use(accessLog)
 	r.HandleFunc("/api/webhooks/{provider}/{merchant_id}", s.ServeWebhook).Methods(http.MethodPost)
 	r.NotFoundHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -104,45 +117,61 @@ type answer struct {
 
 // ServeWebhook handles one delivery. Answers (webhooks.md): 200 once the
 // command and the delivery's record are acknowledged by the broker, or for
-// a duplicate, ignored or unattributed event once its record is; 401 bad
-// token or signature; 404 unknown provider or merchant; 413 body over
-// 1 MiB; 422 unmappable body; 503 when the broker (or, with cold caches,
-// the database) cannot be reached (the platform retries). Every answer is
+// a duplicate, ignored or unattributed event once its record is; 401 for
+// every authentication failure, with one message; 404 unknown provider or
+// merchant; 413 body over 1 MiB; 422 unmappable body; 429 over the
+// merchant's ceiling, or from a client blocked for its failed
+// authentications; 503 when the broker (or, with cold caches, the
+// database) cannot be reached (the platform retries). Every answer is
 // written last: nothing runs on the request goroutine after it.
+//
+// A blocked client costs no database work: its delivery is answered 429
+// unless it authenticates with settings already in memory (a platform
+// sharing its address with a forger keeps being served).
 func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
+	src := source{key: s.clients.Key(r)}
+	src.blocked = s.failures.Blocked(src.key)
 	d := &inbound.Delivery{ID: uuid.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
 	adapter, ok := inbound.Lookup(d.Provider)
 	merchantID, okID := parseUUID(vars["merchant_id"])
-	if !ok || !okID {
+	switch {
+	case src.blocked > 0 && !(ok && okID):
+		s.refuseBlocked(w, src.blocked)
+		return
+	case !ok || !okID:
 		respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.NotFound, "unknown provider or merchant"))
 		return
 	}
 	ctx := r.Context()
-	settings, err := s.merchants.get(ctx, merchantID, d.Provider)
+	settings, err := s.settingsFor(ctx, merchantID, d.Provider, src)
 	if err != nil {
-		s.fail(w, nil, err)
+		s.failSettings(w, r, src, err)
 		return
 	}
 	if s.overLimit(w, r, merchantID) {
 		return
 	}
 	d.MerchantID = merchantID
+	creds := settings.credentials()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		d.Body = []byte{} // what was read is not kept: the record says why
 		if errors.As(err, &tooLarge) {
-			d.Outcome, d.HTTPStatus = inbound.DeliveryTooLarge, http.StatusRequestEntityTooLarge
-			s.fail(w, d, apperr.Errorf(apperr.PayloadTooLarge, "request body over 1 MiB"))
+			// Nothing of the body is kept: the cut could hide a token.
+			d.Outcome = inbound.DeliveryTooLarge
+			s.refuse(w, r, src, d, refusal{raw: body, err: apperr.Errorf(apperr.PayloadTooLarge, "request body over 1 MiB")})
 			return
 		}
-		s.fail(w, d, apperr.Errorf(apperr.Invalid, "cannot read request body"))
+		s.refuse(w, r, src, d, refusal{raw: body, err: apperr.Errorf(apperr.Invalid, "cannot read request body")})
 		return
 	}
-	creds := settings.credentials()
 	out, err := adapter.Handle(body, r.Header, creds)
-	d.Body = keptBody(redact(d.Provider, body, creds, err == nil), d.Headers)
+	if errors.Is(err, inbound.ErrNotAuthenticated) {
+		s.refuse(w, r, src, d, refusal{raw: body, kept: redact(d.Provider, body, creds, false), err: err})
+		return
+	}
+	d.Body = keptBody(redact(d.Provider, body, creds, true), d.Headers)
 	if err != nil {
 		s.fail(w, d, err)
 		return
@@ -153,6 +182,100 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.accept(ctx, w, d, out.Event)
+}
+
+// source is the client of a request as the failed-authentication limit
+// counts it, and how long it stays blocked (0: it is not).
+type source struct {
+	key     string
+	blocked time.Duration
+}
+
+// settingsFor returns the merchant's settings of provider. A blocked
+// client gets only settings already in memory, errBlocked otherwise: it
+// costs no database read.
+func (s *Service) settingsFor(ctx context.Context, merchantID uuid.UUID, provider string, src source) (providerSettings, error) {
+	if src.blocked > 0 {
+		if settings, ok := s.merchants.fresh(merchantID, provider); ok {
+			return settings, nil
+		}
+		return providerSettings{}, errBlocked
+	}
+	return s.merchants.get(ctx, merchantID, provider)
+}
+
+// errBlocked: the client is blocked and its delivery cannot be
+// authenticated from memory.
+var errBlocked = errors.New("client blocked for its failed authentications")
+
+// failSettings answers a delivery whose settings could not be had: 429 for
+// a blocked client; 404 for an unknown merchant, which is a failed
+// authentication too (merchant ids are random: one that does not exist was
+// guessed, and each guess cost a database read), or 429 when that failure
+// is beyond the client's allowance; 503 otherwise.
+func (s *Service) failSettings(w http.ResponseWriter, r *http.Request, src source, err error) {
+	switch {
+	case errors.Is(err, errBlocked):
+		s.refuseBlocked(w, src.blocked)
+		return
+	case apperr.Is(err, apperr.NotFound):
+		if wait, over := s.failures.Failed(r.Context(), src.key); over {
+			s.refuseBlocked(w, wait)
+			return
+		}
+	}
+	s.fail(w, nil, err)
+}
+
+// refusal is a delivery refused before it authenticated: the body
+// received, the part of it a record may keep (already redacted), and why.
+type refusal struct {
+	raw, kept []byte
+	err       error
+}
+
+// UnauthenticatedMessage answers every delivery that failed to
+// authenticate (a wrong token or signature, none sent, a provider the
+// merchant has not configured): telling them apart would tell an outsider
+// which platforms a merchant uses. The record keeps the reason.
+const UnauthenticatedMessage = "the webhook could not be authenticated"
+
+// refuse answers a delivery refused before it authenticated, which anyone
+// who knows the merchant's URL may send. Its failure is counted against
+// the client; one beyond the client's allowance is answered 429 and not
+// recorded, so that a client's records are bounded by its allowance. The
+// others are recorded with the digest and length of their body and at
+// most MaxRefusedBody of it.
+func (s *Service) refuse(w http.ResponseWriter, r *http.Request, src source, d *inbound.Delivery, ref refusal) {
+	if src.blocked > 0 {
+		s.refuseBlocked(w, src.blocked)
+		return
+	}
+	if wait, over := s.failures.Failed(r.Context(), src.key); over {
+		s.refuseBlocked(w, wait)
+		return
+	}
+	keepRefused(d, ref.raw, ref.kept)
+	answer := ref.err
+	if apperr.Is(answer, apperr.Unauthorized) {
+		answer = apperr.Errorf(apperr.Unauthorized, UnauthenticatedMessage)
+	}
+	s.failAs(w, d, ref.err, answer)
+}
+
+// refuseBlocked answers 429 to a client blocked for its failed
+// authentications. It is counted (AuthFailures.Refused), not recorded:
+// recording would cost what the block saves.
+func (s *Service) refuseBlocked(w http.ResponseWriter, wait time.Duration) {
+	s.failures.Refused()
+	w.Header().Set("Retry-After", retryAfterHeader(wait))
+	respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.RateLimited,
+		"too many failed authentications from this address, retry later"))
+}
+
+// retryAfterHeader is d in whole seconds, at least 1.
+func retryAfterHeader(d time.Duration) string {
+	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
 }
 
 func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, ev *inbound.OrderEvent) {
@@ -217,7 +340,7 @@ func (s *Service) overLimit(w http.ResponseWriter, r *http.Request, merchantID u
 	if err != nil || retryAfter <= 0 {
 		return false
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(max(1, int(math.Ceil(retryAfter.Seconds())))))
+	w.Header().Set("Retry-After", retryAfterHeader(retryAfter))
 	s.metrics.observe(mux.Vars(r)["provider"], "rate_limited")
 	respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.RateLimited, "too many deliveries for this merchant, retry later"))
 	return true
@@ -303,17 +426,23 @@ func (s *Service) unavailable(w http.ResponseWriter, d *inbound.Delivery, err er
 
 // fail answers err and records the delivery when d is not nil.
 func (s *Service) fail(w http.ResponseWriter, d *inbound.Delivery, err error) {
-	status := respond.Status(apperr.CodeOf(err))
+	s.failAs(w, d, err, err)
+}
+
+// failAs answers answer and records the delivery, when d is not nil, with
+// the reason recorded, which may say more than the answer.
+func (s *Service) failAs(w http.ResponseWriter, d *inbound.Delivery, recorded, answer error) {
+	status := respond.Status(apperr.CodeOf(answer))
 	if status == http.StatusInternalServerError {
-		err = apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later")
-		status = http.StatusServiceUnavailable
+		answer = apperr.Wrap(apperr.Unavailable, answer, "temporarily unavailable, retry later")
+		recorded, status = answer, http.StatusServiceUnavailable
 	}
 	if d != nil {
 		if d.Outcome == "" {
-			d.Outcome = outcomeOf(apperr.CodeOf(err))
+			d.Outcome = outcomeOf(apperr.CodeOf(answer))
 		}
 		d.HTTPStatus = status
-		d.Error = apperr.MessageOf(err)
+		d.Error = apperr.MessageOf(recorded)
 		s.keepRecord(*d)
 		s.metrics.observe(d.Provider, d.Outcome)
 		if ce := s.check("delivery rejected"); ce != nil {
@@ -322,7 +451,7 @@ func (s *Service) fail(w http.ResponseWriter, d *inbound.Delivery, err error) {
 				zap.String("delivery", d.ID.String()))
 		}
 	}
-	respond.Error(w, s.log, respond.Admin, err)
+	respond.Error(w, s.log, respond.Admin, answer)
 }
 
 func outcomeOf(code apperr.Code) string {
@@ -354,25 +483,27 @@ func keptHeaders(h http.Header) map[string]string {
 
 // redact hides Guru's account token, which travels in the body, before the
 // body is stored. A delivery that authenticated carries the merchant's own
-// token, so only the others are parsed to find theirs.
+// token; the others are parsed to find theirs (another account's, perhaps)
+// and lose the merchant's too, should it be in a body that did not parse.
 func redact(provider string, body []byte, creds inbound.Credentials, authenticated bool) []byte {
 	if provider != inbound.ProviderGuru {
 		return body
 	}
-	token := creds.GuruAccountToken
+	tokens := []string{creds.GuruAccountToken}
 	if !authenticated {
 		var probe struct {
 			APIToken string `json:"api_token"`
 		}
-		if json.Unmarshal(body, &probe) != nil {
-			return body
+		if json.Unmarshal(body, &probe) == nil {
+			tokens = append(tokens, probe.APIToken)
 		}
-		token = probe.APIToken
 	}
-	if len(token) < 4 {
-		return body
+	for _, token := range tokens {
+		if len(token) >= 4 {
+			body = bytes.ReplaceAll(body, []byte(token), []byte("[REDACTED]"))
+		}
 	}
-	return bytes.ReplaceAll(body, []byte(token), []byte("[REDACTED]"))
+	return body
 }
 
 // MaxRecordedBody is the most of a body a delivery record keeps. The record
@@ -383,6 +514,41 @@ const MaxRecordedBody = 512 << 10
 // HeaderBodyTruncated, among a record's kept headers, gives the length of
 // a body cut to MaxRecordedBody.
 const HeaderBodyTruncated = "X-Convida-Body-Truncated"
+
+// MaxRefusedBody is the most of its body the record of a delivery refused
+// before it authenticated keeps. Anyone may post to a merchant's webhook
+// URL, so such a record must cost little; the digest and length of the
+// whole body identify it (a flood of one forged body shows as one digest).
+const MaxRefusedBody = 4 << 10
+
+// keepRefused sets the record of a delivery refused before it
+// authenticated: the SHA-256 and length of raw, the body received, and at
+// most MaxRefusedBody of kept, its redacted form, cut at a UTF-8
+// boundary; a cut is noted in the headers, with the length received.
+func keepRefused(d *inbound.Delivery, raw, kept []byte) {
+	sum := sha256.Sum256(raw)
+	d.BodyLength, d.BodySHA256 = len(raw), sum[:]
+	d.Body = cutUTF8(kept, MaxRefusedBody)
+	if len(d.Body) < len(kept) {
+		d.Headers[HeaderBodyTruncated] = strconv.Itoa(len(raw))
+	}
+}
+
+// cutUTF8 returns at most the first n bytes of b, without splitting a
+// UTF-8 sequence at the cut.
+func cutUTF8(b []byte, n int) []byte {
+	if len(b) <= n {
+		return b
+	}
+	i := n
+	for i > 0 && i > n-(utf8.UTFMax-1) && !utf8.RuneStart(b[i]) {
+		i--
+	}
+	if !utf8.RuneStart(b[i]) {
+		i = n // not UTF-8 here: cut where asked
+	}
+	return b[:i]
+}
 
 // keptBody returns the part of body a record keeps, noting a cut in
 // headers.

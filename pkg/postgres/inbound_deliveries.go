@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/google/uuid"
@@ -38,7 +39,8 @@ func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Deliv
 	providers, keys, outcomes, errs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	statuses := make([]int32, n)
 	headers := make([]string, n)
-	bodies := make([][]byte, n)
+	bodies, digests := make([][]byte, n), make([][]byte, n)
+	lengths := make([]*int32, n)
 	received := make([]time.Time, n)
 	for i, d := range ds {
 		h, err := json.Marshal(d.Headers)
@@ -51,12 +53,18 @@ func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Deliv
 		}
 		merchants[i], ids[i], providers[i], keys[i] = d.MerchantID, d.ID, d.Provider, d.DedupeKey
 		outcomes[i], statuses[i], errs[i], headers[i], bodies[i], received[i] = d.Outcome, int32(d.HTTPStatus), d.Error, string(h), body, d.ReceivedAt
+		if d.BodySHA256 != nil {
+			length := int32(min(d.BodyLength, math.MaxInt32))
+			lengths[i], digests[i] = &length, d.BodySHA256
+		}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body, received_at)
-SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::bytea[], $10::timestamptz[])
+	_, err := s.pool.Exec(ctx, `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body,
+    body_length, body_sha256, received_at)
+SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::bytea[],
+    $10::int[], $11::bytea[], $12::timestamptz[])
 ON CONFLICT (merchant_id, id) DO UPDATE SET outcome = EXCLUDED.outcome, http_status = EXCLUDED.http_status, error = EXCLUDED.error
 WHERE EXCLUDED.outcome = '`+inbound.DeliveryUnavailable+`' AND inbound_deliveries.outcome = '`+inbound.DeliveryAccepted+`'`,
-		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, received)
+		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, lengths, digests, received)
 	if err != nil {
 		return fmt.Errorf("record deliveries: %w", err)
 	}
@@ -101,16 +109,22 @@ WHERE merchant_id = $1 AND provider = $2 ORDER BY received_at DESC, id LIMIT $3`
 }
 
 // FindDelivery returns one of the merchant's delivery records with its
-// body as received; another merchant's or an unknown id is apperr.NotFound.
+// body as kept (and, for a delivery refused before it authenticated, the
+// length and digest of the whole body); another merchant's or an unknown
+// id is apperr.NotFound.
 func (s *DeliveryStore) FindDelivery(ctx context.Context, merchantID, id uuid.UUID) (*inbound.Delivery, error) {
 	d := &inbound.Delivery{MerchantID: merchantID, ID: id}
 	var status int32
-	err := s.pool.QueryRow(ctx, `SELECT provider, dedupe_key, outcome, http_status, error, body, received_at
+	var length *int32
+	err := s.pool.QueryRow(ctx, `SELECT provider, dedupe_key, outcome, http_status, error, body, body_length, body_sha256, received_at
 FROM inbound_deliveries WHERE merchant_id = $1 AND id = $2`, merchantID, id).
-		Scan(&d.Provider, &d.DedupeKey, &d.Outcome, &status, &d.Error, &d.Body, &d.ReceivedAt)
+		Scan(&d.Provider, &d.DedupeKey, &d.Outcome, &status, &d.Error, &d.Body, &length, &d.BodySHA256, &d.ReceivedAt)
 	if err != nil {
 		return nil, notFound(err, "delivery not found")
 	}
 	d.HTTPStatus = int(status)
+	if length != nil {
+		d.BodyLength = int(*length)
+	}
 	return d, nil
 }

@@ -1,7 +1,9 @@
 package postgres_test
 
 import (
+	"bytes"
 	"context"
+	"crypto/sha256"
 	"testing"
 	"time"
 
@@ -103,5 +105,46 @@ func TestListAndFindDeliveries(t *testing.T) {
 	}
 	if _, err := store.FindDelivery(ctx, a.merchant.ID, other); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("another merchant's record: %v, want NotFound", err)
+	}
+}
+
+// TestRefusedDeliveryKeepsItsDigest: a delivery refused before it
+// authenticated is stored with the length and SHA-256 of its whole body
+// beside the part kept; an authenticated one has neither.
+func TestRefusedDeliveryKeepsItsDigest(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := mustTenants(t, 0)[0]
+	store := postgres.NewDeliveryStore(s.pool)
+	whole := bytes.Repeat([]byte("x"), 900_000)
+	sum := sha256.Sum256(whole)
+	refused, accepted := uuid.New(), uuid.New()
+	err := store.RecordDeliveries(ctx, []inbound.Delivery{
+		{ID: refused, MerchantID: s.merchant.ID, Provider: "guru", Outcome: inbound.DeliveryUnauthorized, HTTPStatus: 401,
+			Body: whole[:4096], BodyLength: len(whole), BodySHA256: sum[:], ReceivedAt: time.Now()},
+		{ID: accepted, MerchantID: s.merchant.ID, Provider: "guru", Outcome: inbound.DeliveryAccepted, HTTPStatus: 200,
+			Body: []byte(`{}`), ReceivedAt: time.Now()},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d, err := store.FindDelivery(ctx, s.merchant.ID, refused)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Body) != 4096 || d.BodyLength != len(whole) || !bytes.Equal(d.BodySHA256, sum[:]) {
+		t.Errorf("refused record: body %d bytes, length %d, digest %x; want 4096, %d, %x", len(d.Body), d.BodyLength, d.BodySHA256, len(whole), sum)
+	}
+	d, err = store.FindDelivery(ctx, s.merchant.ID, accepted)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.BodyLength != 0 || d.BodySHA256 != nil {
+		t.Errorf("accepted record: length %d, digest %x; want none", d.BodyLength, d.BodySHA256)
+	}
+	var nulls int
+	if err := s.pool.QueryRow(ctx, `SELECT count(*) FROM inbound_deliveries WHERE id = $1 AND body_length IS NULL AND body_sha256 IS NULL`,
+		accepted).Scan(&nulls); err != nil || nulls != 1 {
+		t.Errorf("the accepted record's new columns are not NULL (%d, %v)", nulls, err)
 	}
 }

@@ -86,6 +86,10 @@ type Config struct {
 	// TrustedProxies are the operator's proxies whose X-Forwarded-For is
 	// believed (TRUSTED_PROXIES); the zero Resolver believes none.
 	TrustedProxies clientip.Resolver
+	// AuthFailureLimit is the failed authentications a client address may
+	// make per minute at the API and at the ingest before 429
+	// (AUTH_FAILURE_LIMIT); 0 is none.
+	AuthFailureLimit int
 	// SecretsKeyPrevious is the key being rotated away from
 	// (SECRETS_KEY_PREVIOUS): secrets sealed with it still open.
 	SecretsKeyPrevious string
@@ -155,6 +159,8 @@ var Settings = []Setting{
 	{Name: "WEBHOOK_CA_FILE", Meaning: "a PEM root trusted for webhook receivers besides the system's", Programs: []string{"api", "dispatcher"}},
 	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the Guru and Yampi API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
 		Programs: []string{"api", "dispatcher"}},
+	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API and at the ingest, after a burst of 10, before 429; 0 is none",
+		Programs: []string{"api", "ingest"}},
 	{Name: "TRUSTED_PROXIES", Meaning: "comma-separated CIDRs of the operator's reverse proxies; only a request from one of them has its X-Forwarded-For believed (empty: none)",
 		Programs: []string{"api", "ingest"}},
 }
@@ -261,6 +267,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.PlatformAllowPrivateNetworks, err = strconv.ParseBool(get("PLATFORM_ALLOW_PRIVATE_NETWORKS")); err != nil {
 		return c, fmt.Errorf("PLATFORM_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("PLATFORM_ALLOW_PRIVATE_NETWORKS"))
+	}
+	if c.AuthFailureLimit, err = intSetting(get, "AUTH_FAILURE_LIMIT", 0, 1_000_000); err != nil {
+		return c, err
 	}
 	if c.TrustedProxies, err = clientip.Parse(get("TRUSTED_PROXIES")); err != nil {
 		return c, fmt.Errorf("TRUSTED_PROXIES: want comma-separated CIDRs such as 10.0.0.0/8: %w", err)

@@ -127,6 +127,9 @@ func (in *Ingest) Router() *mux.Router {
 		Metrics:   ingest.NewMetrics(d.Registry),
 		Limiter:   redisx.NewLimiter(d.Redis, d.RedisBreaker),
 		RateLimit: d.Config.IngestRateLimit,
+		// A nil *redisx.AuthFailures (AUTH_FAILURE_LIMIT=0) limits nothing.
+		AuthFailures: authFailures(d, "ingest"),
+		Clients:      d.Config.TrustedProxies,
 	})
 	r := mux.NewRouter()
 	svc.Register(r)
@@ -181,6 +184,7 @@ func (a *API) Router() *mux.Router {
 		Now:             a.Now,
 		IngestPublicURL: d.Config.IngestPublicURL,
 		PublicURL:       d.Config.PublicURL,
+		TrustedProxies:  d.Config.TrustedProxies,
 		Webhooks:        webhooks,
 		DeliveryLog:     webhooks,
 		EventPayloads:   webhooks,
@@ -193,9 +197,10 @@ func (a *API) Router() *mux.Router {
 			Referrals: referrals,
 		},
 		Protection: httpapi.ProtectionConfig{
-			Limiter:     redisx.NewLimiter(d.Redis, d.RedisBreaker),
-			Idempotency: redisx.NewIdempotency(d.Redis, d.RedisBreaker),
-			Log:         d.Log.Named("api"),
+			Limiter:      redisx.NewLimiter(d.Redis, d.RedisBreaker),
+			Idempotency:  redisx.NewIdempotency(d.Redis, d.RedisBreaker),
+			AuthFailures: authFailures(d, "api"),
+			Log:          d.Log.Named("api"),
 		},
 		Actions: httpapi.ActionsConfig{
 			Commands:    d.Commands,
@@ -266,3 +271,13 @@ func APIRouter(d *Deps) *mux.Router { return NewAPI(d).Router() }
 
 // RunAPI serves the API on HTTP_ADDR until ctx ends.
 func RunAPI(ctx context.Context, d *Deps) error { return NewAPI(d).Run(ctx) }
+
+// authFailures returns the failed-authentication limit of an edge
+// (AUTH_FAILURE_LIMIT per minute per client address), nil when it is off.
+func authFailures(d *Deps, edge string) *redisx.AuthFailures {
+	if d.Config.AuthFailureLimit <= 0 {
+		return nil
+	}
+	return redisx.NewAuthFailures(d.Redis, d.RedisBreaker, redisx.AuthFailuresConfig{
+		Edge: edge, PerMinute: d.Config.AuthFailureLimit, Registry: d.Registry, Now: d.Now})
+}

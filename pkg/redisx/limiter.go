@@ -37,13 +37,9 @@ func (l *Limiter) Allow(ctx context.Context, key string, perSecond, burst int) (
 	if perSecond < 1 || burst < 1 {
 		return 0, 0, 0, fmt.Errorf("redisx: rate limit %d/s burst %d: both must be at least 1", perSecond, burst)
 	}
-	var res *redis_rate.Result
-	err = l.brk.Do(ctx, func(ctx context.Context) (err error) {
-		res, err = l.l.Allow(ctx, key, redis_rate.Limit{Rate: perSecond, Burst: burst, Period: time.Second})
-		return err
-	})
+	res, err := l.allow(ctx, key, redis_rate.Limit{Rate: perSecond, Burst: burst, Period: time.Second})
 	if err != nil {
-		return 0, 0, 0, fmt.Errorf("redisx: rate limit: %w", err)
+		return 0, 0, 0, err
 	}
 	resetAfter = max(res.ResetAfter, 0)
 	if res.Allowed > 0 {
@@ -52,4 +48,16 @@ func (l *Limiter) Allow(ctx context.Context, key string, perSecond, burst int) (
 	// Refused: redis_rate reports a positive RetryAfter; never let a
 	// rounding to zero read as "allowed".
 	return 0, max(res.RetryAfter, time.Millisecond), resetAfter, nil
+}
+
+// allow counts one request of key against limit, through the Breaker.
+func (l *Limiter) allow(ctx context.Context, key string, limit redis_rate.Limit) (res *redis_rate.Result, err error) {
+	err = l.brk.Do(ctx, func(ctx context.Context) (err error) {
+		res, err = l.l.Allow(ctx, key, limit)
+		return err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("redisx: rate limit: %w", err)
+	}
+	return res, nil
 }

@@ -27,6 +27,8 @@ type delivery struct {
 	Error      string            `json:"error,omitempty"`
 	Headers    map[string]string `json:"headers,omitempty"`
 	Body       []byte            `json:"body"`
+	BodyLength int               `json:"body_length,omitempty"`
+	BodySHA256 []byte            `json:"body_sha256,omitempty"`
 	ReceivedAt time.Time         `json:"received_at"`
 }
 

@@ -1,6 +1,7 @@
 package topic_test
 
 import (
+	"crypto/sha256"
 	"reflect"
 	"testing"
 	"time"
@@ -118,12 +119,24 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 	if m.Topic != topic.Deliveries || string(m.Key) != d.MerchantID.String() || m.Headers[topic.HeaderMerchantID] != d.MerchantID.String() {
 		t.Errorf("message topic %q key %q headers %v", m.Topic, m.Key, m.Headers)
 	}
-	got, err := topic.DecodeDeliveries([]kafkabus.Message{m})
+	// A refused delivery's record carries the digest and length of the
+	// body it does not keep whole.
+	sum := sha256.Sum256([]byte("forged"))
+	refused := d
+	refused.ID, refused.Outcome, refused.HTTPStatus, refused.Body = uuid.New(), inbound.DeliveryUnauthorized, 401, []byte("forg")
+	refused.BodyLength, refused.BodySHA256 = 6, sum[:]
+	m2, err := topic.DeliveryMessage(refused)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !reflect.DeepEqual(got[0], d) {
-		t.Errorf("decoded %+v, want %+v", got[0], d)
+	got, err := topic.DecodeDeliveries([]kafkabus.Message{m, m2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []inbound.Delivery{d, refused} {
+		if !reflect.DeepEqual(got[i], want) {
+			t.Errorf("decoded %+v, want %+v", got[i], want)
+		}
 	}
 	for name, value := range map[string]string{"not JSON": "{", "no id": `{"merchant_id":"` + uuid.NewString() + `"}`} {
 		if _, err := topic.DecodeDeliveries([]kafkabus.Message{{Value: []byte(value)}}); !apperr.IsPermanent(err) {
