@@ -22,14 +22,15 @@ import (
 
 // TestContractParity fails when an operation the programs serve is missing
 // from the OpenAPI document, or the document has an operation no program
-// serves. It walks the routers exactly as the API and ingest programs build
-// them (program.APIRouter, program.IngestRouter), on dependencies that are
-// never dialled: building a router connects to nothing.
+// serves. It walks the routers exactly as the programs build them
+// (program.APIRouter, program.IngestRouter, and every program's operator
+// router on METRICS_ADDR, Deps.OpsRouter), on dependencies that are never
+// dialled: building a router connects to nothing.
 func TestContractParity(t *testing.T) {
 	t.Parallel()
 	served := map[string]string{} // "METHOD /path/{}" → the route's own template
 	for name, build := range map[string]func(*program.Deps) *mux.Router{
-		"api": program.APIRouter, "ingest": program.IngestRouter,
+		"api": program.APIRouter, "ingest": program.IngestRouter, "ops": (*program.Deps).OpsRouter,
 	} {
 		r := buildRouter(t, name, build)
 		for _, rt := range walk(t, name, r) {
