@@ -73,6 +73,17 @@ func TestRequestStringBounds(t *testing.T) {
 	values := openapitest.RequestValues(doc)
 	cases := b.cases()
 	checked := 0
+	// /member/me creates a member from its query parameters. First: the
+	// sales the platforms' receivers accept, last, are applied in the
+	// background.
+	for _, v := range values {
+		if v.Operation == "getMemberMe" && v.In == "query" {
+			if max, ok := v.MaxLength(); ok {
+				checked++
+				b.checkMe(v, max)
+			}
+		}
+	}
 	for _, o := range bodyOperations(doc, cases) {
 		id := o.op.OperationID
 		if id == "putIntegration" {
@@ -168,6 +179,29 @@ func (b *boundsRun) check(c boundsCase, v openapitest.RequestValue, max int, mem
 		t.Errorf("%s: %d characters: something was stored", v, max+1)
 	}
 	if status, _, msg := b.call(v.Method, c.path(), atMax); refusedForLength(status, msg) || status >= 500 {
+		t.Errorf("%s: %d characters (the bound): %d %q, refused for its length", v, max, status, msg)
+	}
+}
+
+// checkMe sends /member/me, creating a member, with the query parameter v
+// at max+1 and at max characters.
+func (b *boundsRun) checkMe(v openapitest.RequestValue, max int) {
+	t := b.t
+	t.Helper()
+	query := func(n int) string {
+		q := url.Values{"autoCreate": {"true"}, "email": {fmt.Sprintf("me%d@example.com", b.next())}, "name": {"Carla Dias"}}
+		q.Set(v.Field, boundsText(v.Schema, n, b.next()))
+		return "/api/v1/member/me?" + q.Encode()
+	}
+	before := b.snapshot()
+	if status, code, msg := b.call(http.MethodGet, query(max+1), nil); status != http.StatusBadRequest || code != "VALIDATION_ERROR" ||
+		!strings.HasPrefix(msg, v.Field+":") {
+		t.Errorf("%s: %d characters: %d %s %q, want 400 VALIDATION_ERROR naming %s", v, max+1, status, code, msg, v.Field)
+	}
+	if after := b.snapshot(); after != before {
+		t.Errorf("%s: %d characters: something was stored", v, max+1)
+	}
+	if status, _, msg := b.call(http.MethodGet, query(max), nil); refusedForLength(status, msg) || status >= 500 {
 		t.Errorf("%s: %d characters (the bound): %d %q, refused for its length", v, max, status, msg)
 	}
 }

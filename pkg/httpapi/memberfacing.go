@@ -156,6 +156,9 @@ func (s *Server) memberByEmail(r *http.Request) (*member.Member, error) {
 	if email == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "email: is required")
 	}
+	if err := bounds.Check("email", email, bounds.Email); err != nil {
+		return nil, err
+	}
 	if !member.ValidEmail(email) {
 		return nil, apperr.Errorf(apperr.Invalid, "email: is not a valid email address")
 	}
