@@ -5,10 +5,12 @@ package campaign
 import (
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 )
 
 // Reward types (immutable after creation).
@@ -106,7 +108,7 @@ const (
 )
 
 // Validate checks c as it would be stored, the first broken rule winning: a
-// name that is not blank; a reward type of RewardPercentage or RewardFixed;
+// name that is not blank, of at most bounds.Name characters; a reward type of RewardPercentage or RewardFixed;
 // warranty days from 0 to MaxWarrantyDays; a reward value of a whole
 // percent from 1 to 100, or from 1 to MaxFixedReward cents; a minimum
 // redemption from 0 to MaxMinRedemption cents; then the rules
@@ -116,6 +118,8 @@ func (c *Campaign) Validate() error {
 	switch {
 	case strings.TrimSpace(c.Name) == "":
 		return apperr.Errorf(apperr.Invalid, "name: is required")
+	case utf8.RuneCountInString(c.Name) > bounds.Name:
+		return bounds.TooLong("name", bounds.Name)
 	case c.RewardType != RewardFixed && c.RewardType != RewardPercentage:
 		return apperr.Errorf(apperr.Invalid, "reward_type: must be percentage or fixed")
 	case c.WarrantyDays < 0 || c.WarrantyDays > MaxWarrantyDays:

@@ -1,6 +1,7 @@
 package campaign
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/convida/convida/pkg/apperr"
@@ -44,6 +45,8 @@ func TestValidate(t *testing.T) {
 		{"a zero warranty is allowed", with(func(c *Campaign) { c.WarrantyDays = 0 }), ""},
 		{"the name is required", with(func(c *Campaign) { c.Name = "" }), "name: is required"},
 		{"a blank name is no name", with(func(c *Campaign) { c.Name = " \t" }), "name: is required"},
+		{"a name of 200 characters", with(func(c *Campaign) { c.Name = strings.Repeat("ã", 200) }), ""},
+		{"a name over 200 characters", with(func(c *Campaign) { c.Name = strings.Repeat("ã", 201) }), "name: must be at most 200 characters"},
 		{"the name is checked first", Campaign{RewardType: "points", WarrantyDays: -1}, "name: is required"},
 		{"the reward type is percentage or fixed", with(func(c *Campaign) { c.RewardType = "points" }), "reward_type: must be percentage or fixed"},
 		{"the reward type is case-sensitive", with(func(c *Campaign) { c.RewardType = "FIXED" }), "reward_type: must be percentage or fixed"},
@@ -78,6 +81,8 @@ func TestUpdateValidate(t *testing.T) {
 		{"a name and warranty days", Update{Name: str("VIP"), WarrantyDays: days(30)}, ""},
 		{"reward rules wait for the campaign", Update{RewardValue: value(1000)}, ""},
 		{"a name set must not be blank", Update{Name: str("  ")}, "name: must not be empty"},
+		{"a name of 200 characters", Update{Name: str(strings.Repeat("é", 200))}, ""},
+		{"a name set is bounded", Update{Name: str(strings.Repeat("<", 180_000))}, "name: must be at most 200 characters"},
 		{"warranty days are not negative", Update{WarrantyDays: days(-1)}, "warranty_days: must be from 0 to 3650"},
 		{"warranty days are bounded", Update{WarrantyDays: days(3651)}, "warranty_days: must be from 0 to 3650"},
 	}

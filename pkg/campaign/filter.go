@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 )
 
 // Filter selects a page of a merchant's campaigns, newest first.
@@ -45,13 +46,18 @@ func (upd Update) RefereeDiscountChanged(c Campaign) bool {
 }
 
 // Validate checks what can be checked of upd without the campaign: a name,
-// when set, that is not blank, and warranty days, when set, from 0 to
+// when set, that is not blank and of at most bounds.Name characters, and warranty days, when set, from 0 to
 // MaxWarrantyDays. The rules that depend on the reward type are checked on
 // the result, upd.Apply(current).Validate(). The error is apperr.Invalid
 // naming the field.
 func (upd Update) Validate() error {
-	if upd.Name != nil && strings.TrimSpace(*upd.Name) == "" {
-		return apperr.Errorf(apperr.Invalid, "name: must not be empty")
+	if upd.Name != nil {
+		if strings.TrimSpace(*upd.Name) == "" {
+			return apperr.Errorf(apperr.Invalid, "name: must not be empty")
+		}
+		if err := bounds.Check("name", *upd.Name, bounds.Name); err != nil {
+			return err
+		}
 	}
 	if upd.WarrantyDays != nil && (*upd.WarrantyDays < 0 || *upd.WarrantyDays > MaxWarrantyDays) {
 		return errWarrantyDays()

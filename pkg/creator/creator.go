@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
@@ -68,6 +69,9 @@ func (t Tier) Commission(orderValue int64) int64 {
 // MaxTiers bounds a campaign's tier list.
 const MaxTiers = 50
 
+// MaxTierName bounds a tier's name, in characters.
+const MaxTierName = 100
+
 // MaxMinSales bounds a tier's MinSales (PostgreSQL integer).
 const MaxMinSales = 1_000_000_000
 
@@ -75,7 +79,7 @@ const MaxMinSales = 1_000_000_000
 type Tiers []Tier
 
 // Validate checks the list as a PUT gives it: at most MaxTiers; each with
-// a name that is not blank (at most 100 characters), unique among them
+// a name that is not blank, of at most MaxTierName characters, unique among them
 // (case-insensitive); MinSales ≥ 0 and strictly increasing; a commission
 // from 0 to 100 %. The error is apperr.Invalid naming the tier's index.
 func (ts Tiers) Validate() error {
@@ -86,8 +90,10 @@ func (ts Tiers) Validate() error {
 	for i, t := range ts {
 		name := strings.ToLower(strings.TrimSpace(t.Name))
 		switch {
-		case name == "" || len(t.Name) > 100:
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: is required (at most 100 characters)", i)
+		case name == "":
+			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: is required", i)
+		case utf8.RuneCountInString(t.Name) > MaxTierName:
+			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: must be at most %d characters", i, MaxTierName)
 		case seen[name]:
 			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: %q is used twice", i, t.Name)
 		case t.MinSales < 0 || t.MinSales > MaxMinSales:

@@ -75,6 +75,8 @@ func TestTiersValidate(t *testing.T) {
 		{"the ladder", ladder, ""},
 		{"empty", creator.Tiers{}, ""},
 		{"blank name", creator.Tiers{{" ", 0, 100}}, "tiers[0].name"},
+		{"a name of 100 characters", creator.Tiers{{strings.Repeat("ç", creator.MaxTierName), 0, 100}}, ""},
+		{"a name over 100 characters", creator.Tiers{{"A", 0, 100}, {strings.Repeat("ç", creator.MaxTierName+1), 1, 100}}, "tiers[1].name"},
 		{"duplicate name", creator.Tiers{{"Gold", 0, 100}, {"gold", 1, 200}}, "tiers[1].name"},
 		{"not increasing", creator.Tiers{{"A", 3, 100}, {"B", 3, 200}}, "tiers[1].min_sales"},
 		{"negative sales", creator.Tiers{{"A", -1, 100}}, "tiers[0].min_sales"},

@@ -519,7 +519,7 @@ func (d *Dashboard) redeemForMember(w http.ResponseWriter, r *http.Request, c *C
 		refuse("members.redeem_bad_type", "")
 		return
 	}
-	if typ == redemption.TypeSubscriptionDiscount && form.SubscriptionID == "" || len(form.SubscriptionID) > 255 {
+	if redemption.CheckSubscriptionID("subscription_id", typ, form.SubscriptionID) != nil {
 		refuse("members.redeem_need_subscription", "")
 		return
 	}

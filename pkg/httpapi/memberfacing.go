@@ -7,6 +7,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
@@ -32,11 +33,26 @@ type MeResponse struct {
 	Created bool         `json:"created"`
 }
 
+// meBounds are the bounds of /member/me's text parameters, checked before
+// anything else: each is a lookup key or a field of the member it may
+// create, and none may reach a query or a row unbounded.
+var meBounds = []struct {
+	param string
+	max   int
+}{{"email", bounds.Email}, {"externalId", member.MaxExternalID}, {"name", bounds.Name},
+	{"cpf", bounds.ID}, {"phone", bounds.ID}, {"campaignId", bounds.ID}}
+
 // getMemberMe looks a member up by email and/or externalId and, with
 // autoCreate=true, creates a missing one (spec 4.1, rules 1–5). It answers
 // 200 also when it creates (decision 10).
 func (s *Server) getMemberMe(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
+	for _, b := range meBounds {
+		if err := bounds.Check(b.param, strings.TrimSpace(q.Get(b.param)), b.max); err != nil {
+			s.fail(w, r, err)
+			return
+		}
+	}
 	email, externalID, name := strings.TrimSpace(q.Get("email")), strings.TrimSpace(q.Get("externalId")), strings.TrimSpace(q.Get("name"))
 	autoCreate, err := boolQuery(r, "autoCreate")
 	if err != nil {
@@ -89,15 +105,16 @@ func (s *Server) getMemberMe(w http.ResponseWriter, r *http.Request) {
 func (s *Server) autoCreate(r *http.Request, email, name, externalID string) (*member.Member, bool, error) {
 	q := r.URL.Query()
 	mer := merchantOf(r)
-	if err := member.CheckExternalID("externalId", externalID); err != nil {
+	m := &member.Member{MerchantID: mer.ID, Email: email, Name: name, ExternalID: externalID,
+		Document: strings.TrimSpace(q.Get("cpf")), Phone: strings.TrimSpace(q.Get("phone"))}
+	if err := m.Validate(); err != nil {
 		return nil, false, err
 	}
-	c, err := s.campaignFor(r, q.Get("campaignId"))
+	c, err := s.campaignFor(r, "campaignId", strings.TrimSpace(q.Get("campaignId")))
 	if err != nil {
 		return nil, false, err
 	}
-	m := &member.Member{MerchantID: mer.ID, Email: email, Name: name, ExternalID: externalID, CampaignID: c.ID,
-		Document: strings.TrimSpace(q.Get("cpf")), Phone: strings.TrimSpace(q.Get("phone"))}
+	m.CampaignID = c.ID
 	err = s.cfg.Members.CreateMember(r.Context(), m, mer.CodePrefix)
 	if apperr.Is(err, apperr.EmailExists) {
 		m, err = s.cfg.Members.FindMemberByEmailOrExternalID(r.Context(), mer.ID, email, "")
@@ -107,23 +124,27 @@ func (s *Server) autoCreate(r *http.Request, email, name, externalID string) (*m
 }
 
 // campaignFor returns the campaign named by id (prefixed or bare), or the
-// merchant's default campaign when id is empty.
-func (s *Server) campaignFor(r *http.Request, id string) (*campaign.Campaign, error) {
+// merchant's default campaign when id is empty. Errors name field, the
+// id's name in the interface at hand (campaign_id, campaignId).
+func (s *Server) campaignFor(r *http.Request, field, id string) (*campaign.Campaign, error) {
 	mer := merchantOf(r)
 	if id == "" {
 		c, err := s.cfg.Campaigns.FindDefaultCampaign(r.Context(), mer.ID)
 		if apperr.Is(err, apperr.NotFound) {
-			return nil, apperr.Errorf(apperr.Invalid, "campaign_id: the merchant has no default campaign; create a campaign first")
+			return nil, apperr.Errorf(apperr.Invalid, "%s: the merchant has no default campaign; create a campaign first", field)
 		}
 		return c, err
 	}
+	if err := bounds.Check(field, id, bounds.ID); err != nil {
+		return nil, err
+	}
 	cid, ok := ids.Parse(ids.Campaign, id)
 	if !ok {
-		return nil, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+		return nil, apperr.Errorf(apperr.Invalid, "%s: no such campaign", field)
 	}
 	c, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), mer.ID, cid)
 	if apperr.Is(err, apperr.NotFound) {
-		return nil, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+		return nil, apperr.Errorf(apperr.Invalid, "%s: no such campaign", field)
 	}
 	return c, err
 }
@@ -134,6 +155,9 @@ func (s *Server) memberByEmail(r *http.Request) (*member.Member, error) {
 	email := strings.TrimSpace(r.URL.Query().Get("email"))
 	if email == "" {
 		return nil, apperr.Errorf(apperr.Invalid, "email: is required")
+	}
+	if err := bounds.Check("email", email, bounds.Email); err != nil {
+		return nil, err
 	}
 	if !member.ValidEmail(email) {
 		return nil, apperr.Errorf(apperr.Invalid, "email: is not a valid email address")

@@ -10,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
@@ -75,7 +76,7 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c, err := s.campaignFor(r, strings.TrimSpace(req.CampaignID))
+	c, err := s.campaignFor(r, "campaign_id", strings.TrimSpace(req.CampaignID))
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -184,8 +185,8 @@ func (s *Server) getMemberTransactions(w http.ResponseWriter, r *http.Request) {
 	respond.JSON(w, http.StatusOK, out)
 }
 
-// maxSearch bounds the search text of GET /members.
-const maxSearch = 255
+// maxSearch bounds the search text of GET /members, in characters.
+const maxSearch = bounds.ID
 
 // listMembers answers GET /members: filters status, campaign_id (camp_… or
 // a bare UUID; another merchant's campaign matches nothing) and search (a
@@ -212,8 +213,8 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 		}
 		f.CampaignID = id
 	}
-	if len(f.Search) > maxSearch {
-		s.fail(w, r, apperr.Errorf(apperr.Invalid, "search: must be at most %d bytes", maxSearch))
+	if err := bounds.Check("search", f.Search, maxSearch); err != nil {
+		s.fail(w, r, err)
 		return
 	}
 	list, total, err := s.cfg.Catalog.Members.ListMembers(r.Context(), merchantOf(r).ID, f)
@@ -297,16 +298,20 @@ func (s *Server) memberUpdate(r *http.Request, req PatchMemberRequest) (member.U
 	if req.Status.Set {
 		upd.Status = &req.Status.Value
 	}
-	if err := upd.Validate(); err != nil {
-		return upd, err
-	}
 	if meta, ok, err := objectField("metadata", req.Metadata); err != nil {
 		return upd, err
 	} else if ok {
 		upd.Metadata = meta
 	}
+	if err := upd.Validate(); err != nil {
+		return upd, err
+	}
 	if req.CampaignID.Set {
-		cid, ok := ids.Parse(ids.Campaign, strings.TrimSpace(req.CampaignID.Value))
+		raw := strings.TrimSpace(req.CampaignID.Value)
+		if err := bounds.Check("campaign_id", raw, bounds.ID); err != nil {
+			return upd, err
+		}
+		cid, ok := ids.Parse(ids.Campaign, raw)
 		if !ok {
 			return upd, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
@@ -113,13 +114,7 @@ func redeemFields(amount Int, amountRequired bool, typ, subscriptionID, typeFiel
 		return req, apperr.Errorf(apperr.Invalid, "destination: must be billing_subscription or store_coupon")
 	}
 	req.subscriptionID = strings.TrimSpace(subscriptionID)
-	if req.typ == redemption.TypeSubscriptionDiscount && req.subscriptionID == "" {
-		return req, apperr.Errorf(apperr.Invalid, "%s: is required for a subscription discount", subField)
-	}
-	if len(req.subscriptionID) > 255 {
-		return req, apperr.Errorf(apperr.Invalid, "%s: at most 255 characters", subField)
-	}
-	return req, nil
+	return req, redemption.CheckSubscriptionID(subField, req.typ, req.subscriptionID)
 }
 
 // MemberRedeemRequest is the body of POST /wallet/redeem.
@@ -172,6 +167,10 @@ func (s *Server) redeemMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	body.Email = strings.TrimSpace(body.Email)
+	if err := bounds.Check("email", body.Email, bounds.Email); err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if body.Email == "" || !member.ValidEmail(body.Email) {
 		s.fail(w, r, apperr.Errorf(apperr.Invalid, "email: a valid email address is required"))
 		return

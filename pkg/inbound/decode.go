@@ -8,8 +8,10 @@ import (
 	"io"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/money"
 )
 
@@ -80,9 +82,10 @@ func decodeBody(raw []byte, v any) error {
 func slug(s string) string { return strings.ToLower(strings.TrimSpace(s)) }
 
 // ignore is the Outcome of a valid delivery this service does not act on.
+// The value is cut at a character boundary: the reason is stored as text.
 func ignore(format, value string) Outcome {
-	if len(value) > maxReason {
-		value = value[:maxReason] + "..."
+	if cut := bounds.Cut(value, maxReason); cut != value {
+		value = cut + "..."
 	}
 	return Outcome{Ignored: true, Reason: fmt.Sprintf(format, value)}
 }
@@ -115,27 +118,45 @@ func parseTime(field, value, layout string, loc *time.Location) (time.Time, erro
 	return t.UTC(), nil
 }
 
-// complete normalises ev the same way for every provider: text is trimmed,
-// the currency defaults to BRL, the order id (named idField in errors) is
-// required, and the dedupe key is derived.
+// complete normalises ev the same way for every provider: text is trimmed
+// and cut to its bound (platformText), the currency defaults to BRL, the
+// order id (named idField in errors) is required and refused over bounds.ID
+// characters, and the dedupe key is derived.
+//
+// The order id is the one value refused rather than cut: it is the dedupe
+// key, and cutting two long ids that share their first 255 characters would
+// make two orders one. No platform sends such an id (Guru's are UUIDs,
+// Yampi's integers), so refusing it (422) loses no real sale.
 func complete(ev *OrderEvent, idField string) (*OrderEvent, error) {
 	ev.OrderID = strings.TrimSpace(ev.OrderID)
 	if ev.OrderID == "" {
 		return nil, apperr.Errorf(apperr.Unprocessable, "%s is required", idField)
 	}
-	ev.Currency = strings.ToUpper(strings.TrimSpace(ev.Currency))
+	if utf8.RuneCountInString(ev.OrderID) > bounds.ID {
+		return nil, apperr.Errorf(apperr.Unprocessable, "%s: must be at most %d characters (it is the order's identity)", idField, bounds.ID)
+	}
+	ev.Currency = strings.ToUpper(platformText(ev.Currency, bounds.ID))
 	if ev.Currency == "" {
 		ev.Currency = "BRL"
 	}
-	ev.CouponCode = strings.TrimSpace(ev.CouponCode)
-	ev.SubscriptionID = strings.TrimSpace(ev.SubscriptionID)
+	ev.CouponCode = platformText(ev.CouponCode, bounds.ID)
+	ev.SubscriptionID = platformText(ev.SubscriptionID, bounds.ID)
 	ev.Customer = Customer{
-		Name:     strings.TrimSpace(ev.Customer.Name),
-		Email:    strings.TrimSpace(ev.Customer.Email),
-		Document: strings.TrimSpace(ev.Customer.Document),
+		Name:     platformText(ev.Customer.Name, bounds.Name),
+		Email:    platformText(ev.Customer.Email, bounds.Email),
+		Document: platformText(ev.Customer.Document, bounds.ID),
 	}
 	ev.DedupeKey = ev.Provider + ":" + ev.OrderID + ":" + string(ev.Kind)
 	return ev, nil
+}
+
+// platformText is a value copied from a platform's webhook, trimmed and cut
+// to max characters: it is never refused for its length (a platform cannot
+// fix its payload), and never carried on longer than the API would accept
+// it, so the referral stored and the events published stay small. A cut
+// coupon code matches no member (member codes are far shorter).
+func platformText(s string, max int) string {
+	return strings.TrimSpace(bounds.Cut(strings.TrimSpace(s), max))
 }
 
 // maybe is an optional JSON object. null, absence and an empty array (how

@@ -33,7 +33,9 @@ const (
 	ProviderYampi = "yampi"
 )
 
-// Customer is the buyer of an order, as the platform sent it (trimmed).
+// Customer is the buyer of an order, as the platform sent it, trimmed and
+// cut to the bounds of the API's own fields (pkg/bounds): a name to 200
+// characters, an e-mail to 254, a document to 255.
 type Customer struct {
 	Name     string `json:"name"`
 	Email    string `json:"email"`
@@ -45,12 +47,12 @@ type OrderEvent struct {
 	Provider       string    `json:"provider"`        // "guru" | "yampi"
 	Kind           Kind      `json:"kind"`            // sale | refund
 	EventName      string    `json:"event_name"`      // "transaction.approved", "transaction.refunded", "order.paid", "order.status.updated"
-	OrderID        string    `json:"order_id"`        // never empty
+	OrderID        string    `json:"order_id"`        // never empty, at most 255 characters (a longer one is refused)
 	Amount         int64     `json:"amount"`          // cents, >= 0
 	Currency       string    `json:"currency"`        // upper case, "BRL" unless the platform says otherwise
-	CouponCode     string    `json:"coupon_code"`     // trimmed, case kept; "" when none
+	CouponCode     string    `json:"coupon_code"`     // trimmed, case kept, cut to 255 characters; "" when none
 	Customer       Customer  `json:"customer"`        //
-	SubscriptionID string    `json:"subscription_id"` // guru only; "" when none
+	SubscriptionID string    `json:"subscription_id"` // guru only, cut to 255 characters; "" when none
 	OccurredAt     time.Time `json:"occurred_at"`     // UTC; zero when the platform sent no time (the caller uses the receipt time)
 	DedupeKey      string    `json:"dedupe_key"`      // "{provider}:{order id}:{kind}"
 }

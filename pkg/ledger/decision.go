@@ -8,6 +8,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/referral"
 )
 
@@ -33,8 +34,8 @@ func Issue(ctx context.Context, w *Waiter, pub CommandPublisher, cmd Command, ti
 	return o, found, nil
 }
 
-// MaxNotesLength bounds the notes of a decision.
-const MaxNotesLength = 2000
+// MaxNotesLength bounds the notes of a decision, in characters.
+const MaxNotesLength = bounds.Note
 
 // Decision is a person's approve or reject of a referral (decision 16),
 // from the API or the dashboard.
@@ -56,10 +57,7 @@ func (d Decision) Validate() error {
 	if d.Type == CmdReject && !referral.ValidReason(d.Reason) {
 		return apperr.Errorf(apperr.Invalid, "reason: must be one of %s", strings.Join(referral.RejectionReasons, ", "))
 	}
-	if len(d.Notes) > MaxNotesLength {
-		return apperr.Errorf(apperr.Invalid, "notes: at most %d characters", MaxNotesLength)
-	}
-	return nil
+	return bounds.Check("notes", d.Notes, MaxNotesLength)
 }
 
 // Command is the ledger command carrying out d on a referral of memberID.

@@ -22,7 +22,8 @@ func TestDecisionValidate(t *testing.T) {
 		{"reject without a reason", Decision{Type: CmdReject}, "reason: must be one of fraud, self_referral"},
 		{"reject with an unknown reason", Decision{Type: CmdReject, Reason: "Fraud"}, "reason:"},
 		{"notes at the limit", Decision{Type: CmdApprove, Notes: strings.Repeat("n", MaxNotesLength)}, ""},
-		{"notes over the limit", Decision{Type: CmdApprove, Notes: strings.Repeat("n", MaxNotesLength+1)}, "notes: at most 2000"},
+		{"notes over the limit", Decision{Type: CmdApprove, Notes: strings.Repeat("n", MaxNotesLength+1)}, "notes: must be at most 2000 characters"},
+		{"notes are counted in characters", Decision{Type: CmdReject, Reason: "fraud", Notes: strings.Repeat("ç", MaxNotesLength)}, ""},
 	} {
 		err := tc.d.Validate()
 		switch {

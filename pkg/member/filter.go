@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 )
 
 // Filter selects a page of a merchant's members, newest first. A zero field
@@ -33,11 +34,16 @@ type Update struct {
 }
 
 // Validate checks the fields upd sets, in the order name, external id,
-// status, by the rules of Member.Validate; a name set must not be blank.
-// The error is apperr.Invalid naming the field.
+// status, metadata, by the rules of Member.Validate; a name set must not be
+// blank. The error is apperr.Invalid naming the field.
 func (upd Update) Validate() error {
-	if upd.Name != nil && strings.TrimSpace(*upd.Name) == "" {
-		return apperr.Errorf(apperr.Invalid, "name: must not be empty")
+	if upd.Name != nil {
+		if strings.TrimSpace(*upd.Name) == "" {
+			return apperr.Errorf(apperr.Invalid, "name: must not be empty")
+		}
+		if err := bounds.Check("name", *upd.Name, bounds.Name); err != nil {
+			return err
+		}
 	}
 	if upd.ExternalID != nil {
 		if err := CheckExternalID("external_id", *upd.ExternalID); err != nil {
@@ -47,7 +53,7 @@ func (upd Update) Validate() error {
 	if upd.Status != nil && !ValidStatus(*upd.Status) {
 		return errStatus()
 	}
-	return nil
+	return checkMetadata(upd.Metadata)
 }
 
 // Listed is a member as the admin list shows it, read with its wallet

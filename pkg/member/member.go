@@ -7,10 +7,12 @@ import (
 	"net/url"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/merchant"
@@ -46,27 +48,45 @@ type Member struct {
 }
 
 // Validate checks m as it would be stored, the first broken rule winning:
-// an email that is a bare address (ValidEmail), a name that is not blank,
-// an external id of at most MaxExternalID bytes, then a status that is one
-// of the statuses or empty (the store then makes it StatusActive). The
-// error is apperr.Invalid with a message that starts with the field's API
-// name.
+// an email of at most bounds.Email characters that is a bare address
+// (ValidEmail), a name that is not blank and of at most bounds.Name
+// characters, an external id, a document and a phone of at most bounds.ID
+// characters each, a status that is one of the statuses or empty (the
+// store then makes it StatusActive), then metadata of at most
+// bounds.Metadata bytes once encoded. The error is apperr.Invalid with a
+// message that starts with the field's API name.
 func (m *Member) Validate() error {
 	switch {
 	case strings.TrimSpace(m.Email) == "":
 		return apperr.Errorf(apperr.Invalid, "email: is required")
+	case utf8.RuneCountInString(m.Email) > bounds.Email:
+		return bounds.TooLong("email", bounds.Email)
 	case !ValidEmail(m.Email):
 		return apperr.Errorf(apperr.Invalid, "email: is not a valid email address")
 	case strings.TrimSpace(m.Name) == "":
 		return apperr.Errorf(apperr.Invalid, "name: is required")
 	}
-	if err := CheckExternalID("external_id", m.ExternalID); err != nil {
-		return err
+	for _, f := range []struct {
+		name, value string
+		max         int
+	}{{"name", m.Name, bounds.Name}, {"external_id", m.ExternalID, MaxExternalID},
+		{"document", m.Document, bounds.ID}, {"phone", m.Phone, bounds.ID}} {
+		if err := bounds.Check(f.name, f.value, f.max); err != nil {
+			return err
+		}
 	}
 	if m.Status != "" && !ValidStatus(m.Status) {
 		return errStatus()
 	}
-	return nil
+	return checkMetadata(m.Metadata)
+}
+
+// checkMetadata bounds metadata as the member.* events carry it.
+func checkMetadata(meta map[string]any) error {
+	if meta == nil {
+		return nil
+	}
+	return bounds.CheckJSON("metadata", meta, bounds.Metadata)
 }
 
 func errStatus() error {
@@ -83,18 +103,15 @@ func ValidEmail(s string) bool {
 	return err == nil && a.Address == s && a.Name == ""
 }
 
-// MaxExternalID bounds external ids: they are indexed, and a PostgreSQL
-// btree refuses entries over about 2.7 kB.
-const MaxExternalID = 255
+// MaxExternalID bounds external ids, in characters: they are indexed, and a
+// PostgreSQL btree refuses entries over about 2.7 kB.
+const MaxExternalID = bounds.ID
 
-// CheckExternalID refuses an external id over MaxExternalID bytes with an
-// apperr.Invalid naming field, the parameter's name in the interface at
+// CheckExternalID refuses an external id over MaxExternalID characters with
+// an apperr.Invalid naming field, the parameter's name in the interface at
 // hand (external_id in the admin API, externalId in the member-facing one).
 func CheckExternalID(field, value string) error {
-	if len(value) > MaxExternalID {
-		return apperr.Errorf(apperr.Invalid, "%s: must be at most %d bytes", field, MaxExternalID)
-	}
-	return nil
+	return bounds.Check(field, value, MaxExternalID)
 }
 
 // Stats are a member's referral figures; its earnings are its wallet's
