@@ -263,12 +263,12 @@ func TestIntegrationsBoundFields(t *testing.T) {
 	tn := mustEnv(t).mustTenant(t)
 	long := strings.Repeat("x", 256)
 	for _, tc := range []struct{ provider, field, value, message string }{
-		{"guru", "account_token", long, "account_token: at most 255 characters"},
-		{"guru", "user_token", long, "user_token: at most 255 characters"},
-		{"yampi", "webhook_secret", long, "webhook_secret: at most 255 characters"},
-		{"yampi", "user_secret_key", long, "user_secret_key: at most 255 characters"},
-		{"yampi", "store_alias", long, "store_alias: at most 255 characters"},
-		{"yampi", "api_url", "https://api.example.com/" + strings.Repeat("v", 2025), "api_url: at most 2048 characters"},
+		{"guru", "account_token", long, "account_token: must be at most 255 characters"},
+		{"guru", "user_token", long, "user_token: must be at most 255 characters"},
+		{"yampi", "webhook_secret", long, "webhook_secret: must be at most 255 characters"},
+		{"yampi", "user_secret_key", long, "user_secret_key: must be at most 255 characters"},
+		{"yampi", "store_alias", long, "store_alias: must be at most 255 characters"},
+		{"yampi", "api_url", "https://api.example.com/" + strings.Repeat("v", 2025), "api_url: must be at most 2048 characters"},
 	} {
 		r := tn.do(t, http.MethodPut, "/api/v1/integrations/"+tc.provider, map[string]any{tc.field: tc.value})
 		wantError(t, r, http.StatusBadRequest, "validation_error", "")

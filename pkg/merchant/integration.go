@@ -2,7 +2,6 @@ package merchant
 
 import (
 	"errors"
-	"fmt"
 	"net/url"
 	"strings"
 	"time"
@@ -11,6 +10,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/netguard"
 )
 
@@ -57,8 +57,8 @@ func KnownProvider(p string) bool { return p == ProviderGuru || p == ProviderYam
 // Bounds of the integration fields, in characters: a credential or alias
 // longer than any platform issues is a mistake or an attack on storage.
 const (
-	MaxIntegrationField = 255
-	MaxAPIURL           = 2048
+	MaxIntegrationField = bounds.ID
+	MaxAPIURL           = bounds.URL
 )
 
 // ErrFieldTooLong is the cause of Clean's refusal of a field over its
@@ -88,7 +88,7 @@ func (in Integration) Clean(allowPrivate bool) (Integration, error) {
 	for _, f := range fields {
 		*f.value = strings.TrimSpace(*f.value)
 		if utf8.RuneCountInString(*f.value) > f.max {
-			return Integration{}, apperr.Wrap(apperr.Invalid, ErrFieldTooLong, fmt.Sprintf("%s: at most %d characters", f.name, f.max))
+			return Integration{}, apperr.Wrap(apperr.Invalid, ErrFieldTooLong, apperr.MessageOf(bounds.TooLong(f.name, f.max)))
 		}
 	}
 	if in.APIURL != "" {

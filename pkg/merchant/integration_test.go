@@ -68,7 +68,7 @@ func TestIntegrationCleanRefusesURLs(t *testing.T) {
 		{"api.example.com", "api_url: must be an absolute URL with a host"},
 		{"https://api.example.com/v2?x=1", "api_url: must be a URL without credentials, query or fragment"},
 		{"https://user:pass@api.example.com/v2", "api_url: must be a URL without credentials, query or fragment"},
-		{"https://api.example.com/" + strings.Repeat("a", 2030), "api_url: at most 2048 characters"},
+		{"https://api.example.com/" + strings.Repeat("a", 2030), "api_url: must be at most 2048 characters"},
 	} {
 		for _, p := range []string{"guru", "yampi"} {
 			_, err := merchant.Integration{Provider: p, APIURL: tc.url}.Clean(false)
@@ -99,7 +99,7 @@ func TestIntegrationCleanBoundsFields(t *testing.T) {
 		{"store_alias", merchant.Integration{Provider: "guru", StoreAlias: long}}, // another provider's field too
 	} {
 		_, err := tc.in.Clean(true)
-		if want := tc.field + ": at most 255 characters"; !apperr.Is(err, apperr.Invalid) || apperr.MessageOf(err) != want {
+		if want := tc.field + ": must be at most 255 characters"; !apperr.Is(err, apperr.Invalid) || apperr.MessageOf(err) != want {
 			t.Errorf("%s of %d characters: %v, want %q", tc.field, len(long), err, want)
 		}
 	}
