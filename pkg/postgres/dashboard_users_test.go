@@ -70,25 +70,3 @@ func TestInviteAcceptedOnceBeforeExpiry(t *testing.T) {
 		t.Errorf("the user under another merchant: %v, want not found", err)
 	}
 }
-
-func TestSignInFailuresCountedPerEmailAndIP(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	users := postgres.NewDashboardUserStore(testenv.MustPool(t))
-	now := time.Now()
-	for _, f := range []struct {
-		email, ip string
-		ago       time.Duration
-	}{
-		{"A@x.com", "10.0.0.1", 0}, {"a@x.com", "10.0.0.2", time.Minute}, {"b@x.com", "10.0.0.1", time.Minute},
-		{"a@x.com", "10.0.0.1", 20 * time.Minute}, // outside the window
-	} {
-		if err := users.RecordSignInFailure(ctx, f.email, f.ip, now.Add(-f.ago)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	byEmail, byIP, err := users.SignInFailures(ctx, "a@X.com", "10.0.0.1", now.Add(-15*time.Minute))
-	if err != nil || byEmail != 2 || byIP != 2 {
-		t.Errorf("failures: by e-mail %d, by IP %d (%v), want 2 and 2", byEmail, byIP, err)
-	}
-}

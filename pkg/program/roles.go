@@ -220,6 +220,7 @@ func (a *API) Router() *mux.Router {
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
+		ClientIP:  d.Config.TrustedProxies,
 
 		// Overview and Redemptions.
 		Overview:          postgres.NewOverviewReads(d.Pool),
