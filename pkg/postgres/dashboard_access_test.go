@@ -99,17 +99,31 @@ func TestSignInAttemptsClaimedAtomically(t *testing.T) {
 	}
 }
 
+// usersOfAMerchant is a new merchant (with its owner) and the store.
+func usersOfAMerchant(t *testing.T) (*merchant.Merchant, *postgres.DashboardUserStore) {
+	t.Helper()
+	pool := testenv.MustPool(t)
+	return testenv.MustMerchant(t, pool, nil, merchant.Merchant{}), postgres.NewDashboardUserStore(pool)
+}
+
+// mustInvite invites email as role to the merchant until expires and
+// returns the invitation and its token's hash.
+func mustInvite(t *testing.T, users *postgres.DashboardUserStore, merchantID uuid.UUID, email, role string, expires time.Time) (*merchant.Invite, []byte) {
+	t.Helper()
+	_, hash := merchant.NewInviteToken()
+	in := &merchant.Invite{MerchantID: merchantID, Email: email, Role: role, ExpiresAt: expires}
+	if err := users.CreateInvite(context.Background(), in, hash); err != nil {
+		t.Fatal(err)
+	}
+	return in, hash
+}
+
 func TestLastOwnerCannotBeRemovedOrDemoted(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.MustPool(t)
-	m := testenv.MustMerchant(t, pool, nil, merchant.Merchant{})
-	users := postgres.NewDashboardUserStore(pool)
+	m, users := usersOfAMerchant(t)
 	add := func(email, role string) *merchant.DashboardUser {
-		_, hash := merchant.NewInviteToken()
-		if err := users.CreateInvite(ctx, &merchant.Invite{MerchantID: m.ID, Email: email, Role: role, ExpiresAt: time.Now().Add(time.Hour)}, hash); err != nil {
-			t.Fatal(err)
-		}
+		_, hash := mustInvite(t, users, m.ID, email, role, time.Now().Add(time.Hour))
 		u, err := users.AcceptInvite(ctx, hash, "h", time.Now())
 		if err != nil {
 			t.Fatal(err)
@@ -179,17 +193,10 @@ func TestPasswordChangeBumpsTheSessionVersion(t *testing.T) {
 func TestPendingInvitesListedAndCancelled(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.MustPool(t)
-	m := testenv.MustMerchant(t, pool, nil, merchant.Merchant{})
-	users := postgres.NewDashboardUserStore(pool)
+	m, users := usersOfAMerchant(t)
 	now := time.Now()
 	mk := func(email string, expires time.Time) (*merchant.Invite, []byte) {
-		_, hash := merchant.NewInviteToken()
-		in := &merchant.Invite{MerchantID: m.ID, Email: email, Role: merchant.RoleViewer, ExpiresAt: expires}
-		if err := users.CreateInvite(ctx, in, hash); err != nil {
-			t.Fatal(err)
-		}
-		return in, hash
+		return mustInvite(t, users, m.ID, email, merchant.RoleViewer, expires)
 	}
 	pending, hash := mk("a@x.com", now.Add(time.Hour))
 	mk("expired@x.com", now.Add(-time.Minute))
