@@ -97,9 +97,9 @@ type Config struct {
 	// IdleTimeout and Lifetime end a session after so long without a
 	// request, and so long after sign-in whatever happens (0: 2h and 12h).
 	IdleTimeout, Lifetime time.Duration
-	// ClientIP tells the sign-in throttle which client sent a request
-	// (TRUSTED_PROXIES): the peer, or what a trusted proxy says it is.
-	ClientIP clientip.Resolver
+	// TrustedProxies (TRUSTED_PROXIES) tells the password throttle which
+	// client sent a request: the peer, or what a trusted proxy says it is.
+	TrustedProxies clientip.Resolver
 }
 
 // Dashboard is the merchant dashboard served under /dashboard.

@@ -40,9 +40,9 @@ const (
 func (d *Dashboard) throttled(r *http.Request, email string, check func() (bool, error)) (passwordCheck, error) {
 	ctx := r.Context()
 	now := d.now()
-	id, err := d.cfg.Users.ClaimSignInAttempt(ctx, email, d.cfg.ClientIP.Key(r), now, now.Add(-failureWindow), maxFailures)
+	id, err := d.cfg.Users.ClaimSignInAttempt(ctx, email, d.cfg.TrustedProxies.Key(r), now, now.Add(-failureWindow), maxFailures)
 	if apperr.Is(err, apperr.RateLimited) {
-		d.log.Warn("dashboard password check throttled", zap.String("client_ip", d.cfg.ClientIP.String(r)), zap.String("path", r.URL.Path))
+		d.log.Warn("dashboard password check throttled", zap.String("client_ip", d.cfg.TrustedProxies.String(r)), zap.String("path", r.URL.Path))
 		return passwordThrottled, nil
 	}
 	if err != nil {

@@ -220,7 +220,9 @@ func (a *API) Router() *mux.Router {
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
-		ClientIP:  d.Config.TrustedProxies,
+
+		// The password throttle's reading of the client's address.
+		TrustedProxies: d.Config.TrustedProxies,
 
 		// Overview and Redemptions.
 		Overview:          postgres.NewOverviewReads(d.Pool),
