@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -11,6 +10,7 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/webhook"
@@ -28,19 +28,22 @@ type KeyStore interface {
 	RevokeKeyByID(ctx context.Context, merchantID, id uuid.UUID) error
 }
 
-// UserStore keeps the dashboard's users, invitations and failed sign-ins
+// UserStore keeps the dashboard's users, invitations and sign-in attempts
 // (postgres.DashboardUserStore).
 type UserStore interface {
 	FindUserByEmail(ctx context.Context, email string) (*merchant.DashboardUser, error)
 	FindUser(ctx context.Context, merchantID, id uuid.UUID) (*merchant.DashboardUser, error)
 	ListUsers(ctx context.Context, merchantID uuid.UUID) ([]merchant.DashboardUser, error)
-	SetPassword(ctx context.Context, merchantID, id uuid.UUID, hash string) error
+	SetPassword(ctx context.Context, merchantID, id uuid.UUID, hash string) (sessionVersion int64, err error)
+	SetRole(ctx context.Context, merchantID, id uuid.UUID, role string) error
+	RemoveUser(ctx context.Context, merchantID, id uuid.UUID) error
 	CreateInvite(ctx context.Context, in *merchant.Invite, tokenHash []byte) error
 	FindInvite(ctx context.Context, tokenHash []byte, now time.Time) (*merchant.Invite, error)
+	ListInvites(ctx context.Context, merchantID uuid.UUID, now time.Time) ([]merchant.Invite, error)
+	CancelInvite(ctx context.Context, merchantID, id uuid.UUID) error
 	AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (*merchant.DashboardUser, error)
-	RecordSignInFailure(ctx context.Context, email, clientIP string, at time.Time) error
-	SignInFailures(ctx context.Context, email, clientIP string, since time.Time) (byEmail, byIP int, err error)
-	DeleteExpiredSessions(ctx context.Context) error
+	ClaimSignInAttempt(ctx context.Context, email, clientKey string, now, since time.Time, limit int) (id int64, err error)
+	ForgetSignInAttempt(ctx context.Context, id int64) error
 }
 
 // Config is what the dashboard needs: one field per store interface (a
@@ -97,6 +100,9 @@ type Config struct {
 	// IdleTimeout and Lifetime end a session after so long without a
 	// request, and so long after sign-in whatever happens (0: 2h and 12h).
 	IdleTimeout, Lifetime time.Duration
+	// TrustedProxies (TRUSTED_PROXIES) tells the password throttle which
+	// client sent a request: the peer, or what a trusted proxy says it is.
+	TrustedProxies clientip.Resolver
 }
 
 // Dashboard is the merchant dashboard served under /dashboard.
@@ -137,10 +143,12 @@ func New(cfg Config) (*Dashboard, error) {
 	sm.Cookie.Path = Prefix
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
-	sm.Cookie.Secure = strings.HasPrefix(cfg.PublicURL, "https://")
+	sm.Cookie.Secure = secureCookies(cfg.PublicURL)
 	d := &Dashboard{cfg: cfg, log: cfg.Log, now: cfg.Now, sessions: sm, views: v, routes: http.NewServeMux()}
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { d.fail(w, r, nil, err) }
 	d.registerRoutes()
+	// The origin checks and the body limits come before the session is
+	// loaded: a refused request costs no session read.
 	d.handler = d.secure(sm.LoadAndSave(d.routes))
 	return d, nil
 }

@@ -7,6 +7,7 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -34,10 +35,13 @@ type env struct {
 	store *postgres.DashboardUserStore
 }
 
-func newEnv(t *testing.T) *env {
+func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, nil) }
+
+// newEnvWith is newEnv with the settings of env (TRUSTED_PROXIES, …).
+func newEnvWith(t *testing.T, settings map[string]string) *env {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
-	cfg, err := program.LoadConfig(func(string) string { return "" })
+	cfg, err := program.LoadConfig(func(k string) string { return settings[k] })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -128,31 +132,73 @@ func (e *env) owner() *http.Client {
 	return c
 }
 
+var inviteLinkRe = regexp.MustCompile(`data-testid="invite-link"[^>]*>([^<]+)<`)
+
 // inviteURL invites email with role as c and returns the one-time link
-// from the "dashboard invite" log line.
+// the answer shows (the only place it is ever shown).
 func (e *env) inviteURL(c *http.Client, email, role string) string {
 	e.t.Helper()
 	r := e.do(c, http.MethodPost, "/dashboard/settings/users/invite", url.Values{"email": {email}, "role": {role}})
+	m := inviteLinkRe.FindStringSubmatch(r.body)
+	if r.StatusCode != http.StatusOK || m == nil {
+		e.t.Fatalf("invite %s: %d, no invite-link element: %s", email, r.StatusCode, r.body)
+	}
+	return m[1]
+}
+
+// accept accepts the invitation link with password in a new client,
+// signed in as the new user.
+func (e *env) accept(link, password string) *http.Client {
+	e.t.Helper()
+	c := e.client()
+	r := e.do(c, http.MethodPost, strings.TrimPrefix(link, e.url), url.Values{"password": {password}})
 	if r.StatusCode != http.StatusSeeOther {
-		e.t.Fatalf("invite %s: %d: %s", email, r.StatusCode, r.body)
+		e.t.Fatalf("accept invitation: %d: %s", r.StatusCode, r.body)
 	}
-	for _, entry := range e.logs.FilterMessage("dashboard invite").All() {
-		if entry.ContextMap()["email"] == email {
-			return entry.ContextMap()["url"].(string)
-		}
-	}
-	e.t.Fatalf("no \"dashboard invite\" log line for %s", email)
-	return ""
+	return c
 }
 
 // viewer returns a client signed in as a viewer the owner invited.
 func (e *env) viewer() *http.Client {
 	e.t.Helper()
-	link := e.inviteURL(e.owner(), "viewer@loja-demo.example.com", "viewer")
-	c := e.client()
-	r := e.do(c, http.MethodPost, strings.TrimPrefix(link, e.url), url.Values{"password": {"viewer-password-1"}})
-	if r.StatusCode != http.StatusSeeOther {
-		e.t.Fatalf("accept invitation: %d: %s", r.StatusCode, r.body)
+	return e.accept(e.inviteURL(e.owner(), "viewer@loja-demo.example.com", "viewer"), "viewer-password-1")
+}
+
+// sessionRows counts the rows of the sessions table: the server's
+// sessions.
+func (e *env) sessionRows() int {
+	e.t.Helper()
+	var n int
+	if err := e.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM sessions`).Scan(&n); err != nil {
+		e.t.Fatal(err)
 	}
-	return c
+	return n
+}
+
+// sessionCookie is c's session cookie for the dashboard, as a thief would
+// copy it.
+func (e *env) sessionCookie(c *http.Client) *http.Cookie {
+	e.t.Helper()
+	u, _ := url.Parse(e.url + "/dashboard")
+	for _, k := range c.Jar.Cookies(u) {
+		if k.Name == "convida_session" {
+			return &http.Cookie{Name: k.Name, Value: k.Value}
+		}
+	}
+	e.t.Fatal("no convida_session cookie")
+	return nil
+}
+
+// withCookie is a client that sends only the cookie k (no jar), so that
+// a response cannot take it away.
+func (e *env) withCookie(k *http.Cookie) *http.Client {
+	return &http.Client{Transport: cookieTransport{k}, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+}
+
+type cookieTransport struct{ k *http.Cookie }
+
+func (t cookieTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.AddCookie(t.k)
+	return http.DefaultTransport.RoundTrip(r)
 }

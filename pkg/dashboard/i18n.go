@@ -14,10 +14,11 @@ const (
 
 var languageMatcher = language.NewMatcher([]language.Tag{language.English, language.BrazilianPortuguese})
 
-// lang is the session's chosen language, or else Accept-Language's.
-func (d *Dashboard) lang(r *http.Request) string {
-	if l := d.sessions.GetString(r.Context(), sessionLang); l == English || l == Portuguese {
-		return l
+// requestLang is the language chosen with the switch (its cookie,
+// language.go), or else Accept-Language's.
+func requestLang(r *http.Request) string {
+	if c, err := r.Cookie(langCookie); err == nil && (c.Value == English || c.Value == Portuguese) {
+		return c.Value
 	}
 	return langFromHeader(r)
 }
@@ -260,7 +261,11 @@ var catalogue = map[string]map[string]string{
 		"password.submit":    "Change password",
 		"password.changed":   "Your password was changed.",
 		"password.wrong":     "The current password is wrong.",
-		"password.too_short": "The new password must have at least 10 characters.",
+		"password.too_short": "The password must have at least 12 characters.",
+		"password.too_long":  "The password must be at most 72 bytes long (accented letters count as two).",
+		"password.common":    "This password is on the list of the most common passwords. Choose another one.",
+		"password.rule":      "At least 12 characters, and not one of the most common passwords.",
+		"password.throttled": "Too many wrong passwords. Wait 15 minutes and try again.",
 
 		"api_keys.title":         "API keys",
 		"api_keys.intro":         "Your systems call the Convida API with these keys, in the X-API-Key header.",
@@ -287,16 +292,40 @@ var catalogue = map[string]map[string]string{
 		"users.created":   "Added",
 		"users.invite":    "Invite user",
 		"users.send":      "Send invite",
-		"users.invited":   "Invitation created. The one-time link was written to the server log.",
 		"users.exists":    "That email already has a user.",
 		"users.bad_email": "Enter a valid email.",
-		"role.owner":      "Owner",
-		"role.viewer":     "Viewer",
-		"invite.title":    "Accept invitation",
-		"invite.intro":    "Choose a password to sign in to the dashboard.",
-		"invite.password": "Password",
-		"invite.submit":   "Accept invitation",
-		"invite.invalid":  "This invitation link is invalid, already used or expired.",
+
+		"users.invite_link":      "Invitation link for",
+		"users.invite_link_once": "Copy it now and send it to them: it is shown only this once, works once and expires in 7 days.",
+		"users.copy_link":        "Copy the invitation link",
+		"users.actions":          "Actions",
+		"users.role_of":          "Role of",
+		"users.change_role":      "Change role",
+		"users.of":               "of",
+		"users.remove":           "Remove",
+		"users.pending":          "Pending invitations",
+		"users.expires":          "Expires",
+		"users.no_pending":       "No pending invitations.",
+		"users.cancel_invite":    "Cancel invitation",
+		"users.for":              "for",
+		"users.invite_cancelled": "The invitation was cancelled: its link no longer works.",
+		"users.bad_role":         "Choose Owner or Viewer.",
+		"users.last_owner":       "This is the merchant's last owner, so it cannot be removed. Make another user an owner first.",
+		"users.last_owner_role":  "This is the merchant's last owner, so it stays an owner. Make another user an owner first.",
+		"users.role_changed":     "The role was changed.",
+		"users.removed":          "The user was removed and signed out everywhere.",
+		"users.remove_title":     "Remove",
+		"users.remove_warn":      "They lose access at once: every session of theirs ends. You can invite them again later.",
+		"users.remove_yes":       "Yes, remove",
+		"users.remove_cancel":    "Cancel",
+		"users.back":             "Back to the users",
+		"role.owner":             "Owner",
+		"role.viewer":            "Viewer",
+		"invite.title":           "Accept invitation",
+		"invite.intro":           "Choose a password to sign in to the dashboard.",
+		"invite.password":        "Password",
+		"invite.submit":          "Accept invitation",
+		"invite.invalid":         "This invitation link is invalid, already used, cancelled or expired.",
 
 		// ---- Integrations and webhooks (integrations.go, webhooks.go) ----
 		"integrations.intro":            "Connect your sales platforms: Convida credits referrals from the sales they report.",
@@ -436,6 +465,11 @@ var catalogue = map[string]map[string]string{
 		"error.forbidden.viewer":  "Your role (viewer) can see but not change anything. Ask an owner.",
 		"error.forbidden.origin":  "This request came from another site and was refused.",
 		"error.bad_request.title": "Invalid request",
+		"error.bad_form":          "The form could not be read.",
+		"error.too_large.title":   "Request too large",
+		"error.too_large":         "The form sent more than 64 KiB and was refused.",
+		"error.unsupported.title": "Unsupported form",
+		"error.unsupported":       "The dashboard takes no file uploads (multipart/form-data).",
 		"error.back":              "Back to the overview",
 
 		// ── Overview and Redemptions (overview.go, redemptions.go) ──
@@ -861,7 +895,11 @@ var catalogue = map[string]map[string]string{
 		"password.submit":    "Alterar senha",
 		"password.changed":   "Sua senha foi alterada.",
 		"password.wrong":     "A senha atual está errada.",
-		"password.too_short": "A nova senha precisa ter pelo menos 10 caracteres.",
+		"password.too_short": "A senha precisa ter pelo menos 12 caracteres.",
+		"password.too_long":  "A senha pode ter no máximo 72 bytes (letras acentuadas contam como dois).",
+		"password.common":    "Esta senha está na lista das senhas mais comuns. Escolha outra.",
+		"password.rule":      "Pelo menos 12 caracteres, e nenhuma das senhas mais comuns.",
+		"password.throttled": "Muitas senhas erradas. Aguarde 15 minutos e tente de novo.",
 
 		"api_keys.title":         "Chaves de API",
 		"api_keys.intro":         "Seus sistemas chamam a API do Convida com estas chaves, no cabeçalho X-API-Key.",
@@ -888,16 +926,40 @@ var catalogue = map[string]map[string]string{
 		"users.created":   "Adicionado em",
 		"users.invite":    "Convidar usuário",
 		"users.send":      "Enviar convite",
-		"users.invited":   "Convite criado. O link de uso único foi escrito no log do servidor.",
 		"users.exists":    "Esse e-mail já tem um usuário.",
 		"users.bad_email": "Informe um e-mail válido.",
-		"role.owner":      "Proprietário",
-		"role.viewer":     "Leitor",
-		"invite.title":    "Aceitar convite",
-		"invite.intro":    "Escolha uma senha para entrar no painel.",
-		"invite.password": "Senha",
-		"invite.submit":   "Aceitar convite",
-		"invite.invalid":  "Este link de convite é inválido, já foi usado ou expirou.",
+
+		"users.invite_link":      "Link de convite para",
+		"users.invite_link_once": "Copie agora e envie à pessoa: ele aparece só esta vez, funciona uma vez e expira em 7 dias.",
+		"users.copy_link":        "Copiar o link de convite",
+		"users.actions":          "Ações",
+		"users.role_of":          "Papel de",
+		"users.change_role":      "Alterar papel",
+		"users.of":               "de",
+		"users.remove":           "Remover",
+		"users.pending":          "Convites pendentes",
+		"users.expires":          "Expira em",
+		"users.no_pending":       "Nenhum convite pendente.",
+		"users.cancel_invite":    "Cancelar convite",
+		"users.for":              "para",
+		"users.invite_cancelled": "O convite foi cancelado: o link dele não funciona mais.",
+		"users.bad_role":         "Escolha Proprietário ou Leitor.",
+		"users.last_owner":       "Este é o último proprietário da loja, então não pode ser removido. Torne outro usuário proprietário antes.",
+		"users.last_owner_role":  "Este é o último proprietário da loja, então continua proprietário. Torne outro usuário proprietário antes.",
+		"users.role_changed":     "O papel foi alterado.",
+		"users.removed":          "O usuário foi removido e desconectado de todas as sessões.",
+		"users.remove_title":     "Remover",
+		"users.remove_warn":      "A pessoa perde o acesso na hora: todas as sessões dela terminam. Você pode convidá-la de novo depois.",
+		"users.remove_yes":       "Sim, remover",
+		"users.remove_cancel":    "Cancelar",
+		"users.back":             "Voltar aos usuários",
+		"role.owner":             "Proprietário",
+		"role.viewer":            "Leitor",
+		"invite.title":           "Aceitar convite",
+		"invite.intro":           "Escolha uma senha para entrar no painel.",
+		"invite.password":        "Senha",
+		"invite.submit":          "Aceitar convite",
+		"invite.invalid":         "Este link de convite é inválido, já foi usado, foi cancelado ou expirou.",
 
 		// ---- Integrations and webhooks (integrations.go, webhooks.go) ----
 		"integrations.intro":            "Conecte suas plataformas de venda: o Convida credita indicações pelas vendas que elas informam.",
@@ -1037,6 +1099,11 @@ var catalogue = map[string]map[string]string{
 		"error.forbidden.viewer":  "Seu papel (leitor) pode ver, mas não alterar nada. Peça a um proprietário.",
 		"error.forbidden.origin":  "Este pedido veio de outro site e foi recusado.",
 		"error.bad_request.title": "Pedido inválido",
+		"error.bad_form":          "Não foi possível ler o formulário.",
+		"error.too_large.title":   "Pedido grande demais",
+		"error.too_large":         "O formulário enviou mais de 64 KiB e foi recusado.",
+		"error.unsupported.title": "Formulário não aceito",
+		"error.unsupported":       "O painel não recebe arquivos (multipart/form-data).",
 		"error.back":              "Voltar à visão geral",
 
 		// ── Overview and Redemptions (overview.go, redemptions.go) ──

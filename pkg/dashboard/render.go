@@ -172,7 +172,8 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err err
 		d.render(w, r, c, Page{Template: "error", Title: "error.bad_request.title", Status: http.StatusBadRequest,
 			Data: errorData{Message: apperr.MessageOf(err)}})
 	default:
-		d.log.Error("dashboard: request failed", zap.String("path", r.URL.Path), zap.Error(err))
+		// The route's pattern, not the path: a path may hold an invitation token.
+		d.log.Error("dashboard: request failed", zap.String("route", r.Pattern), zap.Error(err))
 		d.render(w, r, c, Page{Template: "error", Title: "error.title", Status: http.StatusInternalServerError,
 			Data: errorData{Message: "error.internal"}})
 	}

@@ -165,6 +165,7 @@ func TestRenderEveryPage(t *testing.T) {
 			map[string][]string{English: {"Not found", `role="alert"`}, Portuguese: {"Não encontrado"}}},
 	}
 	pages = append(pages, overviewAndRedemptionPages(t, at)...)
+	pages = append(pages, accessPages(at, owner)...)
 	covered := map[string]bool{}
 	for _, p := range pages {
 		covered[p.page.Template] = true

@@ -10,11 +10,12 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 )
 
-// The session's keys.
+// The session's keys. A session exists only for a signed-in user: an
+// anonymous visitor's language is a cookie of its own (language.go).
 const (
 	sessionUser     = "user_id"
 	sessionMerchant = "merchant_id"
-	sessionLang     = "lang"
+	sessionVersion  = "session_version"
 	sessionFlash    = "flash"
 )
 
@@ -51,7 +52,7 @@ func mustZone(name string) *time.Location {
 // public registers a handler anyone may reach (sign in, invitations).
 func (d *Dashboard) public(pattern string, h handler) {
 	d.routes.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
-		h(w, r, &Ctx{Lang: d.lang(r), Loc: defaultZone})
+		h(w, r, &Ctx{Lang: requestLang(r), Loc: defaultZone})
 	})
 }
 
@@ -81,7 +82,9 @@ func (d *Dashboard) action(pattern string, h handler) {
 }
 
 // signedIn loads the session's user and merchant, or redirects to sign in
-// (303) and returns nil. A user removed since signing in is signed out.
+// (303) and returns nil. A user removed since signing in, or whose session
+// version moved on (a password change in another session), is signed out:
+// the session is destroyed on the server.
 func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
 	ctx := r.Context()
 	uid, err1 := uuid.Parse(d.sessions.GetString(ctx, sessionUser))
@@ -90,10 +93,13 @@ func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
 		http.Redirect(w, r, Prefix+"/sign-in", http.StatusSeeOther)
 		return nil
 	}
-	c := &Ctx{Lang: d.lang(r), Loc: defaultZone}
+	c := &Ctx{Lang: requestLang(r), Loc: defaultZone}
 	u, err := d.cfg.Users.FindUser(ctx, mid, uid)
-	if apperr.Is(err, apperr.NotFound) {
-		_ = d.sessions.Destroy(ctx)
+	if apperr.Is(err, apperr.NotFound) || (err == nil && u.SessionVersion != d.sessions.GetInt64(ctx, sessionVersion)) {
+		if err := d.sessions.Destroy(ctx); err != nil {
+			d.fail(w, r, c, err)
+			return nil
+		}
 		http.Redirect(w, r, Prefix+"/sign-in", http.StatusSeeOther)
 		return nil
 	}
@@ -110,7 +116,8 @@ func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
 	return c
 }
 
-// signIn starts the user's session under a new token (no fixation).
+// signIn starts the user's session under a new token (no fixation), at
+// the user's current session version.
 func (d *Dashboard) signIn(r *http.Request, u *merchant.DashboardUser) error {
 	ctx := r.Context()
 	if err := d.sessions.RenewToken(ctx); err != nil {
@@ -118,6 +125,7 @@ func (d *Dashboard) signIn(r *http.Request, u *merchant.DashboardUser) error {
 	}
 	d.sessions.Put(ctx, sessionUser, u.ID.String())
 	d.sessions.Put(ctx, sessionMerchant, u.MerchantID.String())
+	d.sessions.Put(ctx, sessionVersion, u.SessionVersion)
 	return nil
 }
 

@@ -1,25 +1,13 @@
 package dashboard
 
 import (
-	"net"
 	"net/http"
 	"strings"
-	"time"
 
-	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/convida/convida/pkg/apperr"
-)
-
-// Sign-in throttling: after maxFailures failed sign-ins for one e-mail or
-// from one client IP within failureWindow, sign-in answers 429 (even with
-// the right password) until the window has passed. The count is in
-// PostgreSQL, shared by every API replica.
-const (
-	maxFailures   = 10
-	failureWindow = 15 * time.Minute
-	minPassword   = 10
+	"github.com/convida/convida/pkg/merchant"
 )
 
 // dummyHash is compared against when the e-mail is unknown, so that an
@@ -47,86 +35,55 @@ func (d *Dashboard) signInPage(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	d.render(w, r, c, Page{Template: "sign_in", Title: "sign_in.title", Data: signInData{}})
 }
 
+// signInSubmit checks the e-mail and password through the throttle: 401
+// for a wrong pair, 429 past the throttle's limit (even for the right
+// pair), else a new session and the overview.
 func (d *Dashboard) signInSubmit(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	ctx := r.Context()
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	password := r.PostFormValue("password")
-	ip := clientIP(r)
-	again := func(status int, alert string) {
-		d.render(w, r, c, Page{Template: "sign_in", Title: "sign_in.title", Status: status,
-			Data: signInData{Email: email, Alert: alert}})
-	}
-	now := d.now()
-	byEmail, byIP, err := d.cfg.Users.SignInFailures(ctx, email, ip, now.Add(-failureWindow))
-	if err != nil {
-		d.fail(w, r, c, err)
-		return
-	}
-	if byEmail >= maxFailures || byIP >= maxFailures {
-		d.log.Warn("dashboard sign-in throttled", zap.String("client_ip", ip))
-		again(http.StatusTooManyRequests, "sign_in.throttled")
-		return
-	}
-	u, err := d.cfg.Users.FindUserByEmail(ctx, email)
-	hash := dummyHash
-	if err == nil {
-		hash = []byte(u.PasswordHash)
-	} else if !apperr.Is(err, apperr.NotFound) {
-		d.fail(w, r, c, err)
-		return
-	}
-	if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
-		if err := d.cfg.Users.RecordSignInFailure(ctx, email, ip, now); err != nil {
-			d.fail(w, r, c, err)
-			return
+	var u *merchant.DashboardUser
+	res, err := d.throttled(r, email, func() (bool, error) {
+		found, err := d.cfg.Users.FindUserByEmail(ctx, email)
+		hash := dummyHash
+		if err == nil {
+			hash = []byte(found.PasswordHash)
+		} else if !apperr.Is(err, apperr.NotFound) {
+			return false, err
 		}
-		again(http.StatusUnauthorized, "sign_in.invalid")
-		return
+		if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
+			return false, nil
+		}
+		u = found
+		return true, nil
+	})
+	if err == nil && res == passwordRight {
+		err = d.signIn(r, u)
 	}
-	if err := d.signIn(r, u); err != nil {
+	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	if err := d.cfg.Users.DeleteExpiredSessions(ctx); err != nil {
-		d.log.Warn("dashboard: deleting expired sessions", zap.Error(err))
+	switch res {
+	case passwordThrottled:
+		d.render(w, r, c, Page{Template: "sign_in", Title: "sign_in.title", Status: http.StatusTooManyRequests,
+			Data: signInData{Email: email, Alert: "sign_in.throttled"}})
+	case passwordWrong:
+		d.render(w, r, c, Page{Template: "sign_in", Title: "sign_in.title", Status: http.StatusUnauthorized,
+			Data: signInData{Email: email, Alert: "sign_in.invalid"}})
+	default:
+		http.Redirect(w, r, Prefix, http.StatusSeeOther)
 	}
-	http.Redirect(w, r, Prefix, http.StatusSeeOther)
 }
 
-// clientIP is the connection's address: the dashboard trusts no
-// forwarding header, which a client could forge to dodge the throttle.
-func clientIP(r *http.Request) string {
-	host, _, err := net.SplitHostPort(r.RemoteAddr)
-	if err != nil {
-		return r.RemoteAddr
-	}
-	return host
-}
-
+// signOut destroys the session on the server (its row is deleted), so the
+// old cookie signs in no more, wherever it was copied to.
 func (d *Dashboard) signOut(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	if err := d.sessions.Destroy(r.Context()); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
 	http.Redirect(w, r, Prefix+"/sign-in", http.StatusSeeOther)
-}
-
-// chooseLanguage keeps the chosen language in the session and goes back
-// to the page the switch was on.
-func (d *Dashboard) chooseLanguage(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	if l := r.PostFormValue("lang"); l == English || l == Portuguese {
-		d.sessions.Put(r.Context(), sessionLang, l)
-	}
-	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
-}
-
-// localPath is next when it is a path of the dashboard, else the
-// overview: a redirect never leaves the dashboard.
-func localPath(next string) string {
-	if next == Prefix || (strings.HasPrefix(next, Prefix+"/") && !strings.ContainsAny(next, "\\") && !strings.Contains(next, "//")) {
-		return next
-	}
-	return Prefix
 }
 
 type passwordData struct{ Alert string }
@@ -136,39 +93,49 @@ func (d *Dashboard) passwordPage(w http.ResponseWriter, r *http.Request, c *Ctx)
 }
 
 // changePassword changes the signed-in user's own password (any role may).
+// The current password is checked through the sign-in throttle (the
+// user's e-mail and the client's address). The change bumps the user's
+// session version: every other session of the user is signed out at its
+// next request, and this one goes on under a new token.
 func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	again := func(status int, alert string) {
 		d.render(w, r, c, Page{Template: "password", Title: "password.title", Nav: "password", Status: status,
 			Data: passwordData{Alert: alert}})
 	}
-	if bcrypt.CompareHashAndPassword([]byte(c.User.PasswordHash), []byte(r.PostFormValue("current"))) != nil {
+	newPassword := r.PostFormValue("new")
+	if problem := passwordProblem(newPassword); problem != "" {
+		again(http.StatusUnprocessableEntity, problem)
+		return
+	}
+	res, err := d.throttled(r, c.User.Email, func() (bool, error) {
+		return bcrypt.CompareHashAndPassword([]byte(c.User.PasswordHash), []byte(r.PostFormValue("current"))) == nil, nil
+	})
+	if err != nil {
+		d.fail(w, r, c, err)
+		return
+	}
+	switch res {
+	case passwordThrottled:
+		again(http.StatusTooManyRequests, "password.throttled")
+		return
+	case passwordWrong:
 		again(http.StatusUnprocessableEntity, "password.wrong")
 		return
 	}
-	hash, ok := hashPassword(r.PostFormValue("new"))
-	if !ok {
-		again(http.StatusUnprocessableEntity, "password.too_short")
-		return
+	hash, err := hashPassword(newPassword)
+	var version int64
+	if err == nil {
+		version, err = d.cfg.Users.SetPassword(r.Context(), c.User.MerchantID, c.User.ID, hash)
 	}
-	if err := d.cfg.Users.SetPassword(r.Context(), c.User.MerchantID, c.User.ID, hash); err != nil {
+	if err == nil {
+		// A new token: a session stolen before the change does not survive it.
+		err = d.sessions.RenewToken(r.Context())
+	}
+	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	// A new token: a session stolen before the change does not survive it.
-	if err := d.sessions.RenewToken(r.Context()); err != nil {
-		d.fail(w, r, c, err)
-		return
-	}
+	d.sessions.Put(r.Context(), sessionVersion, version)
 	d.flash(r, "password.changed")
 	http.Redirect(w, r, Prefix+"/settings/password", http.StatusSeeOther)
-}
-
-// hashPassword returns the bcrypt hash of a new password, or false when it
-// is too short (bcrypt also refuses more than 72 bytes).
-func hashPassword(p string) (string, bool) {
-	if len([]rune(p)) < minPassword || len(p) > 72 {
-		return "", false
-	}
-	h, err := bcrypt.GenerateFromPassword([]byte(p), bcrypt.DefaultCost)
-	return string(h), err == nil
 }

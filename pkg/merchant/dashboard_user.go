@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/apperr"
 )
 
 // The roles of a dashboard user: an owner changes things, a viewer only
@@ -19,6 +21,10 @@ const (
 // ValidRole reports whether role is one of the roles above.
 func ValidRole(role string) bool { return role == RoleOwner || role == RoleViewer }
 
+// ErrLastOwner refuses to remove or demote a merchant's last owner: a
+// merchant without an owner could never invite anyone again.
+var ErrLastOwner = apperr.Errorf(apperr.Conflict, "a merchant keeps at least one owner")
+
 // DashboardUser is a person who signs in to a merchant's dashboard. The
 // password is kept only as a bcrypt hash.
 type DashboardUser struct {
@@ -27,7 +33,11 @@ type DashboardUser struct {
 	Email        string
 	PasswordHash string
 	Role         string
-	CreatedAt    time.Time
+	// SessionVersion is stored in each session at sign-in and checked on
+	// every request: a password change bumps it, ending the user's other
+	// sessions.
+	SessionVersion int64
+	CreatedAt      time.Time
 }
 
 // Invite is a pending invitation to a merchant's dashboard; its token is

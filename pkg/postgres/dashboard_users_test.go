@@ -47,48 +47,20 @@ func TestCreateMerchantCreatesItsOwner(t *testing.T) {
 func TestInviteAcceptedOnceBeforeExpiry(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	pool := testenv.MustPool(t)
-	m := testenv.MustMerchant(t, pool, nil, merchant.Merchant{})
-	users := postgres.NewDashboardUserStore(pool)
+	m, users := usersOfAMerchant(t)
 	now := time.Now()
-	token, hash := merchant.NewInviteToken()
-	in := &merchant.Invite{MerchantID: m.ID, Email: "ana@loja.example.com", Role: merchant.RoleViewer, ExpiresAt: now.Add(time.Hour)}
-	if err := users.CreateInvite(ctx, in, hash); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := users.AcceptInvite(ctx, merchant.HashInviteToken(token), "h", now.Add(2*time.Hour)); !apperr.Is(err, apperr.NotFound) {
+	in, hash := mustInvite(t, users, m.ID, "ana@loja.example.com", merchant.RoleViewer, now.Add(time.Hour))
+	if _, err := users.AcceptInvite(ctx, hash, "h", now.Add(2*time.Hour)); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("an expired invitation: %v, want not found", err)
 	}
-	u, err := users.AcceptInvite(ctx, merchant.HashInviteToken(token), "h", now)
+	u, err := users.AcceptInvite(ctx, hash, "h", now)
 	if err != nil || u.MerchantID != m.ID || u.Role != merchant.RoleViewer || u.Email != in.Email {
 		t.Fatalf("accept: %+v %v", u, err)
 	}
-	if _, err := users.AcceptInvite(ctx, merchant.HashInviteToken(token), "h", now); !apperr.Is(err, apperr.NotFound) {
+	if _, err := users.AcceptInvite(ctx, hash, "h", now); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("accepted twice: %v, want not found", err)
 	}
 	if _, err := users.FindUser(ctx, uuid.New(), u.ID); !apperr.Is(err, apperr.NotFound) {
 		t.Errorf("the user under another merchant: %v, want not found", err)
-	}
-}
-
-func TestSignInFailuresCountedPerEmailAndIP(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	users := postgres.NewDashboardUserStore(testenv.MustPool(t))
-	now := time.Now()
-	for _, f := range []struct {
-		email, ip string
-		ago       time.Duration
-	}{
-		{"A@x.com", "10.0.0.1", 0}, {"a@x.com", "10.0.0.2", time.Minute}, {"b@x.com", "10.0.0.1", time.Minute},
-		{"a@x.com", "10.0.0.1", 20 * time.Minute}, // outside the window
-	} {
-		if err := users.RecordSignInFailure(ctx, f.email, f.ip, now.Add(-f.ago)); err != nil {
-			t.Fatal(err)
-		}
-	}
-	byEmail, byIP, err := users.SignInFailures(ctx, "a@X.com", "10.0.0.1", now.Add(-15*time.Minute))
-	if err != nil || byEmail != 2 || byIP != 2 {
-		t.Errorf("failures: by e-mail %d, by IP %d (%v), want 2 and 2", byEmail, byIP, err)
 	}
 }

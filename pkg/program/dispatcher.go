@@ -148,7 +148,7 @@ func NewScheduler(d *Deps) *Scheduler {
 		Log:       d.Log.Named("scheduler"),
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,
-		Tasks:     []scheduler.Task{waker.wake},
+		Tasks:     []scheduler.Task{waker.wake, postgres.NewDashboardUserStore(d.Pool).PurgeExpired},
 	}, release: func() { leader.Release(context.Background()) }}
 }
 

@@ -227,6 +227,9 @@ func (a *API) Router() *mux.Router {
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
 
+		// The password throttle's reading of the client's address.
+		TrustedProxies: d.Config.TrustedProxies,
+
 		// Overview and Redemptions.
 		Overview:          postgres.NewOverviewReads(d.Pool),
 		Redemptions:       redemptions,
