@@ -197,7 +197,7 @@ func (s *stack) newMember(tn *tenant, email, name string) *member.Member {
 	s.t.Helper()
 	m := &member.Member{MerchantID: tn.merchant.ID, Email: email, Name: name, CampaignID: tn.campaign.ID}
 	// As the API does: the member.created event is relayed at once.
-	store := postgres.NewMemberStore(s.deps.Pool).WithRelay(outbox.NewRelay(postgres.NewOutboxStore(s.deps.Pool), s.deps.Events))
+	store := postgres.NewMemberStore(s.deps.Pool).WithRelay(s.deps.Relay())
 	if err := store.CreateMember(context.Background(), m, tn.merchant.CodePrefix); err != nil {
 		s.t.Fatal(err)
 	}

@@ -126,8 +126,8 @@ func RunDispatcher(ctx context.Context, d *Deps) error {
 }
 
 // Scheduler is the scheduler role: on one leader at a time, it releases
-// expired warranties, re-publishes stranded outbox events and wakes due
-// webhook retries.
+// expired warranties, re-publishes stranded outbox events, wakes due
+// webhook retries and purges expired dashboard sessions.
 type Scheduler struct {
 	*scheduler.Scheduler
 	release func()
