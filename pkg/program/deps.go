@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"time"
 
@@ -159,9 +160,18 @@ func (d *Deps) OpsRouter() *mux.Router {
 }
 
 // RunOps serves OpsRouter on METRICS_ADDR (by default 127.0.0.1:9090, a
-// private interface): every program runs it beside its roles.
+// private interface): every program runs it beside its roles. An address
+// already taken (several programs on one host left at the default) is
+// logged at error and the program goes on without it: the operator's
+// endpoints must never stop the service they observe.
 func RunOps(ctx context.Context, d *Deps, name string) error {
-	return serve(ctx, d.Log, name+"-ops", d.Config.MetricsAddr, d.OpsRouter())
+	l, err := net.Listen("tcp", d.Config.MetricsAddr)
+	if err != nil {
+		d.Log.Error("the operator's server is not running: set METRICS_ADDR to a free address (one per program on a host)",
+			zap.String("server", name+"-ops"), zap.String("METRICS_ADDR", d.Config.MetricsAddr), zap.Error(err))
+		return nil
+	}
+	return serveOn(ctx, d.Log, name+"-ops", l, d.OpsRouter())
 }
 
 // serveReady answers 200 "ready" when every dependency answers, 200
@@ -188,14 +198,23 @@ func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 
 // serve runs an HTTP server on addr until ctx ends, then drains it.
 func serve(ctx context.Context, log *zap.Logger, name, addr string, h http.Handler) error {
-	srv := &http.Server{Addr: addr, Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
+	l, err := net.Listen("tcp", addr)
+	if err != nil {
+		return fmt.Errorf("%s server on %s: %w", name, addr, err)
+	}
+	return serveOn(ctx, log, name, l, h)
+}
+
+// serveOn serves h on l until ctx ends, then drains it.
+func serveOn(ctx context.Context, log *zap.Logger, name string, l net.Listener, h http.Handler) error {
+	srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 30 * time.Second,
 		WriteTimeout: 30 * time.Second, IdleTimeout: 120 * time.Second}
 	errc := make(chan error, 1)
-	go func() { errc <- srv.ListenAndServe() }()
-	log.Info("listening", zap.String("server", name), zap.String("addr", addr))
+	go func() { errc <- srv.Serve(l) }()
+	log.Info("listening", zap.String("server", name), zap.String("addr", l.Addr().String()))
 	select {
 	case err := <-errc:
-		return fmt.Errorf("%s server on %s: %w", name, addr, err)
+		return fmt.Errorf("%s server on %s: %w", name, l.Addr(), err)
 	case <-ctx.Done():
 	}
 	shutdown, cancel := context.WithTimeout(context.Background(), 10*time.Second)
