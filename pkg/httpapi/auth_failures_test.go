@@ -15,7 +15,7 @@ import (
 	"github.com/convida/convida/pkg/testenv"
 )
 
-var _ httpapi.AuthFailures = (*redisx.AuthFailures)(nil)
+var _ clientip.FailureLimit = (*redisx.AuthFailures)(nil)
 
 // failureBurst and failuresPerMinute are the tests' limit: three
 // failures, then a block of up to 30 s, which no slow run outlasts.

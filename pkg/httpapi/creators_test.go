@@ -54,7 +54,7 @@ type creatorEnvOptions struct {
 	brk    *redisx.Breaker
 	// failures and trusted wire the failed-authentication limit and
 	// TRUSTED_PROXIES (none by default).
-	failures httpapi.AuthFailures
+	failures clientip.FailureLimit
 	trusted  clientip.Resolver
 }
 

@@ -18,6 +18,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/clientip"
 )
 
 // Limiter counts requests against a rate limit (decision 13). Allow counts
@@ -53,26 +54,6 @@ type Idempotency interface {
 	Release(ctx context.Context, claim string) error
 }
 
-// AuthFailures limits failed authentications per client
-// (redisx.AuthFailures). Blocked reads only memory: how long client stays
-// blocked. Failed counts one failure of client and tells whether it is now
-// blocked (retryAfter > 0) and whether this failure was already beyond its
-// allowance (over). Refused counts a request refused because its client
-// is blocked.
-type AuthFailures interface {
-	Blocked(client string) time.Duration
-	Failed(ctx context.Context, client string) (retryAfter time.Duration, over bool)
-	Refused()
-}
-
-// noAuthFailures limits nothing: the Server's AuthFailures when none is
-// configured.
-type noAuthFailures struct{}
-
-func (noAuthFailures) Blocked(string) time.Duration                         { return 0 }
-func (noAuthFailures) Failed(context.Context, string) (time.Duration, bool) { return 0, false }
-func (noAuthFailures) Refused()                                             {}
-
 // ProtectionConfig wires rate limits and idempotency records. A nil Limiter
 // or Idempotency turns that feature off; zero durations and limits take the
 // defaults below. New keeps its own copy, in which the middleware keeps its
@@ -85,7 +66,7 @@ type ProtectionConfig struct {
 	// AuthFailures limits the failed authentications of a client address
 	// (Config.TrustedProxies tells it): a missing, unknown or revoked API
 	// key, a creator token that finds no creator. Nil: no limit.
-	AuthFailures AuthFailures
+	AuthFailures clientip.FailureLimit
 	// Log receives the (throttled) reports of an unavailable store;
 	// Config.Log when nil.
 	Log *zap.Logger

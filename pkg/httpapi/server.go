@@ -104,7 +104,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 		cfg.KeyCacheTTL = 5 * time.Second
 	}
 	if cfg.Protection.AuthFailures == nil {
-		cfg.Protection.AuthFailures = noAuthFailures{}
+		cfg.Protection.AuthFailures = clientip.NoFailureLimit{}
 	}
 	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now)}
 	s.docs = sync.OnceValues(s.newDocsFile)

@@ -36,7 +36,7 @@ type Service struct {
 	pending   *pendingRecords
 	limiter   Limiter
 	rateLimit int
-	failures  AuthFailures
+	failures  clientip.FailureLimit
 	clients   clientip.Resolver
 	log       *zap.Logger
 	// lines writes the outcome lines through check, so it reports the
@@ -64,7 +64,7 @@ type Config struct {
 	// AuthFailures limits the deliveries refused before they authenticated
 	// per client (optional: no limit); Clients tells the client of a
 	// request (TRUSTED_PROXIES), for that limit and the access log.
-	AuthFailures AuthFailures
+	AuthFailures clientip.FailureLimit
 	Clients      clientip.Resolver
 	// CacheTTL bounds how stale merchant settings may be (default 5 s).
 	CacheTTL time.Duration
@@ -82,7 +82,7 @@ func New(cfg Config) *Service {
 		cfg.Log = zap.NewNop()
 	}
 	if cfg.AuthFailures == nil {
-		cfg.AuthFailures = noAuthFailures{}
+		cfg.AuthFailures = clientip.NoFailureLimit{}
 	}
 	return &Service{
 		merchants: newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),

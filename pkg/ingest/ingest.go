@@ -51,26 +51,6 @@ type Limiter interface {
 	Allow(ctx context.Context, key string, perSecond, burst int) (remaining int, retryAfter, resetAfter time.Duration, err error)
 }
 
-// AuthFailures limits failed authentications per client
-// (redisx.AuthFailures). Blocked reads only memory: how long client stays
-// blocked. Failed counts one failure of client and tells whether it is now
-// blocked (retryAfter > 0) and whether this failure was already beyond its
-// allowance (over). Refused counts a request refused because its client
-// is blocked.
-type AuthFailures interface {
-	Blocked(client string) time.Duration
-	Failed(ctx context.Context, client string) (retryAfter time.Duration, over bool)
-	Refused()
-}
-
-// noAuthFailures limits nothing: the Service's AuthFailures when none is
-// configured.
-type noAuthFailures struct{}
-
-func (noAuthFailures) Blocked(string) time.Duration                         { return 0 }
-func (noAuthFailures) Failed(context.Context, string) (time.Duration, bool) { return 0, false }
-func (noAuthFailures) Refused()                                             {}
-
 // DedupeTTL is how long the fast path remembers an event (7 days).
 const DedupeTTL = 7 * 24 * time.Hour
 
