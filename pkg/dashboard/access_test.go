@@ -8,6 +8,7 @@ import (
 	"mime/multipart"
 	"net/http"
 	"net/url"
+	"os"
 	"path"
 	"strings"
 	"sync"
@@ -503,5 +504,40 @@ func TestSignOutEndsTheSessionOnTheServer(t *testing.T) {
 	}
 	if n := e.sessionRows(); n != 0 {
 		t.Errorf("%d session rows after the only session signed out, want 0", n)
+	}
+}
+
+// TestBlockedAddressCostsNoDatabaseWork: wrong passwords join the API's
+// failed-authentication limit (AUTH_FAILURE_LIMIT); once an address has
+// spent it, its sign-ins are answered 429 from memory, even with the
+// database gone, while another address's still need the database.
+func TestBlockedAddressCostsNoDatabaseWork(t *testing.T) {
+	t.Parallel()
+	// One failure a minute after the burst of 10: bcrypt under -race makes
+	// the eleven tries last seconds, which the default of 20 a minute
+	// would refill.
+	e := newEnvWith(t, map[string]string{"AUTH_FAILURE_LIMIT": "1", "TRUSTED_PROXIES": "127.0.0.0/8, ::1"})
+	// A /64 of this run's own: the limit's count is in Redis, shared by runs.
+	run := time.Now().UnixNano() & 0xffff
+	blocked := fmt.Sprintf("2001:db8:%x:%x::1", run, os.Getpid()&0xffff)
+	other := fmt.Sprintf("2001:db8:%x:%x::1", run^1, os.Getpid()&0xffff) // another /64
+	signIn := func(client string) int {
+		return e.do(e.client(), http.MethodPost, "/dashboard/sign-in",
+			url.Values{"email": {e.demo.DashboardEmail}, "password": {"wrong-password-1"}}, "X-Forwarded-For", client).StatusCode
+	}
+	for i := range 10 {
+		if got := signIn(blocked); got != http.StatusUnauthorized {
+			t.Fatalf("wrong password %d: %d, want 401", i+1, got)
+		}
+	}
+	if got := signIn(blocked); got != http.StatusTooManyRequests {
+		t.Fatalf("the 11th: %d, want 429", got)
+	}
+	e.deps.Pool.Close() // from here on, a sign-in that needs the database fails
+	if got := signIn(blocked); got != http.StatusTooManyRequests {
+		t.Errorf("the blocked address with the database gone: %d, want 429 from memory", got)
+	}
+	if got := signIn(other); got == http.StatusTooManyRequests || got < 500 {
+		t.Errorf("another address with the database gone: %d, want the database's failure (it is not blocked)", got)
 	}
 }

@@ -103,6 +103,12 @@ type Config struct {
 	// TrustedProxies (TRUSTED_PROXIES) tells the password throttle which
 	// client sent a request: the peer, or what a trusted proxy says it is.
 	TrustedProxies clientip.Resolver
+	// AuthFailures is the API's failed-authentication limit per client
+	// (AUTH_FAILURE_LIMIT; nil: none): a wrong or throttled password counts
+	// as a failure, and a client blocked by it is answered 429 from memory,
+	// before the throttle's transaction, so a flood from one address costs
+	// no database work.
+	AuthFailures clientip.FailureLimit
 }
 
 // Dashboard is the merchant dashboard served under /dashboard.
@@ -125,6 +131,9 @@ func New(cfg Config) (*Dashboard, error) {
 	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
+	}
+	if cfg.AuthFailures == nil {
+		cfg.AuthFailures = clientip.NoFailureLimit{}
 	}
 	if cfg.IdleTimeout == 0 {
 		cfg.IdleTimeout = 2 * time.Hour

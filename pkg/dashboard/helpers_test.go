@@ -3,6 +3,7 @@ package dashboard_test
 import (
 	"context"
 	"io"
+	"maps"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
@@ -41,7 +42,11 @@ func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, nil) }
 func newEnvWith(t *testing.T, settings map[string]string) *env {
 	t.Helper()
 	srv := httptest.NewUnstartedServer(nil)
-	cfg, err := program.LoadConfig(func(k string) string { return settings[k] })
+	// The tests share 127.0.0.1 and one Redis: the API's
+	// failed-authentication limit is on only where a test sets it.
+	vars := map[string]string{"AUTH_FAILURE_LIMIT": "0"}
+	maps.Copy(vars, settings)
+	cfg, err := program.LoadConfig(func(k string) string { return vars[k] })
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -35,13 +35,20 @@ const (
 
 // throttled runs check, which compares a password of email, as one
 // attempt of email from r's client: passwordThrottled without running it
-// when the throttle's limit is reached. A wrong password (or an error)
+// when the throttle's limit is reached, or, answered from memory, when the
+// client is blocked by the API's failed-authentication limit. A wrong password (or an error)
 // stays counted as a failure; a right one is forgotten.
 func (d *Dashboard) throttled(r *http.Request, email string, check func() (bool, error)) (passwordCheck, error) {
 	ctx := r.Context()
+	client := d.cfg.TrustedProxies.Key(r)
+	if d.cfg.AuthFailures.Blocked(client) > 0 {
+		d.cfg.AuthFailures.Refused()
+		return passwordThrottled, nil
+	}
 	now := d.now()
-	id, err := d.cfg.Users.ClaimSignInAttempt(ctx, email, d.cfg.TrustedProxies.Key(r), now, now.Add(-failureWindow), maxFailures)
+	id, err := d.cfg.Users.ClaimSignInAttempt(ctx, email, client, now, now.Add(-failureWindow), maxFailures)
 	if apperr.Is(err, apperr.RateLimited) {
+		d.cfg.AuthFailures.Failed(ctx, client)
 		d.log.Warn("dashboard password check throttled", zap.String("client_ip", d.cfg.TrustedProxies.String(r)), zap.String("path", r.URL.Path))
 		return passwordThrottled, nil
 	}
@@ -50,6 +57,7 @@ func (d *Dashboard) throttled(r *http.Request, email string, check func() (bool,
 	}
 	right, err := check()
 	if err != nil || !right {
+		d.cfg.AuthFailures.Failed(ctx, client)
 		return passwordWrong, err
 	}
 	// Forgotten even when the client has gone: a success must not count.

@@ -162,6 +162,7 @@ func NewAPI(d *Deps) *API { return &API{Addr: d.Config.HTTPAddr, Now: d.Now, d: 
 // /dashboard, and /healthz.
 func (a *API) Router() *mux.Router {
 	d := a.d
+	failures := authFailures(d, "api") // one count for the API and the dashboard
 	outcomes := postgres.NewOutcomeStore(d.Pool)
 	waiter := &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}
 	members := postgres.NewMemberStore(d.Pool).WithRelay(d.Relay())
@@ -199,7 +200,7 @@ func (a *API) Router() *mux.Router {
 		Protection: httpapi.ProtectionConfig{
 			Limiter:      redisx.NewLimiter(d.Redis, d.RedisBreaker),
 			Idempotency:  redisx.NewIdempotency(d.Redis, d.RedisBreaker),
-			AuthFailures: authFailures(d, "api"),
+			AuthFailures: failures,
 			Log:          d.Log.Named("api"),
 		},
 		Actions: httpapi.ActionsConfig{
@@ -227,8 +228,11 @@ func (a *API) Router() *mux.Router {
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,
 
-		// The password throttle's reading of the client's address.
+		// The password throttle's reading of the client's address, and the
+		// API's failed-authentication limit, which a flood of wrong
+		// passwords from one address joins.
 		TrustedProxies: d.Config.TrustedProxies,
+		AuthFailures:   failures,
 
 		// Overview and Redemptions.
 		Overview:          postgres.NewOverviewReads(d.Pool),
