@@ -19,6 +19,7 @@ const (
 	Webhook     = "wh_"
 	Event       = "evt_"
 	DeliveryLog = "whl_"
+	AuditEvent  = "aud_"
 )
 
 // Format returns prefix + the 32 hex digits of id.

@@ -90,9 +90,25 @@ type Config struct {
 	// make per minute at the API and at the ingest before 429
 	// (AUTH_FAILURE_LIMIT); 0 is none.
 	AuthFailureLimit int
+	// RetentionInterval is how often the scheduler's leader sweeps what
+	// has outlived its retention (RETENTION_INTERVAL); Retention is how
+	// long each kind of record is kept.
+	RetentionInterval time.Duration
+	Retention         Retention
 	// SecretsKeyPrevious is the key being rotated away from
 	// (SECRETS_KEY_PREVIOUS): secrets sealed with it still open.
 	SecretsKeyPrevious string
+}
+
+// Retention is how long each kind of record is kept before the retention
+// sweep deletes (or, for buyer data, clears) it; 0 keeps it forever.
+type Retention struct {
+	InboundDeliveries time.Duration // RETENTION_INBOUND_DELIVERIES
+	WebhookAttempts   time.Duration // RETENTION_WEBHOOK_ATTEMPTS
+	Outbox            time.Duration // RETENTION_OUTBOX: relayed events only
+	ProcessedCommands time.Duration // RETENTION_PROCESSED_COMMANDS
+	BuyerData         time.Duration // RETENTION_BUYER_DATA: names, e-mails, documents on referrals
+	AuditEvents       time.Duration // RETENTION_AUDIT_EVENTS
 }
 
 // Setting is one environment variable of the programs: its name, its
@@ -157,6 +173,20 @@ var Settings = []Setting{
 	{Name: "WEBHOOK_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets webhook deliveries reach loopback and private addresses (development and tests only)",
 		Programs: []string{"api", "dispatcher"}},
 	{Name: "WEBHOOK_CA_FILE", Meaning: "a PEM root trusted for webhook receivers besides the system's", Programs: []string{"api", "dispatcher"}},
+	{Name: "RETENTION_INTERVAL", Default: "1h", Meaning: "how often the scheduler's leader deletes what has outlived its retention (a duration: 30s, 15m, 1h, 1d)",
+		Programs: []string{"scheduler"}},
+	{Name: "RETENTION_INBOUND_DELIVERIES", Default: "30d", Meaning: "how long the platforms' inbound deliveries are kept (0 keeps them forever)",
+		Programs: []string{"scheduler"}},
+	{Name: "RETENTION_WEBHOOK_ATTEMPTS", Default: "30d", Meaning: "how long the delivery log of outbound webhooks is kept (0 keeps it forever)",
+		Programs: []string{"scheduler"}},
+	{Name: "RETENTION_OUTBOX", Default: "7d", Meaning: "how long relayed outbox events are kept (never one not yet relayed; 0 keeps them forever)",
+		Programs: []string{"scheduler"}},
+	{Name: "RETENTION_PROCESSED_COMMANDS", Default: "90d", Meaning: "how long the ledger remembers a processed command id; must outlive the broker's retention of ledger.commands and the platforms' retries (0 keeps them forever)",
+		Programs: []string{"scheduler"}},
+	{Name: "RETENTION_BUYER_DATA", Default: "365d", Meaning: "how long buyers' names, e-mails and documents stay on referrals before they are cleared (0 keeps them)",
+		Programs: []string{"scheduler"}},
+	{Name: "RETENTION_AUDIT_EVENTS", Default: "365d", Meaning: "how long the audit trail is kept (0 keeps it forever)",
+		Programs: []string{"scheduler"}},
 	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the Guru and Yampi API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
 		Programs: []string{"api", "dispatcher"}},
 	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API and at the ingest, after a burst of 10, before 429; 0 is none",
@@ -265,6 +295,24 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.WebhookAllowPrivateNetworks, err = strconv.ParseBool(get("WEBHOOK_ALLOW_PRIVATE_NETWORKS")); err != nil {
 		return c, fmt.Errorf("WEBHOOK_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("WEBHOOK_ALLOW_PRIVATE_NETWORKS"))
 	}
+	if c.RetentionInterval, err = retentionSetting(get, "RETENTION_INTERVAL"); err != nil {
+		return c, err
+	}
+	if c.RetentionInterval <= 0 {
+		return c, fmt.Errorf("RETENTION_INTERVAL: want a positive duration such as 1h, got %q", get("RETENTION_INTERVAL"))
+	}
+	for _, r := range []struct {
+		name string
+		into *time.Duration
+	}{
+		{"RETENTION_INBOUND_DELIVERIES", &c.Retention.InboundDeliveries}, {"RETENTION_WEBHOOK_ATTEMPTS", &c.Retention.WebhookAttempts},
+		{"RETENTION_OUTBOX", &c.Retention.Outbox}, {"RETENTION_PROCESSED_COMMANDS", &c.Retention.ProcessedCommands},
+		{"RETENTION_BUYER_DATA", &c.Retention.BuyerData}, {"RETENTION_AUDIT_EVENTS", &c.Retention.AuditEvents},
+	} {
+		if *r.into, err = retentionSetting(get, r.name); err != nil {
+			return c, err
+		}
+	}
 	if c.PlatformAllowPrivateNetworks, err = strconv.ParseBool(get("PLATFORM_ALLOW_PRIVATE_NETWORKS")); err != nil {
 		return c, fmt.Errorf("PLATFORM_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("PLATFORM_ALLOW_PRIVATE_NETWORKS"))
 	}
@@ -295,6 +343,31 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("LOG_LEVEL: want debug, info, warn or error, got %q", c.LogLevel)
 	}
 	return c, nil
+}
+
+// retentionSetting reads a duration that may count days: a Go duration
+// (90s, 15m, 1h30m) or a whole number of days (30d); "0" is zero, which a
+// retention reads as "keep forever".
+func retentionSetting(get func(string) string, key string) (time.Duration, error) {
+	s := get(key)
+	d, err := ParseDays(s)
+	if err != nil || d < 0 {
+		return 0, fmt.Errorf("%s: want a duration such as 30s, 15m, 12h or 30d (0 keeps forever), got %q", key, s)
+	}
+	return d, nil
+}
+
+// ParseDays parses s as a Go duration, or as a whole number of days with
+// the suffix d ("30d" is 720h); "0" is zero.
+func ParseDays(s string) (time.Duration, error) {
+	if days, ok := strings.CutSuffix(s, "d"); ok {
+		n, err := strconv.Atoi(days)
+		if err != nil || n < 0 || n > 100*365 {
+			return 0, fmt.Errorf("%q is not a whole number of days", s)
+		}
+		return time.Duration(n) * 24 * time.Hour, nil
+	}
+	return time.ParseDuration(s)
 }
 
 func intSetting(get func(string) string, key string, lo, hi int) (int, error) {

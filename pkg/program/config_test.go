@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/webhook"
@@ -80,6 +81,33 @@ func TestHelpNamesEverySettingOnce(t *testing.T) {
 	for _, p := range []string{"api", "ingest", "ledger", "dispatcher", "scheduler", program.Bootstrap} {
 		if names := program.SettingsOf(p); len(names) == 0 || names[0].Name != "DATABASE_URL" {
 			t.Errorf("%s reads %v, want DATABASE_URL first", p, names)
+		}
+	}
+}
+
+func TestRetentionSettings(t *testing.T) {
+	t.Parallel()
+	c, err := program.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	day := 24 * time.Hour
+	want := program.Retention{InboundDeliveries: 30 * day, WebhookAttempts: 30 * day, Outbox: 7 * day, ProcessedCommands: 90 * day,
+		BuyerData: 365 * day, AuditEvents: 365 * day}
+	if c.Retention != want || c.RetentionInterval != time.Hour {
+		t.Errorf("defaults: %+v every %s, want %+v every 1h", c.Retention, c.RetentionInterval, want)
+	}
+	env := map[string]string{"RETENTION_OUTBOX": "0", "RETENTION_WEBHOOK_ATTEMPTS": "90s", "RETENTION_INTERVAL": "15m"}
+	if c, err = program.LoadConfig(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if c.Retention.Outbox != 0 || c.Retention.WebhookAttempts != 90*time.Second || c.RetentionInterval != 15*time.Minute {
+		t.Errorf("set: %+v every %s", c.Retention, c.RetentionInterval)
+	}
+	for _, bad := range []map[string]string{{"RETENTION_OUTBOX": "7 days"}, {"RETENTION_OUTBOX": "-1h"}, {"RETENTION_INTERVAL": "0"},
+		{"RETENTION_AUDIT_EVENTS": "1.5d"}} {
+		if _, err := program.LoadConfig(func(k string) string { return bad[k] }); err == nil {
+			t.Errorf("%v: no error", bad)
 		}
 	}
 }

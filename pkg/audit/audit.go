@@ -1,0 +1,139 @@
+// Package audit is the merchant's trail of security-relevant actions: who
+// (an API key, a dashboard user, the system) did what (an API key created,
+// an integration changed, a user removed, a sign-in failed, a member
+// erased, …) to which resource, from which address, and when. An event is
+// written by the store in the same transaction as the change it records,
+// so a change without its event (or an event without its change) cannot
+// be committed. Events name the fields a change touched, never a value of
+// a secret.
+//
+// The actor travels in the request's context: the API's authentication
+// and the dashboard's session put it there (WithActor), and a store reads
+// it when it writes the event (New). Work without a person or a key behind
+// it (the scheduler, the ledger) is the system.
+package audit
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// The actions, as the API and the dashboard name them.
+const (
+	APIKeyCreated                = "api_key.created"
+	APIKeyRevoked                = "api_key.revoked"
+	IntegrationUpdated           = "integration.updated"
+	WebhookEndpointCreated       = "webhook_endpoint.created"
+	WebhookEndpointUpdated       = "webhook_endpoint.updated"
+	WebhookEndpointDeleted       = "webhook_endpoint.deleted"
+	WebhookEndpointSecretRotated = "webhook_endpoint.secret_rotated"
+	DashboardUserInvited         = "dashboard_user.invited"
+	DashboardUserRemoved         = "dashboard_user.removed"
+	DashboardUserRoleChanged     = "dashboard_user.role_changed"
+	SignInSucceeded              = "sign_in.succeeded"
+	SignInFailed                 = "sign_in.failed"
+	PasswordChanged              = "password.changed"
+	MemberErased                 = "member.erased"
+	CampaignUpdated              = "campaign.updated"
+)
+
+// Actions are every action, in the order the documentation lists them.
+var Actions = []string{
+	APIKeyCreated, APIKeyRevoked, IntegrationUpdated,
+	WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDeleted, WebhookEndpointSecretRotated,
+	DashboardUserInvited, DashboardUserRemoved, DashboardUserRoleChanged,
+	SignInSucceeded, SignInFailed, PasswordChanged, MemberErased, CampaignUpdated,
+}
+
+// The kinds of actor.
+const (
+	ActorAPIKey        = "api_key"
+	ActorDashboardUser = "dashboard_user"
+	ActorSystem        = "system"
+)
+
+// Actor is who acted: an API key (ID its id, Label its display prefix), a
+// dashboard user (ID the user's id, Label the e-mail) or the system.
+type Actor struct {
+	Type  string
+	ID    string
+	Label string
+}
+
+// System is the actor of work nobody asked for in a request.
+var System = Actor{Type: ActorSystem}
+
+// Target is what an action was done to: a type ("api_key", "integration",
+// "webhook_endpoint", "dashboard_user", "member", "campaign") and its id as
+// the API shows it.
+type Target struct {
+	Type string
+	ID   string
+}
+
+// Event is one entry of the trail.
+type Event struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	Action     string
+	Actor      Actor
+	Target     Target
+	IP         string // the client's address (clientip), "" for the system
+	// Details holds what the action changed, never a secret's value: the
+	// names of the fields an update touched, a new role.
+	Details   map[string]any
+	CreatedAt time.Time
+}
+
+type actorKey struct{}
+
+type origin struct {
+	actor Actor
+	ip    string
+}
+
+// WithActor returns ctx carrying who acts and from which address, for
+// the events the stores write under it.
+func WithActor(ctx context.Context, a Actor, ip string) context.Context {
+	return context.WithValue(ctx, actorKey{}, origin{actor: a, ip: ip})
+}
+
+// ActorFrom returns the actor and address ctx carries; the system and ""
+// when it carries none.
+func ActorFrom(ctx context.Context) (Actor, string) {
+	if o, ok := ctx.Value(actorKey{}).(origin); ok {
+		return o.actor, o.ip
+	}
+	return System, ""
+}
+
+// New returns the event of action on target for merchantID, by the actor
+// ctx carries, now; details may be nil.
+func New(ctx context.Context, merchantID uuid.UUID, action string, target Target, details map[string]any, now time.Time) Event {
+	actor, ip := ActorFrom(ctx)
+	if details == nil {
+		details = map[string]any{}
+	}
+	return Event{ID: uuid.New(), MerchantID: merchantID, Action: action, Actor: actor, Target: target, IP: ip,
+		Details: details, CreatedAt: now.UTC()}
+}
+
+// Filter selects a page of a merchant's events, newest first: of one
+// action, or of every one when Action is "".
+type Filter struct {
+	Action string
+	Offset int
+	Limit  int
+}
+
+// Known reports whether action is one of Actions.
+func Known(action string) bool {
+	for _, a := range Actions {
+		if a == action {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,5 @@
+package postgres
+
+// InsertAudit lets the tests write an event in a transaction of their own,
+// as a store writes it with its change.
+var InsertAudit = insertAudit
