@@ -70,3 +70,44 @@ func TestRetentionStatementsReadAnIndex(t *testing.T) {
 		t.Error("Purge of a kind without a statement succeeded")
 	}
 }
+
+// TestRetentionSkipsRowsHeld: a statement of the sweep does not wait for
+// a row another transaction holds (the ledger updating a referral): it
+// takes the others at once, and the held one at the next statement after
+// the holder is done.
+func TestRetentionSkipsRowsHeld(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.MustPool(t)
+	merchantID, memberID := testenv.MustRetentionTenant(t, pool)
+	if _, err := testenv.SeedRetention(ctx, pool, merchantID, memberID, 3, time.Now().Add(-time.Hour)); err != nil {
+		t.Fatal(err)
+	}
+	ledger, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() { _ = ledger.Rollback(ctx) }()
+	if _, err := ledger.Exec(ctx, `UPDATE referrals SET notes = 'held' WHERE id = (SELECT id FROM referrals LIMIT 1)`); err != nil {
+		t.Fatal(err)
+	}
+	store := postgres.NewRetentionStore(pool)
+	quick, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	for _, want := range []int{2, 0} {
+		if n, err := store.Purge(quick, retention.BuyerData, time.Now(), 10); err != nil || n != want {
+			t.Fatalf("Purge beside a held referral = %d, %v; want %d at once", n, err, want)
+		}
+	}
+	if err := ledger.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var name, email, document, notes string
+	if n, err := store.Purge(ctx, retention.BuyerData, time.Now(), 10); err != nil || n != 1 {
+		t.Fatalf("Purge after the holder committed = %d, %v; want the held one", n, err)
+	}
+	if err := pool.QueryRow(ctx, `SELECT referee_name, referee_email, referee_external_id, notes FROM referrals
+WHERE notes = 'held'`).Scan(&name, &email, &document, &notes); err != nil || name+email+document != "" {
+		t.Errorf("the held referral after the sweep: %q %q %q (%v), want its buyer cleared and its notes kept", name, email, document, err)
+	}
+}

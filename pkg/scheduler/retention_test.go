@@ -14,7 +14,6 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/retention"
 	"github.com/convida/convida/pkg/scheduler"
@@ -54,14 +53,8 @@ type retentionTenant struct {
 func newRetentionTenant(t *testing.T) retentionTenant {
 	t.Helper()
 	pool := testenv.MustPool(t)
-	m := testenv.MustMerchant(t, pool, nil, merchant.Merchant{})
-	c := testenv.MustCampaign(t, pool, m.ID, testenv.FixedCampaign(500, 7))
-	member := uuid.New()
-	if _, err := pool.Exec(context.Background(), `INSERT INTO members (merchant_id, id, email, name, coupon_code, campaign_id)
-VALUES ($1, $2, 'ana@example.com', 'Ana', 'ANA10', $3)`, m.ID, member, c.ID); err != nil {
-		t.Fatal(err)
-	}
-	return retentionTenant{pool: pool, merchantID: m.ID, memberID: member}
+	merchantID, memberID := testenv.MustRetentionTenant(t, pool)
+	return retentionTenant{pool: pool, merchantID: merchantID, memberID: memberID}
 }
 
 func (rt retentionTenant) seed(t *testing.T, n int, at time.Time) {

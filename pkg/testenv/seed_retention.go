@@ -3,11 +3,13 @@ package testenv
 import (
 	"context"
 	"fmt"
+	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/retention"
 )
 
@@ -17,6 +19,20 @@ const (
 	SeedBuyerEmail    = "bruna.compradora@example.com"
 	SeedBuyerDocument = "529.982.247-25"
 )
+
+// MustRetentionTenant creates a merchant with a campaign and one member,
+// for SeedRetention, and returns their ids.
+func MustRetentionTenant(tb testing.TB, pool *pgxpool.Pool) (merchantID, memberID uuid.UUID) {
+	tb.Helper()
+	m := MustMerchant(tb, pool, nil, merchant.Merchant{})
+	c := MustCampaign(tb, pool, m.ID, FixedCampaign(500, 7))
+	memberID = uuid.New()
+	if _, err := pool.Exec(context.Background(), `INSERT INTO members (merchant_id, id, email, name, coupon_code, campaign_id)
+VALUES ($1, $2, 'ana@example.com', 'Ana', 'ANA10', $3)`, m.ID, memberID, c.ID); err != nil {
+		tb.Fatalf("testenv: member: %v", err)
+	}
+	return m.ID, memberID
+}
 
 // SeedRetention writes n rows dated at into each table the retention sweep
 // reads, one INSERT … SELECT generate_series each (a million rows in
