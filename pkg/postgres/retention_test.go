@@ -11,6 +11,7 @@ import (
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/retention"
 	"github.com/convida/convida/pkg/testenv"
+	"github.com/convida/convida/pkg/testenv/backlog"
 )
 
 // retentionIndexes is the index each retention statement picks its rows
@@ -80,7 +81,7 @@ func TestRetentionSkipsRowsHeld(t *testing.T) {
 	ctx := context.Background()
 	pool := testenv.MustPool(t)
 	merchantID, memberID := testenv.MustRetentionTenant(t, pool)
-	if _, err := testenv.SeedRetention(ctx, pool, merchantID, memberID, 3, time.Now().Add(-time.Hour)); err != nil {
+	if _, err := backlog.Seed(ctx, pool, merchantID, memberID, 3, time.Now().Add(-time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 	ledger, err := pool.Begin(ctx)

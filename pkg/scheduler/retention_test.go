@@ -18,6 +18,7 @@ import (
 	"github.com/convida/convida/pkg/retention"
 	"github.com/convida/convida/pkg/scheduler"
 	"github.com/convida/convida/pkg/testenv"
+	"github.com/convida/convida/pkg/testenv/backlog"
 )
 
 // countingStore is the real store, its statements' results written down
@@ -59,7 +60,7 @@ func newRetentionTenant(t *testing.T) retentionTenant {
 
 func (rt retentionTenant) seed(t *testing.T, n int, at time.Time) {
 	t.Helper()
-	if _, err := testenv.SeedRetention(context.Background(), rt.pool, rt.merchantID, rt.memberID, n, at); err != nil {
+	if _, err := backlog.Seed(context.Background(), rt.pool, rt.merchantID, rt.memberID, n, at); err != nil {
 		t.Fatal(err)
 	}
 }

@@ -1,55 +1,41 @@
-package testenv
+// Package backlog writes old rows in bulk into every table the retention
+// sweep reads, one INSERT … SELECT generate_series per table (a million
+// rows in seconds), for the sweep's tests and for cmd/bench's
+// -retention-rows. It is test support: nothing in production imports it.
+package backlog
 
 import (
 	"context"
 	"fmt"
-	"testing"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/retention"
 )
 
-// Buyer data of the referrals SeedRetention writes.
+// Buyer data of the referrals Seed writes.
 const (
-	SeedBuyerName     = "Bruna Compradora"
-	SeedBuyerEmail    = "bruna.compradora@example.com"
-	SeedBuyerDocument = "529.982.247-25"
+	BuyerName     = "Bruna Compradora"
+	BuyerEmail    = "bruna.compradora@example.com"
+	BuyerDocument = "529.982.247-25"
 )
 
-// MustRetentionTenant creates a merchant with a campaign and one member,
-// for SeedRetention, and returns their ids.
-func MustRetentionTenant(tb testing.TB, pool *pgxpool.Pool) (merchantID, memberID uuid.UUID) {
-	tb.Helper()
-	m := MustMerchant(tb, pool, nil, merchant.Merchant{})
-	c := MustCampaign(tb, pool, m.ID, FixedCampaign(500, 7))
-	memberID = uuid.New()
-	if _, err := pool.Exec(context.Background(), `INSERT INTO members (merchant_id, id, email, name, coupon_code, campaign_id)
-VALUES ($1, $2, 'ana@example.com', 'Ana', 'ANA10', $3)`, m.ID, memberID, c.ID); err != nil {
-		tb.Fatalf("testenv: member: %v", err)
-	}
-	return m.ID, memberID
-}
-
-// SeedRetention writes n rows dated at into each table the retention sweep
-// reads, one INSERT … SELECT generate_series each (a million rows in
-// seconds): inbound deliveries, delivery-log attempts (of an inactive
-// webhook endpoint it creates, so no dispatcher sends it anything), relayed
-// outbox events, processed command ids, audit events, dashboard sessions
-// expiring at, sign-in attempts, and rejected referrals of memberID with a
-// buyer's name, e-mail and document (SeedBuyer*), whose reward counts in
-// no wallet. The rows belong to merchantID, but for the sessions and
+// Seed writes n rows dated at into each table the retention sweep reads:
+// inbound deliveries, delivery-log attempts (of an inactive webhook
+// endpoint it creates, so no dispatcher sends it anything), relayed outbox
+// events, processed command ids, audit events, dashboard sessions expiring
+// at, sign-in attempts, and rejected referrals of memberID with a buyer's
+// name, e-mail and document (Buyer*), whose reward counts in no wallet. The rows belong to merchantID, but for the sessions and
 // sign-in attempts, which belong to no merchant. It returns the rows
 // written per retention kind.
-func SeedRetention(ctx context.Context, pool *pgxpool.Pool, merchantID, memberID uuid.UUID, n int, at time.Time) (map[string]int, error) {
+func Seed(ctx context.Context, pool *pgxpool.Pool, merchantID, memberID uuid.UUID, n int, at time.Time) (map[string]int, error) {
 	webhookID := uuid.New()
 	if _, err := pool.Exec(ctx, `INSERT INTO webhook_endpoints (merchant_id, id, url, events, is_active, secret_sealed,
   created_at, updated_at) VALUES ($1, $2, 'https://retention.example.com/hook', '{referral.created}', false, '\x00', $3, $3)`,
 		merchantID, webhookID, at); err != nil {
-		return nil, fmt.Errorf("seed retention: webhook endpoint: %w", err)
+		return nil, fmt.Errorf("backlog: webhook endpoint: %w", err)
 	}
 	// $1 merchant, $2 rows, $3 time, $4 the member or the endpoint.
 	common := []any{merchantID, n, at}
@@ -81,12 +67,12 @@ SELECT 'retention@example.com', '192.0.2.1', $2 FROM generate_series(1, $1)`, []
 		{retention.BuyerData, `INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email,
   referee_name, referee_external_id, coupon_used, order_value, reward_amount, status, rejection_reason,
   warranty_expires_at, created_at, updated_at)
-SELECT $1, gen_random_uuid(), $4, 'guru', 'retention-' || gen_random_uuid(), '` + SeedBuyerEmail + `',
-  '` + SeedBuyerName + `', '` + SeedBuyerDocument + `', 'RETENTION', 10000, 0, 'rejected', 'test_order', $3, $3, $3
+SELECT $1, gen_random_uuid(), $4, 'guru', 'retention-' || gen_random_uuid(), '` + BuyerEmail + `',
+  '` + BuyerName + `', '` + BuyerDocument + `', 'RETENTION', 10000, 0, 'rejected', 'test_order', $3, $3, $3
 FROM generate_series(1, $2)`, append(common, memberID)},
 	} {
 		if _, err := pool.Exec(ctx, s.sql, s.args...); err != nil {
-			return nil, fmt.Errorf("seed retention: %s: %w", s.kind, err)
+			return nil, fmt.Errorf("backlog: %s: %w", s.kind, err)
 		}
 	}
 	counts := map[string]int{}
