@@ -17,6 +17,11 @@
 // (POST /api/v1/wallet/redeem round trips through the ledger and the
 // dispatcher to a fake Yampi, redeems.go).
 //
+// -retention-rows N seeds N rows past their retention over the tables the
+// retention sweep reads before each sales run, and runs the production sweep
+// beside it from the first send (retention.go): the order→credit figures are
+// then those of a ledger sharing the database with a sweep.
+//
 // With -ingest it targets an ingest that is already running instead (see
 // docs/benchmarks.md). LEDGER_LINGER in the environment sets the
 // in-process ledger's linger (program.Config.LedgerLinger), to compare.
