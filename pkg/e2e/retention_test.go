@@ -31,8 +31,8 @@ func TestRetentionWhileThePipelineRuns(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	s := startStack(t, stackOptions{dispatcher: true, scheduler: true, env: webhookEnv(t, map[string]string{
-		"RETENTION_INTERVAL": "1s", "RETENTION_INBOUND_DELIVERIES": "4s", "RETENTION_OUTBOX": "4s",
-		"RETENTION_PROCESSED_COMMANDS": "4s", "RETENTION_BUYER_DATA": "4s", "RETENTION_AUDIT_EVENTS": "4s",
+		"RETENTION_INTERVAL": "1s", "RETENTION_INBOUND_DELIVERIES": "8s", "RETENTION_OUTBOX": "8s",
+		"RETENTION_PROCESSED_COMMANDS": "8s", "RETENTION_BUYER_DATA": "8s", "RETENTION_AUDIT_EVENTS": "8s",
 		"RETENTION_WEBHOOK_ATTEMPTS": "1h"})})
 	rc := newReceiver(t, nil)
 	tn := s.newTenant(campaign.Campaign{Name: "Fixo", RewardType: campaign.RewardFixed, RewardValue: 500, WarrantyDays: 30, IsActive: true})
@@ -57,7 +57,7 @@ WHERE r.merchant_id = $1 AND a.merchant_id = $1`, tn.merchant.ID).Scan(&referral
 		t.Fatal(err)
 	}
 
-	testenv.Eventually(t, 20*time.Second, "the sale's records past their retention swept", func() bool {
+	testenv.Eventually(t, 30*time.Second, "the sale's records past their retention swept", func() bool {
 		return of(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1`) == 0 &&
 			of(`SELECT count(*) FROM processed_commands WHERE merchant_id = $1`) == 0 &&
 			of(`SELECT count(*) FROM outbox WHERE merchant_id = $1`) == 0 &&
