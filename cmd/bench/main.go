@@ -17,6 +17,11 @@
 // (POST /api/v1/wallet/redeem round trips through the ledger and the
 // dispatcher to a fake Yampi, redeems.go).
 //
+// -retention-rows N seeds N rows past their retention over the tables the
+// retention sweep reads before each sales run, and runs the production sweep
+// beside it from the first send (retention.go): the order→credit figures are
+// then those of a ledger sharing the database with a sweep.
+//
 // With -ingest it targets an ingest that is already running instead (see
 // docs/benchmarks.md). LEDGER_LINGER in the environment sets the
 // in-process ledger's linger (program.Config.LedgerLinger), to compare.
@@ -65,6 +70,11 @@ type options struct {
 	RedeemConcurrency int
 	Deliveries        int
 	PlatformDelay     time.Duration // how late the fake Yampi answers
+
+	// RetentionRows, when positive, seeds that many old rows over the
+	// retention tables before each sales run and runs the retention sweep
+	// beside it (retention.go).
+	RetentionRows int
 }
 
 // dbPrefix is the prefix a database name must have for bench to touch it.
@@ -96,6 +106,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.IntVar(&o.RedeemConcurrency, "redeem-concurrency", 32, "redeems: concurrent API clients")
 	fs.IntVar(&o.Deliveries, "deliveries", 100000, "dispatch: webhook deliveries to make, and requests of the bare HTTP loop beside them")
 	fs.DurationVar(&o.PlatformDelay, "platform-delay", 0, "redeems: how long the fake Yampi takes to answer each call")
+	fs.IntVar(&o.RetentionRows, "retention-rows", 0, "sales: seed this many rows past their retention over the retention "+
+		"tables (not measured) and run the retention sweep beside the sales, from the first send (in-process only)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -140,6 +152,10 @@ func (o options) validate() error {
 		return errors.New("-redeem-concurrency must be at least 1")
 	case o.PlatformDelay < 0 || o.PlatformDelay > 5*time.Second:
 		return errors.New("-platform-delay must be from 0 to 5s")
+	case o.RetentionRows < 0:
+		return errors.New("-retention-rows must not be negative")
+	case o.RetentionRows > 0 && (o.Ingest != "" || !o.Phases.Sales):
+		return errors.New("-retention-rows needs -mode sales and the in-process pipeline (no -ingest)")
 	}
 	cfg, err := pgx.ParseConfig(o.Database)
 	if err != nil {

@@ -80,6 +80,9 @@ func TestParseOptions(t *testing.T) {
 		{[]string{"-platform-delay", "-1ms"}, "-platform-delay"},
 		{[]string{"-mode", "reads", "-ingest", "http://127.0.0.1:8081"}, "in-process"},
 		{[]string{"-mode", "all", "-ingest", "http://127.0.0.1:8081"}, "in-process"},
+		{[]string{"-retention-rows", "-1"}, "-retention-rows"},
+		{[]string{"-retention-rows", "1000", "-mode", "reads"}, "-retention-rows"},
+		{[]string{"-retention-rows", "1000", "-ingest", "http://127.0.0.1:8081"}, "-retention-rows"},
 	} {
 		if _, err := parseOptions(tc.args, io.Discard); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("parseOptions(%q) = %v, want an error naming %s", tc.args, err, tc.want)
@@ -87,6 +90,9 @@ func TestParseOptions(t *testing.T) {
 	}
 	if _, err := parseOptions([]string{"-mode", "sales", "-ingest", "http://127.0.0.1:8081"}, io.Discard); err != nil {
 		t.Errorf("sales against a running ingest: %v", err)
+	}
+	if o, err := parseOptions([]string{"-retention-rows", "50000"}, io.Discard); err != nil || o.RetentionRows != 50000 {
+		t.Errorf("-retention-rows 50000: %+v, %v", o, err)
 	}
 }
 

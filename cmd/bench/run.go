@@ -44,6 +44,8 @@ type report struct {
 	Verified  verification
 	WaitErr   error
 	RedisKeys int
+	// Retention is the sweep beside the run (-retention-rows), else nil.
+	Retention *retentionSweep
 }
 
 // run is the whole bench: the phases of -mode in order on one pipeline and
@@ -146,6 +148,12 @@ func runSales(ctx context.Context, s *stack, t *tenant, o options, seeding time.
 	if err != nil {
 		return nil, err
 	}
+	if o.RetentionRows > 0 {
+		if rep.Retention, err = seedRetention(ctx, s, o.RetentionRows); err != nil {
+			return nil, fmt.Errorf("seed the retention backlog: %w", err)
+		}
+		fmt.Fprintf(stderr, "seeded %d rows past their retention in %v\n", rep.Retention.Seeded, rep.Retention.Seeding.Round(time.Millisecond))
+	}
 	start := time.Now()
 	bodies := buildBodies(t, o.Orders)
 	rep.Bodies = time.Since(start)
@@ -153,9 +161,16 @@ func runSales(ctx context.Context, s *stack, t *tenant, o options, seeding time.
 	if err := measure(ctx, s, t, bodies, rep, stderr); err != nil {
 		return nil, err
 	}
+	if rep.Retention != nil {
+		rep.Retention.wait()
+	}
 	rep.RSS = residentBytes()
 	if rep.Verified, err = verify(ctx, s.pool, t, rep.Load.Failed); err != nil {
 		return nil, fmt.Errorf("verify: %w", err)
+	}
+	if r := rep.Retention; r != nil && (r.Err != nil || r.deleted() < r.Seeded) {
+		rep.Verified.Problems = append(rep.Verified.Problems,
+			fmt.Sprintf("retention sweep: %d of the %d rows seeded deleted (%v)", r.deleted(), r.Seeded, r.Err))
 	}
 	bus1, err := readBusMetrics(s)
 	if err != nil {
@@ -244,6 +259,9 @@ func measure(ctx context.Context, s *stack, t *tenant, bodies [][]byte, rep *rep
 		s.stopLedger()
 	}
 	cpu0 := sampleCPU()
+	if rep.Retention != nil {
+		rep.Retention.start(ctx, s)
+	}
 	bar := newBar(stderr, "sent", len(bodies))
 	rep.Load = sendAll(ctx, snd, bodies, o.Concurrency, bar)
 	_ = bar.Finish()
@@ -377,6 +395,9 @@ func (r *report) print(w io.Writer) {
 	}
 	if o.Phased {
 		r.printPhased(p)
+	}
+	if r.Retention != nil {
+		r.Retention.print(p, r.FirstSend, r.LastCommit)
 	}
 	p("  redis keys removed    %d", r.RedisKeys)
 	p("  go                    %s, GOMAXPROCS %d, %d CPUs", runtime.Version(), runtime.GOMAXPROCS(0), runtime.NumCPU())

@@ -31,13 +31,13 @@ var (
 		"netguard", "clientip", "bounds"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
-		"outbox", "creator", "fraud", "report", "audit"}
+		"outbox", "creator", "fraud", "report", "audit", "retention"}
 	// adapters talk to a dependency.
 	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker"}
 	// contracts bind domain types to an adapter's wire (topic names and
 	// codecs over kafkabus); test support builds real parts for tests.
 	contracts   = []string{"topic"}
-	testSupport = []string{"testenv", "archtest", "e2e", "readme", "openapi/openapitest"}
+	testSupport = []string{"testenv", "testenv/backlog", "archtest", "e2e", "readme", "openapi/openapitest"}
 	// edges receive the outside world.
 	edges = []string{"httpapi", "ingest", "dispatch", "scheduler", "dashboard"}
 	// wiring builds and runs the roles; only cmd/ may import it.

@@ -221,35 +221,3 @@ func TestPendingInvitesListedAndCancelled(t *testing.T) {
 		t.Errorf("accept the cancelled invitation: %v, want not found", err)
 	}
 }
-
-func TestPurgeExpired(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	pool := testenv.MustPool(t)
-	users := postgres.NewDashboardUserStore(pool)
-	now := time.Now()
-	if _, err := pool.Exec(ctx, `INSERT INTO sessions (token, data, expiry) VALUES ('old', '', $1), ('live', '', $2)`,
-		now.Add(-time.Second), now.Add(time.Hour)); err != nil {
-		t.Fatal(err)
-	}
-	for _, at := range []time.Time{now.Add(-25 * time.Hour), now.Add(-time.Hour)} {
-		if _, err := users.ClaimSignInAttempt(ctx, "a@x.com", "10.0.0.1", at, at.Add(-time.Minute), 10); err != nil {
-			t.Fatal(err)
-		}
-	}
-	if err := users.PurgeExpired(ctx, now); err != nil {
-		t.Fatal(err)
-	}
-	var tokens []string
-	rows, _ := pool.Query(ctx, `SELECT token FROM sessions`)
-	for rows.Next() {
-		var s string
-		_ = rows.Scan(&s)
-		tokens = append(tokens, s)
-	}
-	var attempts int
-	_ = pool.QueryRow(ctx, `SELECT count(*) FROM dashboard_sign_in_attempts`).Scan(&attempts)
-	if len(tokens) != 1 || tokens[0] != "live" || attempts != 1 {
-		t.Errorf("after the purge: sessions %v, %d attempts; want only the live session and the attempt of an hour ago", tokens, attempts)
-	}
-}

@@ -12,6 +12,7 @@ import (
 	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redemption"
+	"github.com/convida/convida/pkg/retention"
 	"github.com/convida/convida/pkg/scheduler"
 	"github.com/convida/convida/pkg/topic"
 	"github.com/convida/convida/pkg/webhook"
@@ -127,7 +128,8 @@ func RunDispatcher(ctx context.Context, d *Deps) error {
 
 // Scheduler is the scheduler role: on one leader at a time, it releases
 // expired warranties, re-publishes stranded outbox events, wakes due
-// webhook retries and purges expired dashboard sessions.
+// webhook retries and, every RETENTION_INTERVAL, deletes what has outlived
+// its retention (expired dashboard sessions among it).
 type Scheduler struct {
 	*scheduler.Scheduler
 	release func()
@@ -148,8 +150,17 @@ func NewScheduler(d *Deps) *Scheduler {
 		Log:       d.Log.Named("scheduler"),
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,
-		Tasks:     []scheduler.Task{waker.wake, postgres.NewDashboardUserStore(d.Pool).PurgeExpired},
+		Tasks:     []scheduler.Task{waker.wake, NewRetention(d).Run},
 	}, release: func() { leader.Release(context.Background()) }}
+}
+
+// NewRetention returns the scheduler's retention sweep as production runs
+// it: the RETENTION_* settings, batches of scheduler.DefaultRetentionBatch.
+func NewRetention(d *Deps) *scheduler.Retention {
+	return &scheduler.Retention{Store: postgres.NewRetentionStore(d.Pool),
+		Plan:    retention.NewPlan(retention.Policy(d.Config.Retention)),
+		Metrics: scheduler.NewRetentionMetrics(d.Registry), Log: d.Log.Named("retention"),
+		Interval: d.Config.RetentionInterval}
 }
 
 // Close gives up the leadership.

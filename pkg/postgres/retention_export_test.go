@@ -1,0 +1,4 @@
+package postgres
+
+// PurgeSQL lets the tests read the plan of each retention statement.
+var PurgeSQL = purgeSQL
