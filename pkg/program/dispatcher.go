@@ -148,7 +148,8 @@ func NewScheduler(d *Deps) *Scheduler {
 		Log:       d.Log.Named("scheduler"),
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,
-		Tasks:     []scheduler.Task{waker.wake, postgres.NewDashboardUserStore(d.Pool).PurgeExpired},
+		Tasks: []scheduler.Task{waker.wake, postgres.NewDashboardUserStore(d.Pool).PurgeExpired,
+			scheduler.NewGauges(d.Registry, postgres.NewBacklogStore(d.Pool)).Update},
 	}, release: func() { leader.Release(context.Background()) }}
 }
 
