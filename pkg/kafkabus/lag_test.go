@@ -37,24 +37,22 @@ func TestRunGroupReportsLag(t *testing.T) {
 	})
 	labels := map[string]string{"group": "ledger", "topic": topic, "program": "test"}
 	testenv.Eventually(t, 10*time.Second, "the lag gauge at 0 on an empty topic", func() bool {
-		v, ok := seriesValue(t, reg, "convida_consumer_lag_messages", labels)
-		return ok && v == 0
+		return len(series(t, reg, "convida_consumer_lag_messages", labels)) == 1 &&
+			metricValue(t, reg, "convida_consumer_lag_messages", labels) == 0
 	})
 	for _, name := range []string{"kafkabus_dead_lettered_total", "kafkabus_handler_errors_total", "kafkabus_messages_handled_total"} {
-		if _, ok := seriesValue(t, reg, name, map[string]string{"group": "ledger", "topic": topic}); !ok {
+		if len(series(t, reg, name, map[string]string{"group": "ledger", "topic": topic})) == 0 {
 			t.Errorf("%s{group=ledger} is not exported before the first message", name)
 		}
 	}
 
 	publishN(t, newWriter(t, brokers, topic), 0, n, 40)
 	testenv.Eventually(t, 10*time.Second, "the lag gauge at every message published", func() bool {
-		v, _ := seriesValue(t, reg, "convida_consumer_lag_messages", labels)
-		return v == n
+		return metricValue(t, reg, "convida_consumer_lag_messages", labels) == n
 	})
 	close(release)
 	testenv.Eventually(t, 15*time.Second, "the lag gauge back at 0", func() bool {
-		v, _ := seriesValue(t, reg, "convida_consumer_lag_messages", labels)
-		return v == 0 && rec.handled() >= n
+		return metricValue(t, reg, "convida_consumer_lag_messages", labels) == 0 && rec.handled() >= n
 	})
 
 	// GroupLag is the same figure for any group: one that never read the
@@ -63,36 +61,4 @@ func TestRunGroupReportsLag(t *testing.T) {
 	if err != nil || lag != n {
 		t.Errorf("GroupLag(nobody) = %d, %v; want %d", lag, err, n)
 	}
-}
-
-// seriesValue is the value of the first series of name whose labels include
-// labels (a counter's or a gauge's), and whether there is one.
-func seriesValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) (float64, bool) {
-	t.Helper()
-	families, err := reg.Gather()
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, f := range families {
-		if f.GetName() != name {
-			continue
-		}
-	series:
-		for _, m := range f.GetMetric() {
-			have := map[string]string{}
-			for _, l := range m.GetLabel() {
-				have[l.GetName()] = l.GetValue()
-			}
-			for k, v := range labels {
-				if have[k] != v {
-					continue series
-				}
-			}
-			if g := m.GetGauge(); g != nil {
-				return g.GetValue(), true
-			}
-			return m.GetCounter().GetValue(), true
-		}
-	}
-	return 0, false
 }
