@@ -79,8 +79,11 @@ type GroupConfig struct {
 	// exponential wait between retries of a batch after a transient error,
 	// and between retries of commits and dead-letter writes.
 	RetryBackoff, MaxRetryBackoff time.Duration
-	Logger                        *zap.Logger
-	Metrics                       *Metrics // optional
+	// LagInterval (10 s) is how often the group's lag is measured into
+	// convida_consumer_lag_messages (only with Metrics).
+	LagInterval time.Duration
+	Logger      *zap.Logger
+	Metrics     *Metrics // optional
 }
 
 func (c GroupConfig) withDefaults() (GroupConfig, error) {
@@ -88,7 +91,7 @@ func (c GroupConfig) withDefaults() (GroupConfig, error) {
 		return c, apperr.Errorf(apperr.Invalid, "kafka: group config needs Brokers, GroupID and Topic")
 	}
 	if c.MaxBatch < 0 || c.MaxWait < 0 || c.SessionTimeout < 0 || c.HeartbeatInterval < 0 ||
-		c.RebalanceTimeout < 0 || c.RetryBackoff < 0 || c.MaxRetryBackoff < 0 {
+		c.RebalanceTimeout < 0 || c.RetryBackoff < 0 || c.MaxRetryBackoff < 0 || c.LagInterval < 0 {
 		return c, apperr.Errorf(apperr.Invalid, "kafka: group config has a negative value")
 	}
 	def := func(d *time.Duration, v time.Duration) {
@@ -108,6 +111,7 @@ func (c GroupConfig) withDefaults() (GroupConfig, error) {
 	def(&c.RebalanceTimeout, 30*time.Second)
 	def(&c.RetryBackoff, 100*time.Millisecond)
 	def(&c.MaxRetryBackoff, 10*time.Second)
+	def(&c.LagInterval, 10*time.Second)
 	if c.MaxRetryBackoff < c.RetryBackoff {
 		c.MaxRetryBackoff = c.RetryBackoff
 	}
@@ -164,6 +168,11 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 	}
 	r.dlq = NewWriter(WriterConfig{Brokers: cfg.Brokers, Topic: cfg.DeadLetterTopic, Logger: cfg.Logger, Metrics: cfg.Metrics})
 	defer r.dlq.Close()
+	cfg.Metrics.start(cfg.GroupID, cfg.Topic)
+	lagCtx, stopLag := context.WithCancel(ctx)
+	lagDone := make(chan struct{})
+	go func() { defer close(lagDone); r.watchLag(lagCtx) }()
+	defer func() { stopLag(); <-lagDone }()
 
 	cg, err := kafka.NewConsumerGroup(r.groupConfig())
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest"
@@ -248,15 +249,33 @@ func (r *recorder) checkOrder(t *testing.T) {
 
 var errBoom = errors.New("boom")
 
-// metricValue sums the counter, or the histogram's sample count, of the
-// series of name whose labels include labels.
+// metricValue sums the counter or gauge, or the histogram's sample count,
+// of the series of name whose labels include labels.
 func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) float64 {
+	t.Helper()
+	var sum float64
+	for _, m := range series(t, reg, name, labels) {
+		if c := m.GetCounter(); c != nil {
+			sum += c.GetValue()
+		}
+		if g := m.GetGauge(); g != nil {
+			sum += g.GetValue()
+		}
+		if h := m.GetHistogram(); h != nil {
+			sum += float64(h.GetSampleCount())
+		}
+	}
+	return sum
+}
+
+// series returns the series of name whose labels include labels.
+func series(t *testing.T, reg *prometheus.Registry, name string, labels map[string]string) []*dto.Metric {
 	t.Helper()
 	families, err := reg.Gather()
 	if err != nil {
 		t.Fatal(err)
 	}
-	var sum float64
+	var out []*dto.Metric
 	for _, f := range families {
 		if f.GetName() != name {
 			continue
@@ -272,13 +291,8 @@ func metricValue(t *testing.T, reg *prometheus.Registry, name string, labels map
 					continue series
 				}
 			}
-			if c := m.GetCounter(); c != nil {
-				sum += c.GetValue()
-			}
-			if h := m.GetHistogram(); h != nil {
-				sum += float64(h.GetSampleCount())
-			}
+			out = append(out, m)
 		}
 	}
-	return sum
+	return out
 }

@@ -15,9 +15,11 @@ type Metrics struct {
 	handlerErrs  *prometheus.CounterVec
 	deadLettered *prometheus.CounterVec
 	publish      *prometheus.HistogramVec
+	lag          *prometheus.GaugeVec
 }
 
-// NewMetrics creates the kafkabus_* metrics, labelled program=program, and
+// NewMetrics creates the kafkabus_* metrics and
+// convida_consumer_lag_messages, labelled program=program, and
 // registers them on reg. Call it once per registry and share the result
 // between writers and runners: registering twice panics, like
 // prometheus.MustRegister.
@@ -47,6 +49,31 @@ func NewMetrics(reg prometheus.Registerer, program string) *Metrics {
 			Help:    "Duration of Writer.Publish calls until every message was acknowledged, by result (ok; refused: some messages refused for themselves, the others written; error).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"topic", "result"}),
+		lag: f.NewGaugeVec(prometheus.GaugeOpts{
+			Name: "convida_consumer_lag_messages", ConstLabels: cl,
+			Help: "Messages of the topic the consumer group has not committed yet, summed over its partitions " +
+				"(every member reports the whole group's: take the max over replicas).",
+		}, []string{"group", "topic"}),
+	}
+}
+
+// start makes the series of a runner exist at zero before anything
+// happens: a counter that appears with its first increment is invisible to
+// increase() and rate(), so an alert on the first dead letter would never
+// fire.
+func (m *Metrics) start(group, topic string) {
+	if m == nil {
+		return
+	}
+	m.handled.WithLabelValues(group, topic)
+	m.handlerErrs.WithLabelValues(group, topic, "transient")
+	m.handlerErrs.WithLabelValues(group, topic, "permanent")
+	m.deadLettered.WithLabelValues(group, topic)
+}
+
+func (m *Metrics) setLag(group, topic string, lag int64) {
+	if m != nil {
+		m.lag.WithLabelValues(group, topic).Set(float64(lag))
 	}
 }
 

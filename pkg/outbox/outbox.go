@@ -18,6 +18,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 )
@@ -196,6 +197,12 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 		Help: "Outbox events set aside because the broker refuses them for themselves (too large, invalid), by event type.",
 	}, []string{"type"})}
 	reg.MustRegister(m.setAsideTotal)
+	// Each type's series exists at zero from the start: one that appeared
+	// with its first set-aside would be invisible to increase(), and the
+	// alert on it would miss the first event.
+	for _, typ := range append(slices.Clone(event.Subscribable), event.RedemptionRequested) {
+		m.setAsideTotal.WithLabelValues(typ)
+	}
 	return m
 }
 

@@ -8,6 +8,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -57,15 +58,22 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 
 // Migrate applies every pending migration of migrations.FS. A Postgres
 // session lock serialises concurrent callers, so every program may run it
-// at start.
+// at start: the others wait for the lock, asking every second for up to
+// MigrationLockWait, then find nothing left to apply
+// (TestTwoAPIsMigrateAnOldDatabaseOnce in cmd/api).
 func Migrate(ctx context.Context, pool *pgxpool.Pool) error {
 	db := stdlib.OpenDBFromPool(pool)
 	defer db.Close()
 	return migrateDB(ctx, db)
 }
 
+// MigrationLockWait is how long a program waits for another's migrations
+// before it gives up and exits (goose's default, 5 minutes, is short for an
+// index built on a large table).
+const MigrationLockWait = 30 * time.Minute
+
 func migrateDB(ctx context.Context, db *sql.DB) error {
-	locker, err := lock.NewPostgresSessionLocker()
+	locker, err := lock.NewPostgresSessionLocker(lock.WithLockTimeout(1, uint64(MigrationLockWait/time.Second)))
 	if err != nil {
 		return err
 	}

@@ -150,7 +150,8 @@ func NewScheduler(d *Deps) *Scheduler {
 		Log:       d.Log.Named("scheduler"),
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,
-		Tasks:     []scheduler.Task{waker.wake, NewRetention(d).Run},
+		Tasks: []scheduler.Task{waker.wake, NewRetention(d).Run,
+			scheduler.NewGauges(d.Registry, postgres.NewBacklogStore(d.Pool)).Update},
 	}, release: func() { leader.Release(context.Background()) }}
 }
 

@@ -139,7 +139,7 @@ func (in *Ingest) Router() *mux.Router {
 
 // Run serves on Addr until ctx ends.
 func (in *Ingest) Run(ctx context.Context) error {
-	return serve(ctx, in.d.Log, "ingest", in.Addr, in.Router())
+	return serve(ctx, in.d.Log, "ingest", in.Addr, in.d.instrument("ingest", in.Router()))
 }
 
 // IngestRouter returns the ingest router as production serves it.
@@ -271,7 +271,9 @@ func (a *API) Router() *mux.Router {
 }
 
 // Run serves on Addr until ctx ends.
-func (a *API) Run(ctx context.Context) error { return serve(ctx, a.d.Log, "api", a.Addr, a.Router()) }
+func (a *API) Run(ctx context.Context) error {
+	return serve(ctx, a.d.Log, "api", a.Addr, a.d.instrument("api", a.Router()))
+}
 
 // APIRouter returns the API router as production serves it.
 func APIRouter(d *Deps) *mux.Router { return NewAPI(d).Router() }

@@ -45,6 +45,10 @@ type OutboxSweeper interface {
 // dispatcher's due retries plug in here).
 type Task func(ctx context.Context, now time.Time) error
 
+// DefaultOutboxGrace is how old an unrelayed outbox row must be before the
+// sweep publishes it, unless Scheduler.OutboxGrace says otherwise.
+const DefaultOutboxGrace = 30 * time.Second
+
 // Scheduler is the periodic loop.
 type Scheduler struct {
 	Store     Store
@@ -56,7 +60,7 @@ type Scheduler struct {
 	Now       func() time.Time
 	Interval  time.Duration // default 5 s
 	// OutboxGrace is how old an unrelayed outbox row must be before the
-	// sweep publishes it (default 30 s; the ledger relays at once).
+	// sweep publishes it (DefaultOutboxGrace; the ledger relays at once).
 	OutboxGrace time.Duration
 	// BatchSize bounds the release commands of one tick (default 1000).
 	BatchSize int
@@ -103,7 +107,7 @@ func (s *Scheduler) Tick(ctx context.Context) error {
 	}
 	grace := s.OutboxGrace
 	if grace == 0 {
-		grace = 30 * time.Second
+		grace = DefaultOutboxGrace
 	}
 	n, err := s.Outbox.Sweep(ctx, now, grace, 500)
 	if err != nil {
