@@ -27,7 +27,8 @@ import (
 // redemptions, creator profile, coupons at the platforms), and the
 // owners' actions: create, edit, block, redeem on the member's behalf
 // (the ledger command every edge runs, ledger.Redeemer), provision the
-// member's coupons.
+// member's coupons, erase the member's personal data (after a
+// confirmation page; docs/privacy.md).
 
 // MemberStore lists, reads, creates and changes members
 // (postgres.MemberStore).
@@ -38,6 +39,7 @@ type MemberStore interface {
 	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
 	CreateMember(ctx context.Context, m *member.Member, codePrefix string) error
 	UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error)
+	EraseMember(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, bool, error)
 }
 
 // WalletReads reads a member's wallet, public transactions and ledger
@@ -83,6 +85,8 @@ func (d *Dashboard) memberRoutes() {
 	d.action("POST "+Prefix+"/members/{id}/unblock", d.setMemberStatus(member.StatusActive, "members.unblocked_flash"))
 	d.action("POST "+Prefix+"/members/{id}/redeem", d.redeemForMember)
 	d.action("POST "+Prefix+"/members/{id}/provision-coupon", d.provisionCoupon)
+	d.action("GET "+Prefix+"/members/{id}/erase", d.confirmErase)
+	d.action("POST "+Prefix+"/members/{id}/erase", d.eraseMember)
 }
 
 // requestPage is the request's ?page= (1 when missing or invalid), bounded
@@ -480,6 +484,30 @@ func (d *Dashboard) provisionCoupon(w http.ResponseWriter, r *http.Request, c *C
 		return
 	}
 	d.flash(r, "members.provision_flash")
+	http.Redirect(w, r, Prefix+"/members/"+m.ID.String(), http.StatusSeeOther)
+}
+
+// confirmErase asks an owner to confirm the erasure of the member's
+// personal data, saying what goes and that it cannot be undone.
+func (d *Dashboard) confirmErase(w http.ResponseWriter, r *http.Request, c *Ctx) {
+	if m, ok := d.memberByPath(w, r, c); ok {
+		d.render(w, r, c, Page{Template: "member_erase", Title: "members.erase_title", Nav: "members", Data: m})
+	}
+}
+
+// eraseMember erases the member's personal data (the store's EraseMember,
+// as POST /api/v1/members/{id}/erase does) and shows the member's page
+// with a flash; erasing an erased member changes nothing.
+func (d *Dashboard) eraseMember(w http.ResponseWriter, r *http.Request, c *Ctx) {
+	m, ok := d.memberByPath(w, r, c)
+	if !ok {
+		return
+	}
+	if _, _, err := d.cfg.Members.EraseMember(r.Context(), c.MerchantID(), m.ID); err != nil {
+		d.fail(w, r, c, err)
+		return
+	}
+	d.flash(r, "members.erased_flash")
 	http.Redirect(w, r, Prefix+"/members/"+m.ID.String(), http.StatusSeeOther)
 }
 

@@ -458,7 +458,7 @@ func (b *boundsRun) cases() map[string]boundsCase {
 				t.Fatalf("restore the Yampi webhook secret: %d %s", status, msg)
 			}
 		}},
-		"provisionMemberCoupon": none, "rotateCreatorToken": none, "testWebhook": none,
+		"provisionMemberCoupon": none, "rotateCreatorToken": none, "testWebhook": none, "eraseMember": none,
 		"retryWebhookLog": none, "rotateWebhookSecret": none,
 		"receiveGuruWebhook": {platform: "guru", body: func() map[string]any {
 			return b.fixtureBody(guruApproved, map[string]any{"api_token": b.tn.guruToken,

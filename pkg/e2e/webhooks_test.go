@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -103,6 +104,12 @@ VALUES ($1, $2, 0, 'Parceira', 1, 3000)`, tn.merchant.ID, tn.campaign.ID); err !
 	if status, res = s.api(tn, http.MethodPost, "/members/"+memberID+"/redeem", []byte(`{"amount":1000,"type":"store_credit"}`)); status != 200 {
 		t.Fatalf("redeem = %d %v", status, res)
 	}
+	// member.erased: another member's personal data erased.
+	bia := s.newMember(tn, "bia@example.com", "Bia Reis")
+	biaID := ids.Format(ids.Member, bia.ID)
+	if status, res = s.api(tn, http.MethodPost, "/members/"+biaID+"/erase", nil); status != 200 {
+		t.Fatalf("erase = %d %v", status, res)
+	}
 
 	testenv.Eventually(t, 20*time.Second, "every event type", func() bool { return len(rc.byType()) == len(event.Subscribable) })
 	got := rc.byType()
@@ -134,6 +141,9 @@ VALUES ($1, $2, 0, 'Parceira', 1, 3000)`, tn.merchant.ID, tn.campaign.ID); err !
 		},
 		"creator.tier_changed": func(d map[string]any) bool {
 			return d["member_id"] == memberID && d["previous_tier"] == nil && d["tier"] == "Parceira" && d["month_sales"] == 1.0
+		},
+		"member.erased": func(d map[string]any) bool {
+			return d["id"] == biaID && d["email"] == member.ErasedEmail(bia.ID) && d["name"] == "" && d["erased_at"] != nil
 		},
 		"wallet.debited": func(d map[string]any) bool {
 			return d["member_id"] == memberID && strings.HasPrefix(d["transaction"].(map[string]any)["id"].(string), "txn_")

@@ -1,5 +1,6 @@
 // Package event names the domain events: the nine outbound types of spec
-// 6.1 and creator.tier_changed (issue 11) that merchants subscribe to, the test event, and the internal event
+// 6.1, creator.tier_changed (issue 11) and member.erased (issue 18) that
+// merchants subscribe to, the test event, and the internal event
 // that carries a redemption to the dispatcher. Every other package uses
 // these names; none spells them again.
 package event
@@ -17,8 +18,11 @@ import "slices"
 // or available) wallet.debited, and a release from pending to available
 // referral.approved.
 const (
-	MemberCreated       = "member.created"
-	MemberUpdated       = "member.updated"
+	MemberCreated = "member.created"
+	MemberUpdated = "member.updated"
+	// MemberErased: the member's personal data was erased (POST
+	// /members/{id}/erase, LGPD); the data is the member as erased.
+	MemberErased        = "member.erased"
 	ReferralCreated     = "referral.created"
 	ReferralApproved    = "referral.approved"
 	ReferralRejected    = "referral.rejected"
@@ -42,7 +46,7 @@ const Test = "webhook.test"
 const RedemptionRequested = "redemption.requested"
 
 // Subscribable lists the types an endpoint may subscribe to, in the spec's
-// order.
+// order, then the later ones.
 var Subscribable = []string{
 	MemberCreated,
 	MemberUpdated,
@@ -54,6 +58,7 @@ var Subscribable = []string{
 	WalletCredited,
 	WalletDebited,
 	CreatorTierChanged,
+	MemberErased,
 }
 
 // IsSubscribable reports whether name is one of the subscribable types.

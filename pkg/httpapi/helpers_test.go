@@ -169,6 +169,7 @@ func catalog(pool *pgxpool.Pool) httpapi.CatalogConfig {
 		Members:   postgres.NewMemberStore(pool),
 		Campaigns: postgres.NewCampaignStore(pool),
 		Referrals: postgres.NewReferralReads(pool),
+		Privacy:   postgres.NewMemberStore(pool),
 	}
 }
 

@@ -39,7 +39,7 @@ type MemberCatalog interface {
 }
 
 // registerMembers adds the admin member routes; the list and the PATCH only
-// when the catalog is wired.
+// when the catalog is wired, erase and export when Catalog.Privacy is.
 func (s *Server) registerMembers(admin *mux.Router) {
 	admin.HandleFunc(v1+"/members", s.createMember).Methods(http.MethodPost)
 	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
@@ -51,6 +51,9 @@ func (s *Server) registerMembers(admin *mux.Router) {
 	if s.cfg.Catalog.Members != nil {
 		admin.HandleFunc(v1+"/members", s.listMembers).Methods(http.MethodGet)
 		admin.HandleFunc(v1+"/members/{id}", s.patchMember).Methods(http.MethodPatch)
+	}
+	if s.cfg.Catalog.Privacy != nil {
+		s.registerMemberPrivacy(admin)
 	}
 }
 
@@ -105,12 +108,18 @@ func (s *Server) getMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	s.writeMember(w, r, http.StatusOK, m)
+}
+
+// writeMember answers status with m in the admin shape, with its wallet,
+// stats and coupons as they stand.
+func (s *Server) writeMember(w http.ResponseWriter, r *http.Request, status int, m *member.Member) {
 	view, err := s.adminMemberView(r, m)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, Data[AdminMember]{Data: view})
+	respond.JSON(w, status, Data[AdminMember]{Data: view})
 }
 
 func (s *Server) adminMemberView(r *http.Request, m *member.Member) (AdminMember, error) {
@@ -140,15 +149,21 @@ func (s *Server) getMemberWallet(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	respond.JSON(w, http.StatusOK, Data[AdminWallet]{Data: adminWallet(m, wallet)})
+}
+
+// adminWallet renders m's wallet; a wallet the ledger never wrote shows
+// the member's creation as its updated_at.
+func adminWallet(m *member.Member, wallet ledger.Wallet) AdminWallet {
 	updated := m.CreatedAt
 	if !wallet.UpdatedAt.IsZero() {
 		updated = wallet.UpdatedAt
 	}
-	respond.JSON(w, http.StatusOK, Data[AdminWallet]{Data: AdminWallet{
+	return AdminWallet{
 		MemberID: ids.Format(ids.Member, m.ID), Pending: wallet.Pending, Available: wallet.Available,
 		TotalEarned: wallet.TotalEarned, TotalRedeemed: wallet.TotalRedeemed, Cancelled: wallet.Cancelled,
 		Currency: "BRL", UpdatedAt: jsontime.Ptr(updated),
-	}})
+	}
 }
 
 var entryTypes = map[string]bool{
@@ -273,12 +288,7 @@ func (s *Server) patchMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	view, err := s.adminMemberView(r, m)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	respond.JSON(w, http.StatusOK, Data[AdminMember]{Data: view})
+	s.writeMember(w, r, http.StatusOK, m)
 }
 
 // memberUpdate validates req into a member.Update.
@@ -397,12 +407,7 @@ func (s *Server) provisionCoupon(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	view, err := s.adminMemberView(r, m)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	respond.JSON(w, http.StatusAccepted, Data[AdminMember]{Data: view})
+	s.writeMember(w, r, http.StatusAccepted, m)
 }
 
 // AdminWallet is GET /members/{id}/wallet (decision 20).

@@ -85,6 +85,7 @@ type CatalogConfig struct {
 	Members   MemberCatalog   // GET /members, PATCH /members/{id}
 	Campaigns CampaignCatalog // GET /campaigns, PATCH /campaigns/{id}
 	Referrals ReferralCatalog // GET /referrals, GET /referrals/{id}
+	Privacy   MemberPrivacy   // POST /members/{id}/erase, GET /members/{id}/export (member_privacy.go)
 }
 
 // Server serves the API.

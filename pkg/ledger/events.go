@@ -70,12 +70,14 @@ func (e Entry) View() TransactionView {
 		BalanceAfter:  e.BalanceAfter(),
 		Description:   e.Description,
 		ReferenceType: e.ReferenceType,
-		ReferenceID:   referenceID(e.ReferenceType, e.ReferenceID),
+		ReferenceID:   ReferenceID(e.ReferenceType, e.ReferenceID),
 		CreatedAt:     jsontime.Format(e.CreatedAt),
 	}
 }
 
-func referenceID(typ string, id uuid.UUID) string {
+// ReferenceID renders the id of what a transaction of reference type typ
+// belongs to: ref_… for a referral, red_… for a redemption.
+func ReferenceID(typ string, id uuid.UUID) string {
 	switch typ {
 	case "referral":
 		return ids.Format(ids.Referral, id)

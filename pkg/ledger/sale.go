@@ -89,6 +89,10 @@ func (b *Book) refund(cmd Command, m *member.Member) {
 		return
 	}
 	r := b.Referrals[OrderKey{cmd.MerchantID, sale.Source, sale.OrderID}]
+	if r == nil && m.IsErased() { // her code records nothing new (referral.MemberErased)
+		b.record(cmd, OutcomeNoop, "", referral.ErasedNote, nil)
+		return
+	}
 	if r == nil {
 		a := referral.AttributeRefund(sale.order(), b.Campaigns[ScopedID{cmd.MerchantID, m.CampaignID}])
 		r = b.newReferral(cmd, m, a)

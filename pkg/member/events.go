@@ -30,6 +30,15 @@ func Updated(m *Member, f Figures) (outbox.Record, error) {
 	return m.event(event.MemberUpdated, f)
 }
 
+// Erased returns the member.erased event of m, just erased (Erase), with f
+// read in the erasure's transaction: the member in its admin shape, whose
+// personal fields are already replaced, so that a receiver deletes its own
+// copy of her data. Only the first erasure emits it. The store writes it to
+// the outbox in the transaction that erased m.
+func Erased(m *Member, f Figures) (outbox.Record, error) {
+	return m.event(event.MemberErased, f)
+}
+
 // event renders a member.* event dated at the member's updated_at.
 func (m *Member) event(typ string, f Figures) (outbox.Record, error) {
 	view := m.AdminView(f.Pending, f.Available, f.TotalEarned, f.TotalReferrals)

@@ -27,6 +27,9 @@ func TestMemberEvents(t *testing.T) {
 			event.MemberCreated, Figures{}},
 		{"an update reports the figures of its transaction", func() (outbox.Record, error) { return Updated(m, figures) },
 			event.MemberUpdated, figures},
+		{"an erasure reports the member as erased, with its figures", func() (outbox.Record, error) {
+			return Erased(Erase(m, m.UpdatedAt), figures)
+		}, event.MemberErased, figures},
 	}
 	for _, tt := range tests {
 		rec, err := tt.emit()
@@ -50,6 +53,9 @@ func TestMemberEvents(t *testing.T) {
 		if env.Type != tt.wantType || got.ID != want.ID || got.Wallet != want.Wallet || got.Stats != want.Stats ||
 			got.UpdatedAt != want.UpdatedAt || got.CouponCode != want.CouponCode || got.Metadata == nil {
 			t.Errorf("%s: data = %+v, want %+v", tt.name, got, want)
+		}
+		if erased := tt.wantType == event.MemberErased; erased != (got.ErasedAt != nil) || erased && (got.Email != ErasedEmail(m.ID) || got.Name != "") {
+			t.Errorf("%s: email %q, name %q, erased_at %v", tt.name, got.Email, got.Name, got.ErasedAt)
 		}
 	}
 }

@@ -45,6 +45,9 @@ type Member struct {
 	Phone      string
 	CreatedAt  time.Time
 	UpdatedAt  time.Time
+	// ErasedAt is when the member's personal data was erased (Erase);
+	// zero for a member never erased.
+	ErasedAt time.Time
 }
 
 // Validate checks m as it would be stored, the first broken rule winning:
@@ -180,6 +183,9 @@ type AdminView struct {
 	Metadata   map[string]any `json:"metadata"`
 	CreatedAt  string         `json:"created_at"`
 	UpdatedAt  string         `json:"updated_at"`
+	// ErasedAt is when the member's personal data was erased; null for a
+	// member never erased (docs/privacy.md).
+	ErasedAt *string `json:"erased_at"`
 }
 
 // WalletView is the wallet part of the admin member.
@@ -208,5 +214,6 @@ func (m *Member) AdminView(pending, available, totalEarned, totalReferrals int64
 		Wallet:   WalletView{Pending: pending, Available: available, Currency: "BRL"},
 		Stats:    StatsView{TotalReferrals: totalReferrals, TotalEarnings: totalEarned},
 		Metadata: meta, CreatedAt: jsontime.Format(m.CreatedAt), UpdatedAt: jsontime.Format(m.UpdatedAt),
+		ErasedAt: jsontime.Ptr(m.ErasedAt),
 	}
 }

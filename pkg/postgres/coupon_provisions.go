@@ -29,8 +29,8 @@ func NewCouponStore(pool *pgxpool.Pool) *CouponStore { return &CouponStore{pool:
 // that the coupon is updated rather than created. It returns how many
 // members it asked for.
 func wantCoupons(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, where string, arg any) (int64, error) {
-	// A new row of a campaign without a referee discount has nothing to
-	// provision: it is written not_configured at once, so the dispatcher
+	// A new row of a campaign without a referee discount (or of an erased
+	// member, whose code gives none) has nothing to provision: it is written not_configured at once, so the dispatcher
 	// never claims it (a member created in such a campaign costs it no
 	// work). An existing row is always asked for again: its coupon may
 	// carry an earlier discount that must be switched off.
@@ -41,7 +41,7 @@ SELECT m.merchant_id, m.id, p.platform,
   CASE WHEN no_discount THEN NULL ELSE now() END
 FROM members m
 JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id
-CROSS JOIN LATERAL (SELECT c.referee_discount_type IS NULL OR c.referee_discount_value <= 0 AS no_discount) d
+CROSS JOIN LATERAL (SELECT c.referee_discount_type IS NULL OR c.referee_discount_value <= 0 OR m.erased_at IS NOT NULL AS no_discount) d
 CROSS JOIN unnest($3::text[]) AS p (platform)
 WHERE m.merchant_id = $1 AND `+where+`
 ON CONFLICT (merchant_id, member_id, platform) DO UPDATE SET
@@ -118,7 +118,8 @@ FROM coupon_provisions WHERE merchant_id = $1 AND member_id = ANY($2)`, merchant
 
 // ClaimCoupons leases up to limit due rows for lease (FOR UPDATE SKIP
 // LOCKED: several dispatchers share the work) and returns them with the
-// member's code and campaign discount as they stand now. A row whose lease
+// member's code and campaign discount as they stand now; an erased
+// member's code has no discount, so its coupon is switched off. A row whose lease
 // ran out (its dispatcher died) is due again.
 func (s *CouponStore) ClaimCoupons(ctx context.Context, limit int, lease time.Duration) ([]redemption.CouponJob, error) {
 	token := uuid.New()
@@ -133,7 +134,8 @@ WHERE cp.merchant_id = due.merchant_id AND cp.member_id = due.member_id AND cp.p
   AND m.merchant_id = cp.merchant_id AND m.id = cp.member_id
   AND c.merchant_id = m.merchant_id AND c.id = m.campaign_id
 RETURNING cp.merchant_id, cp.member_id, cp.platform, cp.wanted_version, cp.attempts, COALESCE(cp.coupon_id, ''),
-  m.coupon_code, COALESCE(c.referee_discount_type, ''), c.referee_discount_value,
+  m.coupon_code, CASE WHEN m.erased_at IS NULL THEN COALESCE(c.referee_discount_type, '') ELSE '' END,
+  CASE WHEN m.erased_at IS NULL THEN c.referee_discount_value ELSE 0 END,
   COALESCE(cp.provisioned_discount_type, ''), cp.provisioned_discount_value`, limit, token, lease.Milliseconds())
 	if err != nil {
 		return nil, err

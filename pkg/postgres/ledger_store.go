@@ -122,7 +122,7 @@ const (
 	// millisecond a batch at 5,000 members, the batch's dearest statement.
 	batchMembers = `unnest($1::uuid[], $2::uuid[]) AS k(merchant_id, member_id)
 CROSS JOIN LATERAL (
-  SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document
+  SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document, m.erased_at
   FROM members m WHERE m.merchant_id = k.merchant_id AND m.id = k.member_id OFFSET 0) m`
 	sqlEnsureWallets = `
 INSERT INTO wallets (merchant_id, member_id)
@@ -148,10 +148,11 @@ FOR UPDATE OF w`
 	// the planner started from the (tiny) campaigns table and walked every
 	// member of the merchant, 19 ms a batch at 5,000 members.
 	// The fraud rules read the member's document and the campaign's rules;
-	// a creator profile makes the campaign's tiers apply (decision 21).
+	// a creator profile makes the campaign's tiers apply (decision 21); an
+	// erased member attributes nothing (referral.MemberErased).
 	sqlLoadMembers = `
 WITH m AS MATERIALIZED (SELECT m.* FROM ` + batchMembers + `)
-SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document,
+SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document, m.erased_at,
        EXISTS (SELECT 1 FROM creator_profiles p WHERE p.merchant_id = m.merchant_id AND p.member_id = m.id),
        c.reward_type, c.reward_value, c.warranty_days, c.min_redemption, c.is_active,
        c.max_referrals_per_hour, c.max_reward_per_month, c.block_disposable_emails
@@ -260,10 +261,14 @@ func loadMembers(res pgx.BatchResults, book *ledger.Book) error {
 		m := &member.Member{}
 		c := &campaign.Campaign{}
 		var isCreator bool
-		if err := rows.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.Status, &m.CampaignID, &m.Document, &isCreator,
+		var erasedAt *time.Time
+		if err := rows.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.Status, &m.CampaignID, &m.Document, &erasedAt, &isCreator,
 			&c.RewardType, &c.RewardValue, &c.WarrantyDays, &c.MinRedemption, &c.IsActive,
 			&c.MaxReferralsPerHour, &c.MaxRewardPerMonth, &c.BlockDisposableEmails); err != nil {
 			return err
+		}
+		if erasedAt != nil {
+			m.ErasedAt = *erasedAt
 		}
 		c.ID, c.MerchantID = m.CampaignID, m.MerchantID
 		book.Members[ledger.ScopedID{MerchantID: m.MerchantID, ID: m.ID}] = m

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"iter"
 	"strings"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -46,16 +47,29 @@ func (s *MemberStore) relayed(ctx context.Context, recs ...outbox.Record) {
 }
 
 const memberColumns = `m.merchant_id, m.id, m.email, m.name, m.external_id, m.coupon_code, m.campaign_id, m.status,
-  m.metadata, m.document, m.phone, m.created_at, m.updated_at`
+  m.metadata, m.document, m.phone, m.created_at, m.updated_at, m.erased_at`
+
+// memberDest are the scan destinations of memberColumns; done finishes
+// what they cannot (the nullable erased_at).
+func memberDest(m *member.Member, meta *[]byte) (dest []any, done func()) {
+	var erasedAt *time.Time
+	dest = []any{&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
+		&m.Status, meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt, &erasedAt}
+	return dest, func() {
+		if erasedAt != nil {
+			m.ErasedAt = *erasedAt
+		}
+	}
+}
 
 func scanMember(row pgx.Row) (*member.Member, error) {
 	m := &member.Member{}
 	var meta []byte
-	err := row.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
-		&m.Status, &meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt)
-	if err != nil {
+	dest, done := memberDest(m, &meta)
+	if err := row.Scan(dest...); err != nil {
 		return nil, err
 	}
+	done()
 	m.Metadata = map[string]any{}
 	// UseNumber keeps integers beyond 2^53 exact on the way back out.
 	dec := json.NewDecoder(bytes.NewReader(meta))
@@ -144,10 +158,12 @@ func (s *MemberStore) FindMemberByID(ctx context.Context, merchantID, id uuid.UU
 // FindMemberByEmailOrExternalID looks a member up by email
 // (case-insensitive) and/or external id; when both are given a member
 // matching either is returned, the email match first. apperr.NotFound when
-// none matches.
+// none matches. An erased member is found by its id only: her old e-mail
+// is gone, and her erased one names nobody a caller could know.
 func (s *MemberStore) FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error) {
 	m, err := scanMember(s.pool.QueryRow(ctx, `SELECT `+memberColumns+` FROM members m
   WHERE m.merchant_id = $1 AND (($2 <> '' AND lower(m.email) = lower($2)) OR ($3 <> '' AND m.external_id = $3))
+    AND m.erased_at IS NULL
   ORDER BY ($2 <> '' AND lower(m.email) = lower($2)) DESC LIMIT 1`, merchantID, email, externalID))
 	if err != nil {
 		return nil, notFound(err, "member not found")
@@ -214,12 +230,12 @@ func scanListedMember(row pgx.CollectableRow) (member.Listed, error) {
 	var l member.Listed
 	var meta []byte
 	m := &l.Member
-	err := row.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.ExternalID, &m.CouponCode, &m.CampaignID,
-		&m.Status, &meta, &m.Document, &m.Phone, &m.CreatedAt, &m.UpdatedAt,
-		&l.Pending, &l.Available, &l.TotalEarned, &l.Stats.TotalReferrals)
+	dest, done := memberDest(m, &meta)
+	err := row.Scan(append(dest, &l.Pending, &l.Available, &l.TotalEarned, &l.Stats.TotalReferrals)...)
 	if err != nil {
 		return l, err
 	}
+	done()
 	m.Metadata, err = decodeMetadata(m.ID, meta)
 	return l, err
 }
@@ -283,7 +299,8 @@ func (s *MemberStore) MemberRows(ctx context.Context, merchantID uuid.UUID, f me
 // member is apperr.NotFound; a campaign the merchant does not have is
 // apperr.Invalid. Repeating an update is safe. A campaign_id given asks
 // for the member's coupons at the platforms again, with that campaign's
-// referee discount.
+// referee discount. An erased member refuses a name, an external id or
+// metadata (apperr.InvalidState, member.CheckUpdate).
 func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error) {
 	var meta []byte
 	if upd.Metadata != nil {
@@ -299,6 +316,16 @@ func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID
 	var rec outbox.Record
 	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		var err error
+		if upd.SetsPersonalData() {
+			before, err := scanMember(tx.QueryRow(ctx, `SELECT `+memberColumns+` FROM members m
+  WHERE m.merchant_id = $1 AND m.id = $2 FOR UPDATE`, merchantID, id))
+			if err != nil {
+				return err
+			}
+			if err := member.CheckUpdate(before, upd); err != nil {
+				return err
+			}
+		}
 		m, err = scanMember(tx.QueryRow(ctx, `UPDATE members m SET
   name = COALESCE($3, m.name),
   external_id = COALESCE($4, m.external_id),

@@ -196,6 +196,7 @@ func (a *API) Router() *mux.Router {
 			Members:   members,
 			Campaigns: campaigns,
 			Referrals: referrals,
+			Privacy:   members,
 		},
 		Protection: httpapi.ProtectionConfig{
 			Limiter:      redisx.NewLimiter(d.Redis, d.RedisBreaker),

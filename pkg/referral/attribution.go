@@ -67,7 +67,16 @@ const (
 	// RefundedFirst: a refund arrived before its sale; the referral is
 	// recorded cancelled, so the sale arriving later is AlreadyAttributed.
 	RefundedFirst
+	// MemberErased: the member's personal data was erased
+	// (member.Erase); her code attributes nothing any more, whatever her
+	// status. Her existing referrals still follow their sales (refunds,
+	// warranty, decisions), so her wallet stays exact.
+	MemberErased
 )
+
+// ErasedNote is the recorded outcome of a sale or refund-before-sale of an
+// erased member's code.
+const ErasedNote = "member erased: nothing attributed"
 
 // Attribution is the decision for one sale. It creates a referral when
 // Status() is not "".
@@ -108,8 +117,8 @@ func (a Attribution) RejectionReason() string {
 // Attribute decides what a paid sale of m's coupon does (decision 14).
 // existing is the order's referral, nil when it has none; c is m's
 // campaign, nil when it no longer exists; h is m's referrals before it. The
-// rules apply in this order: an order already attributed, an inactive
-// campaign and a member not active change nothing; a buyer who is the
+// rules apply in this order: an order already attributed, an erased
+// member, an inactive campaign and a member not active change nothing; a buyer who is the
 // member (fraud.Check: normalized e-mail or CPF/CNPJ) makes the referral
 // rejected; anything else is credited with a warranty of c's days from the
 // payment and the reward of Reward, capped by the campaign's monthly cap,
@@ -118,6 +127,8 @@ func Attribute(o Order, existing *Referral, m *member.Member, c *campaign.Campai
 	switch {
 	case existing != nil:
 		return Attribution{Verdict: AlreadyAttributed, Note: "order already attributed (" + existing.Status + ")"}
+	case m.IsErased():
+		return Attribution{Verdict: MemberErased, Note: ErasedNote}
 	case c == nil || !c.IsActive:
 		return Attribution{Verdict: CampaignInactive, Note: "campaign inactive: nothing attributed"}
 	case m.Status != member.StatusActive:
