@@ -44,6 +44,9 @@ type UserStore interface {
 	AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (*merchant.DashboardUser, error)
 	ClaimSignInAttempt(ctx context.Context, email, clientKey string, now, since time.Time, limit int) (id int64, err error)
 	ForgetSignInAttempt(ctx context.Context, id int64) error
+	// RecordSignIn writes sign_in.succeeded or sign_in.failed of u by the
+	// actor of ctx.
+	RecordSignIn(ctx context.Context, u *merchant.DashboardUser, succeeded bool, details map[string]any) error
 }
 
 // Config is what the dashboard needs: one field per store interface (a

@@ -29,7 +29,9 @@ import (
 
 // Merchants is what the API needs of merchants.
 type Merchants interface {
-	Authenticate(ctx context.Context, plainKey string) (uuid.UUID, error)
+	// Authenticate returns the key a presented key is (id, merchant,
+	// display prefix), or apperr.Unauthorized.
+	Authenticate(ctx context.Context, plainKey string) (merchant.Key, error)
 	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
 	PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error)
 	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
