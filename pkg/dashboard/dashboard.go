@@ -106,6 +106,8 @@ type Config struct {
 	// TrustedProxies (TRUSTED_PROXIES) tells the password throttle which
 	// client sent a request: the peer, or what a trusted proxy says it is.
 	TrustedProxies clientip.Resolver
+	// Audit reads the audit trail the Activity page shows (activity.go).
+	Audit AuditReads
 	// AuthFailures is the API's failed-authentication limit per client
 	// (AUTH_FAILURE_LIMIT; nil: none): a wrong or throttled password counts
 	// as a failure, and a client blocked by it is answered 429 from memory,
@@ -189,6 +191,7 @@ func (d *Dashboard) registerRoutes() {
 	d.webhookRoutes()
 	d.memberRoutes()
 	d.creatorRoutes()
+	d.activityRoutes()
 	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })

@@ -74,6 +74,10 @@ type Config struct {
 	EventPayloads EventPayloads
 	WebhookSender webhook.Sender
 
+	// Audit serves GET /api/v1/audit-events (audit_events.go); nil leaves
+	// it out.
+	Audit AuditTrail
+
 	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
 	Actions    ActionsConfig    // wallet actions through the ledger (actions.go, referrals.go, redemptions.go)
@@ -142,6 +146,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerIntegrations(admin)
 	s.registerWebhooks(admin)
 	s.registerCreators(admin, public)
+	s.registerAuditEvents(admin)
 	return s, r
 }
 
