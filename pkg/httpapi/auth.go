@@ -102,8 +102,8 @@ func (a *authenticator) cached(key string) (authEntry, bool) {
 	if key == "" || len(key) > 200 {
 		return authEntry{}, false
 	}
-	e, _ := a.lookup(sha256.Sum256([]byte(key)), a.now())
-	return e, e.merchant != nil
+	e, fresh := a.lookup(sha256.Sum256([]byte(key)), a.now())
+	return e, fresh && e.merchant != nil
 }
 
 // authenticate is the middleware: 401 unless a valid key is presented. It
