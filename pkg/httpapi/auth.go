@@ -72,7 +72,7 @@ func (a *authenticator) entryFor(ctx context.Context, key string) (authEntry, er
 		if e.merchant, err = a.src.FindMerchantByID(ctx, k.MerchantID); err != nil {
 			return authEntry{}, err
 		}
-		e.key = merchant.Key{ID: k.ID, MerchantID: k.MerchantID, Prefix: k.Prefix}
+		e.key = k
 	}
 	a.mu.Lock()
 	if len(a.cache) > 100_000 {
