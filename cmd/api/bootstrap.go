@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
@@ -223,6 +224,9 @@ func bootstrap(ctx context.Context, cfg program.Config, args []string, out io.Wr
 	if err := postgres.Migrate(ctx, pool); err != nil {
 		return err
 	}
+	// The commands' changes (keys created and revoked) are the system's in
+	// the merchants' audit trails, labelled as the command line's.
+	ctx = audit.WithActor(ctx, audit.Actor{Type: audit.ActorSystem, Label: "cli"}, "")
 	result, err := run(ctx, conn{pool: pool, merchants: postgres.NewMerchantStore(pool, box), box: box})
 	var partial *partialError
 	if errors.As(err, &partial) {

@@ -8,7 +8,10 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/uuid"
+
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/testenv"
@@ -64,6 +67,22 @@ func TestBootstrapCommands(t *testing.T) {
 	}
 	if _, err := store.Authenticate(ctx, second["api_key"].(string)); err != nil {
 		t.Errorf("the new key: %v", err)
+	}
+
+	// The commands act as the system, labelled cli, in the merchant's trail.
+	events, _, err := postgres.NewAuditStore(pool).ListAuditEvents(ctx, uuid.MustParse(id), audit.Filter{Limit: 10})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var actions []string
+	for _, e := range events {
+		actions = append(actions, e.Action)
+		if e.Actor != (audit.Actor{Type: audit.ActorSystem, Label: "cli"}) || e.IP != "" || e.Target.Type != audit.TargetAPIKey {
+			t.Errorf("event %+v, want an API key's, by the system labelled cli, without an address", e)
+		}
+	}
+	if got := strings.Join(actions, " "); got != "api_key.revoked api_key.created api_key.created" {
+		t.Errorf("the merchant's trail: %s, want the two keys created and the first revoked, newest first", got)
 	}
 
 	listed := run("key", "list", "--merchant", id)

@@ -65,13 +65,26 @@ type Actor struct {
 // System is the actor of work nobody asked for in a request.
 var System = Actor{Type: ActorSystem}
 
-// Target is what an action was done to: a type ("api_key", "integration",
-// "webhook_endpoint", "dashboard_user", "member", "campaign") and its id as
-// the API shows it.
+// Target is what an action was done to: a type (TargetAPIKey, …) and its
+// id as the API shows it.
 type Target struct {
 	Type string
 	ID   string
 }
+
+// The kinds of target, and the id each is named by.
+const (
+	TargetAPIKey          = "api_key"          // the key's UUID, never the key
+	TargetIntegration     = "integration"      // the provider: guru, yampi
+	TargetWebhookEndpoint = "webhook_endpoint" // wh_…
+	TargetDashboardUser   = "dashboard_user"   // the user's UUID (an invitation's is the user's to be)
+	TargetMember          = "member"           // mem_…
+	TargetCampaign        = "campaign"         // camp_…
+)
+
+// Fields is the details of an update: the names of the fields it changed,
+// as the API names them, never their values.
+func Fields(names []string) map[string]any { return map[string]any{"fields": names} }
 
 // Event is one entry of the trail.
 type Event struct {

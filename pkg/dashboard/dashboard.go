@@ -44,6 +44,9 @@ type UserStore interface {
 	AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (*merchant.DashboardUser, error)
 	ClaimSignInAttempt(ctx context.Context, email, clientKey string, now, since time.Time, limit int) (id int64, err error)
 	ForgetSignInAttempt(ctx context.Context, id int64) error
+	// RecordSignIn writes sign_in.succeeded or sign_in.failed of u by the
+	// actor of ctx.
+	RecordSignIn(ctx context.Context, u *merchant.DashboardUser, succeeded bool, details map[string]any) error
 }
 
 // Config is what the dashboard needs: one field per store interface (a
@@ -103,6 +106,8 @@ type Config struct {
 	// TrustedProxies (TRUSTED_PROXIES) tells the password throttle which
 	// client sent a request: the peer, or what a trusted proxy says it is.
 	TrustedProxies clientip.Resolver
+	// Audit reads the audit trail the Activity page shows (activity.go).
+	Audit AuditReads
 	// AuthFailures is the API's failed-authentication limit per client
 	// (AUTH_FAILURE_LIMIT; nil: none): a wrong or throttled password counts
 	// as a failure, and a client blocked by it is answered 429 from memory,
@@ -186,6 +191,7 @@ func (d *Dashboard) registerRoutes() {
 	d.webhookRoutes()
 	d.memberRoutes()
 	d.creatorRoutes()
+	d.activityRoutes()
 	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })

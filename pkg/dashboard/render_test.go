@@ -174,6 +174,7 @@ func TestRenderEveryPage(t *testing.T) {
 	}
 	pages = append(pages, overviewAndRedemptionPages(t, at)...)
 	pages = append(pages, accessPages(at, owner)...)
+	pages = append(pages, activityPages(at)...)
 	covered := map[string]bool{}
 	for _, p := range pages {
 		covered[p.page.Template] = true

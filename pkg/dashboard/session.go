@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -58,13 +59,22 @@ func (d *Dashboard) public(pattern string, h handler) {
 
 // page registers a handler for any signed-in user: pages to look at, and
 // the few POSTs that change only the user's own things (sign out, own
-// password). Without a session it redirects to sign in.
+// password). Without a session it redirects to sign in. The user is the
+// actor of the audit events the handler's changes write.
 func (d *Dashboard) page(pattern string, h handler) {
 	d.routes.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if c := d.signedIn(w, r); c != nil {
-			h(w, r, c)
+			h(w, d.actingAs(r, c.User), c)
 		}
 	})
+}
+
+// actingAs returns r carrying u, from r's client address (clientip, as
+// TRUSTED_PROXIES tells it), as the actor of the audit events written
+// under its context: the user's id, labelled with their e-mail.
+func (d *Dashboard) actingAs(r *http.Request, u *merchant.DashboardUser) *http.Request {
+	actor := audit.Actor{Type: audit.ActorDashboardUser, ID: u.ID.String(), Label: u.Email}
+	return r.WithContext(audit.WithActor(r.Context(), actor, d.cfg.TrustedProxies.String(r)))
 }
 
 // action registers a state-changing handler for owners only: a viewer

@@ -38,27 +38,34 @@ func (d *Dashboard) signInPage(w http.ResponseWriter, r *http.Request, c *Ctx) {
 // signInSubmit checks the e-mail and password through the throttle: 401
 // for a wrong pair, 429 past the throttle's limit (even for the right
 // pair), else a new session and the overview.
+//
+// A checked password of a user's e-mail writes sign_in.succeeded or
+// sign_in.failed in that user's merchant's trail, by the user as claimed,
+// from the client's address. An e-mail of no user belongs to no merchant,
+// so its attempts are in no trail (nor is the e-mail kept); a throttled
+// attempt, whose password is not checked, writes nothing either: the
+// failures that reached the limit are in the trail, and the refusals
+// beyond it would let a flood from one address grow it.
 func (d *Dashboard) signInSubmit(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	ctx := r.Context()
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	password := r.PostFormValue("password")
-	var u *merchant.DashboardUser
+	var claimed *merchant.DashboardUser // the user of the e-mail, when there is one
 	res, err := d.throttled(r, email, func() (bool, error) {
 		found, err := d.cfg.Users.FindUserByEmail(ctx, email)
 		hash := dummyHash
 		if err == nil {
-			hash = []byte(found.PasswordHash)
+			hash, claimed = []byte(found.PasswordHash), found
 		} else if !apperr.Is(err, apperr.NotFound) {
 			return false, err
 		}
-		if bcrypt.CompareHashAndPassword(hash, []byte(password)) != nil || err != nil {
-			return false, nil
-		}
-		u = found
-		return true, nil
+		return bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && err == nil, nil
 	})
+	if err == nil && res != passwordThrottled && claimed != nil {
+		err = d.cfg.Users.RecordSignIn(d.actingAs(r, claimed).Context(), claimed, res == passwordRight, nil)
+	}
 	if err == nil && res == passwordRight {
-		err = d.signIn(r, u)
+		err = d.signIn(r, claimed)
 	}
 	if err != nil {
 		d.fail(w, r, c, err)

@@ -250,6 +250,10 @@ func (d *Dashboard) acceptInvite(w http.ResponseWriter, r *http.Request, c *Ctx)
 		return
 	}
 	if err == nil {
+		// The invitee's first sign-in, in the trail like any other.
+		err = d.cfg.Users.RecordSignIn(d.actingAs(r, u).Context(), u, true, map[string]any{"via": "invitation"})
+	}
+	if err == nil {
 		err = d.signIn(r, u)
 	}
 	if err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -26,6 +27,7 @@ type authenticator struct {
 
 type authEntry struct {
 	merchant *merchant.Merchant // nil: the key was refused
+	key      merchant.Key       // its id and display prefix, for the audit trail
 	expires  time.Time
 }
 
@@ -45,29 +47,32 @@ func presentedKey(r *http.Request) string {
 	return ""
 }
 
-func (a *authenticator) merchantFor(ctx context.Context, key string) (*merchant.Merchant, error) {
+// entryFor returns the cache entry of key, read from the store when the
+// cache holds none fresh; apperr.Unauthorized for a refused key.
+func (a *authenticator) entryFor(ctx context.Context, key string) (authEntry, error) {
 	unauthorized := apperr.Errorf(apperr.Unauthorized, "missing or invalid API key")
 	if key == "" || len(key) > 200 {
-		return nil, unauthorized
+		return authEntry{}, unauthorized
 	}
 	h := sha256.Sum256([]byte(key))
 	now := a.now()
 	if e, ok := a.lookup(h, now); ok {
 		if e.merchant == nil {
-			return nil, unauthorized
+			return authEntry{}, unauthorized
 		}
-		return e.merchant, nil
+		return e, nil
 	}
 	e := authEntry{expires: now.Add(a.ttl)}
-	id, err := a.src.Authenticate(ctx, key)
+	k, err := a.src.Authenticate(ctx, key)
 	switch {
 	case apperr.Is(err, apperr.Unauthorized):
 	case err != nil:
-		return nil, err
+		return authEntry{}, err
 	default:
-		if e.merchant, err = a.src.FindMerchantByID(ctx, id); err != nil {
-			return nil, err
+		if e.merchant, err = a.src.FindMerchantByID(ctx, k.MerchantID); err != nil {
+			return authEntry{}, err
 		}
+		e.key = k
 	}
 	a.mu.Lock()
 	if len(a.cache) > 100_000 {
@@ -76,9 +81,9 @@ func (a *authenticator) merchantFor(ctx context.Context, key string) (*merchant.
 	a.cache[h] = e
 	a.mu.Unlock()
 	if e.merchant == nil {
-		return nil, unauthorized
+		return authEntry{}, unauthorized
 	}
-	return e.merchant, nil
+	return e, nil
 }
 
 // lookup returns the cache entry of the key whose SHA-256 is h while it
@@ -90,18 +95,21 @@ func (a *authenticator) lookup(h [32]byte, now time.Time) (authEntry, bool) {
 	return e, ok && now.Before(e.expires)
 }
 
-// cached returns the merchant of key when the cache holds it fresh, nil
-// otherwise (an unknown key, or one to read again): no database read.
-func (a *authenticator) cached(key string) *merchant.Merchant {
+// cached returns the entry of key when the cache holds it fresh and
+// valid, false otherwise (an unknown key, or one to read again): no
+// database read.
+func (a *authenticator) cached(key string) (authEntry, bool) {
 	if key == "" || len(key) > 200 {
-		return nil
+		return authEntry{}, false
 	}
-	e, _ := a.lookup(sha256.Sum256([]byte(key)), a.now())
-	return e.merchant
+	e, fresh := a.lookup(sha256.Sum256([]byte(key)), a.now())
+	return e, fresh && e.merchant != nil
 }
 
 // authenticate is the middleware: 401 unless a valid key is presented. It
-// puts the merchant and the key's SHA-256 (see keyHashOf) in the context.
+// puts the merchant and the key's SHA-256 (see keyHashOf) in the context,
+// and the key as the actor of the audit events the request's changes
+// write (its id and display prefix, the client's address).
 //
 // A missing, unknown or revoked key is a failed authentication of the
 // client (ProtectionConfig.AuthFailures). A client blocked for its
@@ -112,15 +120,16 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		key := presentedKey(r)
 		client := s.cfg.TrustedProxies.Key(r)
-		var m *merchant.Merchant
+		var e authEntry
 		if wait := s.cfg.Protection.AuthFailures.Blocked(client); wait > 0 {
-			if m = s.auth.cached(key); m == nil {
+			var ok bool
+			if e, ok = s.auth.cached(key); !ok {
 				s.refuseBlocked(w, r, wait)
 				return
 			}
 		} else {
 			var err error
-			if m, err = s.auth.merchantFor(r.Context(), key); err != nil {
+			if e, err = s.auth.entryFor(r.Context(), key); err != nil {
 				if apperr.Is(err, apperr.Unauthorized) && s.authFailed(w, r, client) {
 					return
 				}
@@ -132,8 +141,10 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 				return
 			}
 		}
-		ctx := context.WithValue(r.Context(), merchantKey, m)
+		ctx := context.WithValue(r.Context(), merchantKey, e.merchant)
 		ctx = context.WithValue(ctx, keyHashKey{}, sha256.Sum256([]byte(key)))
+		ctx = audit.WithActor(ctx, audit.Actor{Type: audit.ActorAPIKey, ID: e.key.ID.String(), Label: e.key.Prefix},
+			s.cfg.TrustedProxies.String(r))
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -1,9 +1,11 @@
 package httpapi_test
 
 import (
+	"context"
 	"net/http"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -124,4 +126,25 @@ func TestUnknownCreatorTokensBlockTheClient(t *testing.T) {
 	}
 	wantBlocked(t, creator("198.51.100.7", token), "RATE_LIMITED")
 	wantStatus(t, creator("198.51.100.8", token), http.StatusOK)
+}
+
+// A blocked client keeps its service with a key the cache holds only while
+// the entry is fresh (KeyCacheTTL, 5 s): then the key is read again, which
+// a blocked client may not cost, so it is refused like any other, and a
+// key revoked meanwhile stops working within 5 s for it too (decision 2).
+func TestBlockedClientKeepsACachedKeyWhileFresh(t *testing.T) {
+	t.Parallel()
+	env := mustFailuresEnv(t, "127.0.0.1/32")
+	tn := env.mustTenant(t)
+	const path, guesser = "/api/v1/integrations/guru", "198.51.100.7"
+	wantStatus(t, env.from(t, guesser, tn.key, path), http.StatusOK) // the key is cached now
+	for range failureBurst {
+		wantError(t, env.from(t, guesser, uuid.NewString(), path), http.StatusUnauthorized, "unauthorized", "")
+	}
+	if _, err := env.merchants.RevokeKey(context.Background(), tn.merchant.ID, tn.key[:8]); err != nil {
+		t.Fatal(err)
+	}
+	wantStatus(t, env.from(t, guesser, tn.key, path), http.StatusOK) // still cached
+	env.clock.Advance(6 * time.Second)
+	wantBlocked(t, env.from(t, guesser, tn.key, path), "rate_limited")
 }

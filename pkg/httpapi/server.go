@@ -29,7 +29,9 @@ import (
 
 // Merchants is what the API needs of merchants.
 type Merchants interface {
-	Authenticate(ctx context.Context, plainKey string) (uuid.UUID, error)
+	// Authenticate returns the key a presented key is (id, merchant,
+	// display prefix), or apperr.Unauthorized.
+	Authenticate(ctx context.Context, plainKey string) (merchant.Key, error)
 	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
 	PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error)
 	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
@@ -71,6 +73,10 @@ type Config struct {
 	DeliveryLog   DeliveryLog
 	EventPayloads EventPayloads
 	WebhookSender webhook.Sender
+
+	// Audit serves GET /api/v1/audit-events (audit_events.go); nil leaves
+	// it out.
+	Audit AuditTrail
 
 	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
@@ -141,6 +147,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerIntegrations(admin)
 	s.registerWebhooks(admin)
 	s.registerCreators(admin, public)
+	s.registerAuditEvents(admin)
 	return s, r
 }
 

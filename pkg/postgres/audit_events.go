@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"encoding/json"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -30,6 +31,19 @@ func insertAudit(ctx context.Context, tx pgx.Tx, e audit.Event) error {
 		e.MerchantID, e.ID, e.Action, e.Actor.Type, e.Actor.ID, e.Actor.Label, e.Target.Type, e.Target.ID, e.IP,
 		details, e.CreatedAt)
 	return err
+}
+
+// writeAudit writes, in tx, the event of action on target by the actor
+// ctx carries (audit.WithActor), stamped now.
+//
+// The event's foreign key takes a share lock on the merchant's row, which
+// CreateCampaign and a move of the default campaign hold exclusively while
+// they lock the merchant's campaigns and coupon provisions. So a
+// transaction writes its event before it locks any of those rows, or takes
+// the merchant's share lock first (UpdateCampaign, ReplaceTiers): the two
+// then never wait for each other.
+func writeAudit(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, action string, target audit.Target, details map[string]any) error {
+	return insertAudit(ctx, tx, audit.New(ctx, merchantID, action, target, details, time.Now()))
 }
 
 // ListAuditEvents returns a page of the merchant's events selected by f,

@@ -2,11 +2,13 @@ package postgres
 
 import (
 	"context"
+	"slices"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/creator"
 )
 
@@ -20,9 +22,15 @@ func NewCampaignTierStore(pool *pgxpool.Pool) *CampaignTierStore {
 
 // ReplaceTiers replaces every tier of the campaign with tiers (validated by
 // the caller, in increasing MinSales) in one transaction, so a reader sees
-// the old list or the new one. An unknown campaign is apperr.NotFound.
+// the old list or the new one. An unknown campaign is apperr.NotFound. A
+// new list writes campaign.updated naming the field "tiers".
 func (s *CampaignTierStore) ReplaceTiers(ctx context.Context, merchantID, campaignID uuid.UUID, tiers creator.Tiers) error {
 	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		// The merchant's lock shared before the campaign's, as the audit
+		// event will share it (writeAudit).
+		if _, err := tx.Exec(ctx, `SELECT id FROM merchants WHERE id = $1 FOR KEY SHARE`, merchantID); err != nil {
+			return err
+		}
 		// Locking the campaign row serialises two PUTs of one campaign and
 		// tells an unknown campaign apart from one without tiers.
 		var one int
@@ -31,9 +39,21 @@ func (s *CampaignTierStore) ReplaceTiers(ctx context.Context, merchantID, campai
 		if err != nil {
 			return notFound(err, "campaign not found")
 		}
-		if _, err := tx.Exec(ctx, `DELETE FROM campaign_tiers WHERE merchant_id = $1 AND campaign_id = $2`,
-			merchantID, campaignID); err != nil {
+		rows, err := tx.Query(ctx, `DELETE FROM campaign_tiers WHERE merchant_id = $1 AND campaign_id = $2
+RETURNING name, min_sales, commission_bp`, merchantID, campaignID)
+		if err != nil {
 			return err
+		}
+		old, err := pgx.CollectRows(rows, pgx.RowToStructByPos[creator.Tier])
+		if err != nil {
+			return err
+		}
+		slices.SortFunc(old, func(a, b creator.Tier) int { return a.MinSales - b.MinSales })
+		if !slices.Equal(old, tiers) {
+			if err := writeAudit(ctx, tx, merchantID, audit.CampaignUpdated, campaignTarget(campaignID),
+				audit.Fields([]string{"tiers"})); err != nil {
+				return err
+			}
 		}
 		names, minSales, bps := make([]string, len(tiers)), make([]int32, len(tiers)), make([]int32, len(tiers))
 		for i, t := range tiers {

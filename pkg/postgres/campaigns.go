@@ -8,7 +8,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/campaign"
+	"github.com/convida/convida/pkg/ids"
 )
 
 // CampaignStore keeps campaigns.
@@ -155,16 +157,21 @@ ORDER BY c.created_at DESC, c.id DESC`, merchantID, f.Offset, f.Limit)
 // (decision 20); IsDefault false on the current default is apperr.Invalid.
 // An unknown campaign is apperr.NotFound. Repeating an update is safe. A
 // change of the referee discount asks, in the same transaction, for every
-// member's coupon at the platforms to be updated (coupon_provisions).
+// member's coupon at the platforms to be updated (coupon_provisions). An
+// update that changes a field writes campaign.updated naming the fields
+// it changed.
 func (s *CampaignStore) UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd campaign.Update) (*campaign.Campaign, error) {
 	var out *campaign.Campaign
 	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		// Serialise default-campaign changes per merchant, as
+		// CreateCampaign does; any other update shares the merchant's lock
+		// before locking the campaign, as its audit event will (writeAudit).
+		lock := `SELECT id FROM merchants WHERE id = $1 FOR KEY SHARE`
 		if upd.IsDefault != nil {
-			// Serialise default-campaign changes per merchant, as
-			// CreateCampaign does.
-			if _, err := tx.Exec(ctx, `SELECT id FROM merchants WHERE id = $1 FOR UPDATE`, merchantID); err != nil {
-				return err
-			}
+			lock = `SELECT id FROM merchants WHERE id = $1 FOR UPDATE`
+		}
+		if _, err := tx.Exec(ctx, lock, merchantID); err != nil {
+			return err
 		}
 		cur, err := scanCampaign(tx.QueryRow(ctx, `SELECT `+campaignColumns+` FROM campaigns c
   WHERE c.merchant_id = $1 AND c.id = $2 FOR UPDATE`, merchantID, id))
@@ -203,8 +210,16 @@ RETURNING `+campaignColumns, merchantID, id, upd.Name, upd.RewardValue, upd.Warr
 			upd.MaxReferralsPerHour != nil, changeTo(upd.MaxReferralsPerHour),
 			upd.MaxRewardPerMonth != nil, changeTo(upd.MaxRewardPerMonth),
 			upd.BlockDisposableEmails, upd.RefereeDiscountType, upd.RefereeDiscountValue))
-		if err != nil || !upd.RefereeDiscountChanged(*cur) {
+		if err != nil {
 			return err
+		}
+		if fields := campaignChanges(cur, out); len(fields) > 0 {
+			if err := writeAudit(ctx, tx, merchantID, audit.CampaignUpdated, campaignTarget(id), audit.Fields(fields)); err != nil {
+				return err
+			}
+		}
+		if !upd.RefereeDiscountChanged(*cur) {
+			return nil
 		}
 		// Every member's coupon at the platforms now carries another
 		// discount: the dispatcher updates them.
@@ -217,6 +232,45 @@ RETURNING `+campaignColumns, merchantID, id, upd.Name, upd.RewardValue, upd.Warr
 		return nil, err
 	}
 	return out, nil
+}
+
+// campaignTarget is the audit target of a campaign, by its API id.
+func campaignTarget(id uuid.UUID) audit.Target {
+	return audit.Target{Type: audit.TargetCampaign, ID: ids.Format(ids.Campaign, id)}
+}
+
+// campaignChanges names the fields of a campaign, as the API names them,
+// that differ between before and after.
+func campaignChanges(before, after *campaign.Campaign) []string {
+	fields := []struct {
+		name    string
+		changed bool
+	}{
+		{"name", before.Name != after.Name},
+		{"reward_value", before.RewardValue != after.RewardValue},
+		{"warranty_days", before.WarrantyDays != after.WarrantyDays},
+		{"min_redemption", before.MinRedemption != after.MinRedemption},
+		{"is_active", before.IsActive != after.IsActive},
+		{"auto_register", before.AutoRegister != after.AutoRegister},
+		{"is_default", before.IsDefault != after.IsDefault},
+		{"max_referrals_per_hour", !samePtr(before.MaxReferralsPerHour, after.MaxReferralsPerHour)},
+		{"max_reward_per_month", !samePtr(before.MaxRewardPerMonth, after.MaxRewardPerMonth)},
+		{"block_disposable_emails", before.BlockDisposableEmails != after.BlockDisposableEmails},
+		{"referee_discount_type", before.RefereeDiscountType != after.RefereeDiscountType},
+		{"referee_discount_value", before.RefereeDiscountValue != after.RefereeDiscountValue},
+	}
+	changed := []string{}
+	for _, f := range fields {
+		if f.changed {
+			changed = append(changed, f.name)
+		}
+	}
+	return changed
+}
+
+// samePtr reports whether a and b are both nil or point to equal values.
+func samePtr[T comparable](a, b *T) bool {
+	return a == nil && b == nil || a != nil && b != nil && *a == *b
 }
 
 // changeTo is the value a nullable column is set to by ch (nil: NULL).

@@ -11,6 +11,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -72,42 +73,67 @@ func (s *DashboardUserStore) ListUsers(ctx context.Context, merchantID uuid.UUID
 }
 
 // SetPassword replaces the user's password hash and bumps their session
-// version, which signs out every session signed in under the old one; it
-// returns the new version (apperr.NotFound for no such user).
+// version, which signs out every session signed in under the old one,
+// with the password.changed event; it returns the new version
+// (apperr.NotFound for no such user).
 func (s *DashboardUserStore) SetPassword(ctx context.Context, merchantID, id uuid.UUID, hash string) (int64, error) {
 	var version int64
-	err := s.pool.QueryRow(ctx, `UPDATE dashboard_users
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		err := tx.QueryRow(ctx, `UPDATE dashboard_users
   SET password_hash = $3, session_version = session_version + 1, updated_at = now()
   WHERE merchant_id = $1 AND id = $2 RETURNING session_version`, merchantID, id, hash).Scan(&version)
-	return version, notFound(err, "dashboard user not found")
+		if err != nil {
+			return notFound(err, "dashboard user not found")
+		}
+		return writeAudit(ctx, tx, merchantID, audit.PasswordChanged, userTarget(id), nil)
+	})
+	return version, err
 }
 
-// SetRole gives the merchant's user role: apperr.NotFound for no such
-// user, merchant.ErrLastOwner when it would demote the last owner.
+// userTarget is the audit target of a dashboard user.
+func userTarget(id uuid.UUID) audit.Target {
+	return audit.Target{Type: audit.TargetDashboardUser, ID: id.String()}
+}
+
+// SetRole gives the merchant's user role, writing
+// dashboard_user.role_changed (from, to, the user's e-mail) when it is a
+// change: apperr.NotFound for no such user, merchant.ErrLastOwner when it
+// would demote the last owner.
 func (s *DashboardUserStore) SetRole(ctx context.Context, merchantID, id uuid.UUID, role string) error {
 	if !merchant.ValidRole(role) {
 		return apperr.Errorf(apperr.Invalid, "role must be owner or viewer")
 	}
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := keepAnOwner(ctx, tx, merchantID, id, role == merchant.RoleOwner); err != nil {
+		from, err := keepAnOwner(ctx, tx, merchantID, id, role == merchant.RoleOwner)
+		if err != nil || from == role {
 			return err
 		}
-		_, err := tx.Exec(ctx, `UPDATE dashboard_users SET role = $3, updated_at = now()
-  WHERE merchant_id = $1 AND id = $2`, merchantID, id, role)
-		return err
+		var email string
+		if err := tx.QueryRow(ctx, `UPDATE dashboard_users SET role = $3, updated_at = now()
+  WHERE merchant_id = $1 AND id = $2 RETURNING email`, merchantID, id, role).Scan(&email); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, merchantID, audit.DashboardUserRoleChanged, userTarget(id),
+			map[string]any{"from": from, "to": role, "email": email})
 	})
 }
 
-// RemoveUser deletes the merchant's user: their sessions find no user at
-// their next request and are signed out. apperr.NotFound for no such user,
+// RemoveUser deletes the merchant's user, writing dashboard_user.removed
+// (their e-mail and role): their sessions find no user at their next
+// request and are signed out. apperr.NotFound for no such user,
 // merchant.ErrLastOwner for the last owner.
 func (s *DashboardUserStore) RemoveUser(ctx context.Context, merchantID, id uuid.UUID) error {
 	return pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if err := keepAnOwner(ctx, tx, merchantID, id, false); err != nil {
+		if _, err := keepAnOwner(ctx, tx, merchantID, id, false); err != nil {
 			return err
 		}
-		_, err := tx.Exec(ctx, `DELETE FROM dashboard_users WHERE merchant_id = $1 AND id = $2`, merchantID, id)
-		return err
+		var email, role string
+		if err := tx.QueryRow(ctx, `DELETE FROM dashboard_users WHERE merchant_id = $1 AND id = $2 RETURNING email, role`,
+			merchantID, id).Scan(&email, &role); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, merchantID, audit.DashboardUserRemoved, userTarget(id),
+			map[string]any{"email": email, "role": role})
 	})
 }
 
@@ -115,36 +141,45 @@ func (s *DashboardUserStore) RemoveUser(ctx context.Context, merchantID, id uuid
 // changes queue rather than deadlock) and the user id, and refuses with
 // merchant.ErrLastOwner when id is the only owner and stays not one. Under
 // the locks, two owners removing or demoting each other at once are
-// serialized: the second sees one owner left.
-func keepAnOwner(ctx context.Context, tx pgx.Tx, merchantID, id uuid.UUID, staysOwner bool) error {
+// serialized: the second sees one owner left. It returns the user's role.
+func keepAnOwner(ctx context.Context, tx pgx.Tx, merchantID, id uuid.UUID, staysOwner bool) (string, error) {
 	rows, err := tx.Query(ctx, `SELECT id FROM dashboard_users WHERE merchant_id = $1 AND role = 'owner'
   ORDER BY id FOR UPDATE`, merchantID)
 	if err != nil {
-		return err
+		return "", err
 	}
 	owners, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
 	if err != nil {
-		return err
+		return "", err
 	}
 	var role string
 	if err := tx.QueryRow(ctx, `SELECT role FROM dashboard_users WHERE merchant_id = $1 AND id = $2 FOR UPDATE`,
 		merchantID, id).Scan(&role); err != nil {
-		return notFound(err, "dashboard user not found")
+		return "", notFound(err, "dashboard user not found")
 	}
 	if role == merchant.RoleOwner && !staysOwner && len(owners) <= 1 {
-		return merchant.ErrLastOwner
+		return "", merchant.ErrLastOwner
 	}
-	return nil
+	return role, nil
 }
 
-// CreateInvite stores an invitation whose token hashes to tokenHash.
+// CreateInvite stores an invitation whose token hashes to tokenHash, with
+// its dashboard_user.invited event: the target is the user the invitation
+// creates when accepted (AcceptInvite gives them the invitation's id), the
+// details the e-mail and the role, never the token.
 func (s *DashboardUserStore) CreateInvite(ctx context.Context, in *merchant.Invite, tokenHash []byte) error {
 	if in.ID == uuid.Nil {
 		in.ID = uuid.New()
 	}
-	return s.pool.QueryRow(ctx, `INSERT INTO dashboard_invites (merchant_id, id, email, role, token_hash, expires_at)
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO dashboard_invites (merchant_id, id, email, role, token_hash, expires_at)
   VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at`,
-		in.MerchantID, in.ID, in.Email, in.Role, tokenHash, in.ExpiresAt).Scan(&in.CreatedAt)
+			in.MerchantID, in.ID, in.Email, in.Role, tokenHash, in.ExpiresAt).Scan(&in.CreatedAt); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, in.MerchantID, audit.DashboardUserInvited, userTarget(in.ID),
+			map[string]any{"email": in.Email, "role": in.Role})
+	})
 }
 
 // FindInvite returns the unaccepted, unexpired invitation of a token, or
@@ -187,21 +222,23 @@ func (s *DashboardUserStore) CancelInvite(ctx context.Context, merchantID, id uu
 	return err
 }
 
-// AcceptInvite uses the invitation of a token once, creating its user with
-// the password hash: apperr.NotFound when the token is unknown, used,
+// AcceptInvite uses the invitation of a token once, creating its user
+// (whose id is the invitation's) with the password hash: apperr.NotFound when the token is unknown, used,
 // cancelled or expired, apperr.Conflict when the e-mail already has a user.
 func (s *DashboardUserStore) AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (*merchant.DashboardUser, error) {
 	var u *merchant.DashboardUser
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
 		var in merchant.Invite
 		err := tx.QueryRow(ctx, `UPDATE dashboard_invites SET accepted_at = $2
-  WHERE token_hash = $1 AND accepted_at IS NULL AND expires_at > $2 RETURNING merchant_id, email, role`,
-			tokenHash, now).Scan(&in.MerchantID, &in.Email, &in.Role)
+  WHERE token_hash = $1 AND accepted_at IS NULL AND expires_at > $2 RETURNING merchant_id, id, email, role`,
+			tokenHash, now).Scan(&in.MerchantID, &in.ID, &in.Email, &in.Role)
 		if err != nil {
 			return notFound(err, "invitation not found or expired")
 		}
+		// The user is given the invitation's id: the audit trail's
+		// dashboard_user.invited names the user it became.
 		u, err = scanDashboardUser(tx.QueryRow(ctx, `INSERT INTO dashboard_users (merchant_id, id, email, password_hash, role)
-  VALUES ($1, $2, $3, $4, $5) RETURNING `+dashboardUserColumns, in.MerchantID, uuid.New(), in.Email, passwordHash, in.Role))
+  VALUES ($1, $2, $3, $4, $5) RETURNING `+dashboardUserColumns, in.MerchantID, in.ID, in.Email, passwordHash, in.Role))
 		if isUniqueViolation(err, "") {
 			return apperr.Errorf(apperr.Conflict, "a user with that e-mail already exists")
 		}
@@ -255,4 +292,19 @@ func (s *DashboardUserStore) ClaimSignInAttempt(ctx context.Context, email, clie
 func (s *DashboardUserStore) ForgetSignInAttempt(ctx context.Context, id int64) error {
 	_, err := s.pool.Exec(ctx, `DELETE FROM dashboard_sign_in_attempts WHERE id = $1`, id)
 	return err
+}
+
+// RecordSignIn writes the sign_in.succeeded (succeeded) or sign_in.failed
+// event of the user u, by the actor ctx carries (the user as claimed),
+// with details (nil for none). A sign-in changes no row of its own here
+// (the session is the session store's), so the event is written alone,
+// once the password was checked.
+func (s *DashboardUserStore) RecordSignIn(ctx context.Context, u *merchant.DashboardUser, succeeded bool, details map[string]any) error {
+	action := audit.SignInFailed
+	if succeeded {
+		action = audit.SignInSucceeded
+	}
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		return writeAudit(ctx, tx, u.MerchantID, action, userTarget(u.ID), details)
+	})
 }

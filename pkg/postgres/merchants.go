@@ -11,6 +11,7 @@ import (
 	"golang.org/x/crypto/bcrypt"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/secretbox"
 )
@@ -79,12 +80,18 @@ func (s *MerchantStore) FindMerchantByID(ctx context.Context, id uuid.UUID) (*me
 }
 
 // CreateKey issues a new API key for the merchant and returns it in plain
-// text: the only time it is ever available.
+// text: the only time it is ever available. The key's api_key.created
+// event (by the actor of ctx) is written with it.
 func (s *MerchantStore) CreateKey(ctx context.Context, merchantID uuid.UUID) (string, *merchant.Key, error) {
 	plain, hash, prefix := merchant.NewKey()
 	k := &merchant.Key{ID: uuid.New(), MerchantID: merchantID, Prefix: prefix}
-	err := s.pool.QueryRow(ctx, `INSERT INTO api_keys (merchant_id, id, key_hash, prefix) VALUES ($1, $2, $3, $4)
-  RETURNING created_at`, merchantID, k.ID, hash, prefix).Scan(&k.CreatedAt)
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		if err := tx.QueryRow(ctx, `INSERT INTO api_keys (merchant_id, id, key_hash, prefix) VALUES ($1, $2, $3, $4)
+  RETURNING created_at`, merchantID, k.ID, hash, prefix).Scan(&k.CreatedAt); err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, merchantID, audit.APIKeyCreated, keyTarget(k.ID), nil)
+	})
 	if err != nil {
 		if pgErrCode(err) == "23503" {
 			return "", nil, apperr.Errorf(apperr.NotFound, "merchant not found")
@@ -94,29 +101,55 @@ func (s *MerchantStore) CreateKey(ctx context.Context, merchantID uuid.UUID) (st
 	return plain, k, nil
 }
 
-// RevokeKey revokes the merchant's unrevoked keys whose prefix is prefix and
-// returns how many it revoked (apperr.NotFound when none).
-func (s *MerchantStore) RevokeKey(ctx context.Context, merchantID uuid.UUID, prefix string) (int64, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now()
-  WHERE merchant_id = $1 AND prefix = $2 AND revoked_at IS NULL`, merchantID, prefix)
-	if err != nil {
-		return 0, err
-	}
-	if tag.RowsAffected() == 0 {
-		return 0, apperr.Errorf(apperr.NotFound, "no active key with that prefix")
-	}
-	return tag.RowsAffected(), nil
+// keyTarget is the audit target of an API key: its id, never the key.
+func keyTarget(id uuid.UUID) audit.Target {
+	return audit.Target{Type: audit.TargetAPIKey, ID: id.String()}
 }
 
-// RevokeKeyByID revokes one of the merchant's keys; apperr.NotFound when
-// the merchant has no unrevoked key of that id.
+// RevokeKey revokes the merchant's unrevoked keys whose prefix is prefix and
+// returns how many it revoked (apperr.NotFound when none), each with its
+// api_key.revoked event.
+func (s *MerchantStore) RevokeKey(ctx context.Context, merchantID uuid.UUID, prefix string) (int64, error) {
+	var n int64
+	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		rows, err := tx.Query(ctx, `UPDATE api_keys SET revoked_at = now()
+  WHERE merchant_id = $1 AND prefix = $2 AND revoked_at IS NULL RETURNING id`, merchantID, prefix)
+		if err != nil {
+			return err
+		}
+		revoked, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+		if err != nil {
+			return err
+		}
+		if len(revoked) == 0 {
+			return apperr.Errorf(apperr.NotFound, "no active key with that prefix")
+		}
+		for _, id := range revoked {
+			if err := writeAudit(ctx, tx, merchantID, audit.APIKeyRevoked, keyTarget(id), nil); err != nil {
+				return err
+			}
+		}
+		n = int64(len(revoked))
+		return nil
+	})
+	return n, err
+}
+
+// RevokeKeyByID revokes one of the merchant's keys, with its
+// api_key.revoked event; apperr.NotFound when the merchant has no
+// unrevoked key of that id.
 func (s *MerchantStore) RevokeKeyByID(ctx context.Context, merchantID, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `UPDATE api_keys SET revoked_at = now()
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `UPDATE api_keys SET revoked_at = now()
   WHERE merchant_id = $1 AND id = $2 AND revoked_at IS NULL`, merchantID, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return apperr.Errorf(apperr.NotFound, "no active key with that id")
-	}
-	return err
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return apperr.Errorf(apperr.NotFound, "no active key with that id")
+		}
+		return writeAudit(ctx, tx, merchantID, audit.APIKeyRevoked, keyTarget(id), nil)
+	})
 }
 
 // ListKeys returns the merchant's API keys, revoked ones included, oldest
@@ -147,25 +180,26 @@ func (s *MerchantStore) ListKeys(ctx context.Context, merchantID uuid.UUID) ([]m
 	return keys, rows.Err()
 }
 
-// Authenticate returns the merchant of a presented key, or
-// apperr.Unauthorized for an unknown or revoked key. The lookup is an index
-// probe on the key's SHA-256, so its timing reveals nothing of the key.
-func (s *MerchantStore) Authenticate(ctx context.Context, plain string) (uuid.UUID, error) {
-	var merchantID, keyID uuid.UUID
+// Authenticate returns the key a presented key is (its id, merchant and
+// display prefix: never the key nor its hash), or apperr.Unauthorized for
+// an unknown or revoked key. The lookup is an index probe on the key's
+// SHA-256, so its timing reveals nothing of the key.
+func (s *MerchantStore) Authenticate(ctx context.Context, plain string) (merchant.Key, error) {
+	var k merchant.Key
 	var lastUsed *time.Time
-	err := s.pool.QueryRow(ctx, `SELECT merchant_id, id, last_used_at FROM api_keys
-  WHERE key_hash = $1 AND revoked_at IS NULL`, merchant.HashKey(plain)).Scan(&merchantID, &keyID, &lastUsed)
+	err := s.pool.QueryRow(ctx, `SELECT merchant_id, id, prefix, last_used_at FROM api_keys
+  WHERE key_hash = $1 AND revoked_at IS NULL`, merchant.HashKey(plain)).Scan(&k.MerchantID, &k.ID, &k.Prefix, &lastUsed)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return uuid.Nil, apperr.Errorf(apperr.Unauthorized, "missing or invalid API key")
+		return merchant.Key{}, apperr.Errorf(apperr.Unauthorized, "missing or invalid API key")
 	}
 	if err != nil {
-		return uuid.Nil, err
+		return merchant.Key{}, err
 	}
 	// last_used_at is a hint for operators; one write a minute is enough.
 	if lastUsed == nil || time.Since(*lastUsed) > time.Minute {
-		_, _ = s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = now() WHERE merchant_id = $1 AND id = $2`, merchantID, keyID)
+		_, _ = s.pool.Exec(ctx, `UPDATE api_keys SET last_used_at = now() WHERE merchant_id = $1 AND id = $2`, k.MerchantID, k.ID)
 	}
-	return merchantID, nil
+	return k, nil
 }
 
 // PutIntegration saves in, cleaned by merchant.Integration.Clean, over
@@ -199,12 +233,44 @@ WHERE merchant_id = $1 AND provider = $2`,
 			userSecretKeyColumn.seal(s.box, saved.UserSecretKey, merchantID, in.Provider), saved.StoreAlias, saved.APIURL); err != nil {
 			return err
 		}
+		// The event before rewantCoupons locks coupon rows (writeAudit).
+		if fields := integrationChanges(stored, saved); len(fields) > 0 {
+			if err := writeAudit(ctx, tx, merchantID, audit.IntegrationUpdated,
+				audit.Target{Type: audit.TargetIntegration, ID: in.Provider}, audit.Fields(fields)); err != nil {
+				return err
+			}
+		}
 		return rewantCoupons(ctx, tx, merchantID, in.Provider)
 	})
 	if err != nil {
 		return nil, err
 	}
 	return s.FindIntegration(ctx, merchantID, in.Provider)
+}
+
+// integrationChanges names the fields, as the API names them, whose
+// stored value a save changed: those sent with a new value, and the API
+// credentials a new api_url or store_alias dropped. Names only: the
+// integration.updated event never holds a value.
+func integrationChanges(before, after merchant.Integration) []string {
+	fields := []struct {
+		name          string
+		before, after string
+	}{
+		{"account_token", before.AccountToken, after.AccountToken},
+		{"webhook_secret", before.WebhookSecret, after.WebhookSecret},
+		{"user_token", before.UserToken, after.UserToken},
+		{"user_secret_key", before.UserSecretKey, after.UserSecretKey},
+		{"store_alias", before.StoreAlias, after.StoreAlias},
+		{"api_url", before.APIURL, after.APIURL},
+	}
+	changed := []string{}
+	for _, f := range fields {
+		if f.before != f.after {
+			changed = append(changed, f.name)
+		}
+	}
+	return changed
 }
 
 // sqlIntegration reads one integration_settings row by merchant and

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -10,6 +11,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -73,8 +76,8 @@ func (s *WebhookStore) collectEndpoints(rows pgx.Rows, err error) ([]webhook.End
 }
 
 // CreateWebhook stores e (a new ID when e.ID is zero) with its Secret
-// sealed, and fills in ID, CreatedAt and UpdatedAt. An unknown merchant is
-// apperr.NotFound.
+// sealed and its webhook_endpoint.created event, and fills in ID,
+// CreatedAt and UpdatedAt. An unknown merchant is apperr.NotFound.
 func (s *WebhookStore) CreateWebhook(ctx context.Context, e *webhook.Endpoint) error {
 	if e.Secret == "" {
 		return errors.New("webhook store: an endpoint needs a signing secret")
@@ -92,12 +95,20 @@ VALUES ($1, $2, $3, $4, $5, $6) RETURNING created_at, updated_at`,
 		if err != nil {
 			return err
 		}
+		if err := writeAudit(ctx, tx, e.MerchantID, audit.WebhookEndpointCreated, endpointTarget(e.ID), nil); err != nil {
+			return err
+		}
 		return bumpEndpointsVersion(ctx, tx, e.MerchantID)
 	})
 	if pgErrCode(err) == "23503" {
 		return apperr.Errorf(apperr.NotFound, "merchant not found")
 	}
 	return err
+}
+
+// endpointTarget is the audit target of an endpoint, by its API id.
+func endpointTarget(id uuid.UUID) audit.Target {
+	return audit.Target{Type: audit.TargetWebhookEndpoint, ID: ids.Format(ids.Webhook, id)}
 }
 
 // ListWebhooks returns the merchant's endpoints, newest first.
@@ -123,11 +134,17 @@ WHERE merchant_id = $1 AND id = $2`, merchantID, id))
 // also clears failing_since, so the dispatcher's 5-day count starts anew.
 // Deactivating drops the deliveries still owed: an inactive endpoint
 // receives nothing, and jobs nobody may claim would only weigh on the
-// dispatcher's sweep. Repeating an update is safe.
+// dispatcher's sweep. Repeating an update is safe. An update that changes
+// a field writes webhook_endpoint.updated naming the fields it changed.
 func (s *WebhookStore) UpdateWebhook(ctx context.Context, merchantID, id uuid.UUID, patch webhook.Patch) (*webhook.Endpoint, error) {
 	var out *webhook.Endpoint
 	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		var err error
+		var before webhook.Endpoint
+		err := tx.QueryRow(ctx, `SELECT url, events, is_active FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2
+FOR UPDATE`, merchantID, id).Scan(&before.URL, &before.Events, &before.IsActive)
+		if err != nil {
+			return notFound(err, "webhook not found")
+		}
 		out, err = s.scanEndpoint(tx.QueryRow(ctx, `UPDATE webhook_endpoints e SET
   url = COALESCE($3, e.url),
   events = COALESCE($4::text[], e.events),
@@ -145,6 +162,11 @@ RETURNING `+endpointColumns, merchantID, id, patch.URL, patch.Events, patch.IsAc
 				return err
 			}
 		}
+		if fields := endpointChanges(before, *out); len(fields) > 0 {
+			if err := writeAudit(ctx, tx, merchantID, audit.WebhookEndpointUpdated, endpointTarget(id), audit.Fields(fields)); err != nil {
+				return err
+			}
+		}
 		return bumpEndpointsVersion(ctx, tx, merchantID)
 	})
 	if err != nil {
@@ -153,8 +175,25 @@ RETURNING `+endpointColumns, merchantID, id, patch.URL, patch.Events, patch.IsAc
 	return out, nil
 }
 
+// endpointChanges names the fields of an endpoint, as the API names them,
+// that differ between before and after.
+func endpointChanges(before, after webhook.Endpoint) []string {
+	changed := []string{}
+	if before.URL != after.URL {
+		changed = append(changed, "url")
+	}
+	if !slices.Equal(before.Events, after.Events) {
+		changed = append(changed, "events")
+	}
+	if before.IsActive != after.IsActive {
+		changed = append(changed, "is_active")
+	}
+	return changed
+}
+
 // DeleteWebhook deletes the endpoint with its delivery log and pending
-// deliveries, or returns apperr.NotFound.
+// deliveries, writing webhook_endpoint.deleted, or returns
+// apperr.NotFound.
 func (s *WebhookStore) DeleteWebhook(ctx context.Context, merchantID, id uuid.UUID) error {
 	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		tag, err := tx.Exec(ctx, `DELETE FROM webhook_endpoints WHERE merchant_id = $1 AND id = $2`, merchantID, id)
@@ -164,6 +203,9 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, merchantID, id uuid.UU
 		if tag.RowsAffected() == 0 {
 			return apperr.Errorf(apperr.NotFound, "webhook not found")
 		}
+		if err := writeAudit(ctx, tx, merchantID, audit.WebhookEndpointDeleted, endpointTarget(id), nil); err != nil {
+			return err
+		}
 		return bumpEndpointsVersion(ctx, tx, merchantID)
 	})
 }
@@ -172,7 +214,8 @@ func (s *WebhookStore) DeleteWebhook(ctx context.Context, merchantID, id uuid.UU
 // current one becomes the previous secret, which keeps signing until
 // now+overlap (not at all when overlap ≤ 0). A previous secret still
 // overlapping from an earlier rotation is dropped: receivers are expected
-// to have moved on to the secret this rotation replaces. It returns the
+// to have moved on to the secret this rotation replaces. It writes
+// webhook_endpoint.secret_rotated (never a secret) and returns the
 // endpoint, or apperr.NotFound.
 func (s *WebhookStore) RotateWebhookSecret(ctx context.Context, merchantID, id uuid.UUID, newSecret string, overlap time.Duration, now time.Time) (*webhook.Endpoint, error) {
 	if newSecret == "" {
@@ -206,6 +249,9 @@ WHERE merchant_id = $1 AND id = $2
 RETURNING `+endpointColumns, merchantID, id, endpointSecretColumn.seal(s.box, newSecret, merchantID, row), now.Add(overlap),
 			previous, overlap > 0))
 		if err != nil {
+			return err
+		}
+		if err := writeAudit(ctx, tx, merchantID, audit.WebhookEndpointSecretRotated, endpointTarget(id), nil); err != nil {
 			return err
 		}
 		// The dispatcher's cached endpoint carries the secrets it signs with.

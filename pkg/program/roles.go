@@ -175,6 +175,7 @@ func (a *API) Router() *mux.Router {
 	creators := postgres.NewCreatorStore(d.Pool, d.Box)
 	tiers := postgres.NewCampaignTierStore(d.Pool)
 	redemptions := postgres.NewRedemptionReads(d.Pool)
+	trail := postgres.NewAuditStore(d.Pool)
 	_, r := httpapi.New(httpapi.Config{
 		Merchants:       merchants,
 		Campaigns:       campaigns,
@@ -215,6 +216,7 @@ func (a *API) Router() *mux.Router {
 			Profiles: creators,
 			Tiers:    tiers,
 		},
+		Audit: trail,
 	})
 	dash, err := dashboard.New(dashboard.Config{
 		Referrals: referrals,
@@ -224,6 +226,7 @@ func (a *API) Router() *mux.Router {
 		Merchants: merchants,
 		Keys:      merchants,
 		Users:     postgres.NewDashboardUserStore(d.Pool),
+		Audit:     trail,
 		Sessions:  postgres.NewSessionStore(d.Pool),
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,

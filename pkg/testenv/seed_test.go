@@ -20,10 +20,11 @@ func TestMustTenant(t *testing.T) {
 		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "account-token", UserToken: "user-token"})
 	store := postgres.NewMerchantStore(pool, box)
 	ctx := context.Background()
-	id, err := store.Authenticate(ctx, tn.Key)
-	if err != nil || id != tn.Merchant.ID {
-		t.Fatalf("Authenticate(key) = %v, %v; want %v", id, err, tn.Merchant.ID)
+	k, err := store.Authenticate(ctx, tn.Key)
+	if err != nil || k.MerchantID != tn.Merchant.ID || k.Prefix != tn.Key[:8] {
+		t.Fatalf("Authenticate(key) = %+v, %v; want merchant %v, prefix %s", k, err, tn.Merchant.ID, tn.Key[:8])
 	}
+	id := k.MerchantID
 	m, err := store.FindMerchantByID(ctx, id)
 	if err != nil {
 		t.Fatal(err)
