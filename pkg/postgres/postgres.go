@@ -110,6 +110,39 @@ func EnsureDatabase(ctx context.Context, url string) error {
 	return err
 }
 
+// DatabaseOf returns the name and the host of the database of url, for
+// messages that must not show its password.
+func DatabaseOf(url string) (name, host string, err error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return "", "", fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	return pcfg.ConnConfig.Database, pcfg.ConnConfig.Host, nil
+}
+
+// DropDatabase drops the database named in url, connecting to the
+// server's postgres database to do so. A database that does not exist is
+// no error; one that programs are connected to is (they must stop first).
+func DropDatabase(ctx context.Context, url string) error {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	cfg := pcfg.ConnConfig
+	name := cfg.Database
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return fmt.Errorf("connect to postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize())
+	if pgErrCode(err) == "55006" { // object_in_use
+		return fmt.Errorf("the database %s is in use: stop the programs connected to it (make run) first", name)
+	}
+	return err
+}
+
 // InTx runs fn in a transaction, committing when fn returns nil. The public
 // method that calls InTx owns the transaction; helpers take the pgx.Tx.
 func InTx(ctx context.Context, pool *pgxpool.Pool, fn func(pgx.Tx) error) error {

@@ -32,17 +32,15 @@ func checkAAD() []byte { return secretbox.AAD(checkColumn.table, checkColumn.col
 // CheckSecretsKey tells whether box (SECRETS_KEY, and SECRETS_KEY_PREVIOUS
 // during a rotation) is the key of this database's secrets: it opens the
 // check value, and returns ErrWrongSecretsKey when it cannot. The first
-// start stores the check value, sealed with the current key, unless the
-// database already holds sealed secrets that the box cannot open (a
-// database sealed before the check existed, met with another key). Two
+// start stores the check value, sealed with the current key (on a database
+// of a version before the check, the key the programs run with). Two
 // programs starting together store one value: the first insert wins and
 // both read it back. Any other error is the database's, not the key's.
+// The one way past a key lost for good is to delete the check value: the
+// secrets sealed with the lost key stay unreadable, to be set again.
 func CheckSecretsKey(ctx context.Context, pool *pgxpool.Pool, box *secretbox.Box) error {
 	sealed, err := readCheck(ctx, pool)
 	if errors.Is(err, pgx.ErrNoRows) {
-		if err := openSomeSecret(ctx, pool, box); err != nil {
-			return err
-		}
 		if _, err := pool.Exec(ctx, `INSERT INTO secrets_check (value_sealed) VALUES ($1) ON CONFLICT DO NOTHING`,
 			box.Seal(checkText, checkAAD())); err != nil {
 			return fmt.Errorf("secrets check: %w", err)
@@ -70,31 +68,6 @@ func readCheck(ctx context.Context, pool *pgxpool.Pool) ([]byte, error) {
 	var sealed []byte
 	err := pool.QueryRow(ctx, `SELECT value_sealed FROM secrets_check`).Scan(&sealed)
 	return sealed, err
-}
-
-// openSomeSecret opens one stored sealed value of each sealed column that
-// holds any: ErrWrongSecretsKey when the box has none of the keys that
-// sealed it. A value sealed for another place is not the key's fault and
-// is left to the stores to report.
-func openSomeSecret(ctx context.Context, pool *pgxpool.Pool, box *secretbox.Box) error {
-	for _, t := range sealedTables {
-		for _, c := range t.columns {
-			var row sealedRow
-			var v []byte
-			err := pool.QueryRow(ctx, fmt.Sprintf(`SELECT merchant_id, %[2]s::text, %[3]s FROM %[1]s
-WHERE %[3]s IS NOT NULL AND length(%[3]s) > 0 LIMIT 1`, t.name, t.key, c.column)).Scan(&row.merchantID, &row.key, &v)
-			if errors.Is(err, pgx.ErrNoRows) {
-				continue
-			}
-			if err != nil {
-				return fmt.Errorf("secrets check: %w", err)
-			}
-			if _, err := c.open(box, v, row.merchantID, row.key); errors.Is(err, secretbox.ErrWrongKey) {
-				return ErrWrongSecretsKey
-			}
-		}
-	}
-	return nil
 }
 
 // rotateCheck re-seals the check value under the current key, by
@@ -129,4 +102,41 @@ func (r *SecretsRotation) rotateCheck(ctx context.Context, out *Rotation) (Resea
 		n.Rewritten++
 	}
 	return n, nil
+}
+
+// DatabaseInUse reports whether the database of url already holds
+// merchants or a check value of SECRETS_KEY: secrets sealed with some key.
+// It creates nothing: a database that does not exist, or has no schema
+// yet, holds none.
+func DatabaseInUse(ctx context.Context, url string) (bool, error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return false, fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	conn, err := pgx.ConnectConfig(ctx, pcfg.ConnConfig)
+	if pgErrCode(err) == "3D000" { // invalid_catalog_name: no such database
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("connect to postgres: %w", err)
+	}
+	defer conn.Close(ctx)
+	var merchants, check bool
+	if err := conn.QueryRow(ctx, `SELECT to_regclass('public.merchants') IS NOT NULL, to_regclass('public.secrets_check') IS NOT NULL`).
+		Scan(&merchants, &check); err != nil {
+		return false, err
+	}
+	for table, exists := range map[string]bool{"merchants": merchants, "secrets_check": check} {
+		if !exists {
+			continue
+		}
+		var rows bool
+		if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+table+`)`).Scan(&rows); err != nil {
+			return false, err
+		}
+		if rows {
+			return true, nil
+		}
+	}
+	return false, nil
 }

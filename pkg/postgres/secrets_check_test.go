@@ -7,7 +7,6 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
@@ -111,28 +110,5 @@ func TestSecretsKeyCheckFirstStartRace(t *testing.T) {
 		if err := pool.QueryRow(ctx, `SELECT count(*) FROM secrets_check`).Scan(&rows); err != nil || rows != 1 {
 			t.Errorf("same key %v: %d check values (%v), want 1", sameKey, rows, err)
 		}
-	}
-}
-
-// TestSecretsKeyCheckBeforeTheCheck: a database whose secrets were sealed
-// before the check existed is not given a check value under a key that
-// cannot open them; the key that sealed them can.
-func TestSecretsKeyCheckBeforeTheCheck(t *testing.T) {
-	t.Parallel()
-	ctx := context.Background()
-	s := mustTenants(t, 0)[0]
-	keyA := secretbox.NewKey()
-	if _, err := postgres.NewMerchantStore(s.pool, mustKeys(t, keyA)).PutIntegration(ctx, s.merchant.ID, merchant.Integration{
-		Provider: merchant.ProviderGuru, AccountToken: "guru-account", UserToken: "guru-user"}); err != nil {
-		t.Fatal(err)
-	}
-	if err := postgres.CheckSecretsKey(ctx, s.pool, mustKeys(t, secretbox.NewKey())); !errors.Is(err, postgres.ErrWrongSecretsKey) {
-		t.Fatalf("another key on sealed secrets without a check value: %v, want ErrWrongSecretsKey", err)
-	}
-	if has, err := postgres.HasSecretsCheck(ctx, s.pool); err != nil || has {
-		t.Fatalf("the refused key stored a check value (%v, %v)", has, err)
-	}
-	if err := postgres.CheckSecretsKey(ctx, s.pool, mustKeys(t, keyA)); err != nil {
-		t.Fatalf("the key of the secrets: %v", err)
 	}
 }
