@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	"go.uber.org/zap/zapcore"
 )
 
 // Metrics are the Prometheus metrics of writers and group runners. A nil
@@ -15,6 +16,7 @@ type Metrics struct {
 	handlerErrs  *prometheus.CounterVec
 	deadLettered *prometheus.CounterVec
 	publish      *prometheus.HistogramVec
+	clientErrs   *prometheus.CounterVec
 }
 
 // NewMetrics creates the kafkabus_* metrics, labelled program=program, and
@@ -47,6 +49,16 @@ func NewMetrics(reg prometheus.Registerer, program string) *Metrics {
 			Help:    "Duration of Writer.Publish calls until every message was acknowledged, by result (ok; refused: some messages refused for themselves, the others written; error).",
 			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5, 10},
 		}, []string{"topic", "result"}),
+		clientErrs: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "kafkabus_client_errors_total", ConstLabels: cl,
+			Help: "Error lines of the Kafka client (reader, group, writer), by the level they were logged at: debug for the connections it retries by itself (a steady rate is normal on an idle topic), warn for messages skipped.",
+		}, []string{"client", "level"}),
+	}
+}
+
+func (m *Metrics) clientError(client string, level zapcore.Level) {
+	if m != nil {
+		m.clientErrs.WithLabelValues(client, level.String()).Inc()
 	}
 }
 
