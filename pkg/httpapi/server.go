@@ -72,6 +72,10 @@ type Config struct {
 	EventPayloads EventPayloads
 	WebhookSender webhook.Sender
 
+	// Deliveries serves GET /api/v1/integrations/{provider}/deliveries
+	// (deliveries.go); nil leaves it out.
+	Deliveries InboundDeliveries
+
 	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
 	Actions    ActionsConfig    // wallet actions through the ledger (actions.go, referrals.go, redemptions.go)
@@ -138,6 +142,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerReferrals(admin)
 	s.registerRedemptions(mf, admin)
 	s.registerIntegrations(admin)
+	s.registerDeliveries(admin)
 	s.registerWebhooks(admin)
 	s.registerCreators(admin, public)
 	return s, r
