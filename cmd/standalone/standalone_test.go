@@ -3,11 +3,16 @@ package main
 import (
 	"bytes"
 	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -164,4 +169,192 @@ func TestReset(t *testing.T) {
 	if n := count(t, testenv.ServerURL(), `SELECT count(*) FROM pg_database WHERE datname = '`+name+`'`); n != 0 {
 		t.Errorf("the database %s is still there", name)
 	}
+}
+
+// logEntry is what the log checks read of a JSON log line.
+type logEntry struct {
+	Level  string `json:"level"`
+	Logger string `json:"logger"`
+	Msg    string `json:"msg"`
+	Route  string `json:"route"`
+	Error  string `json:"error"`
+	raw    string
+}
+
+// readLog parses the JSON lines of log from offset on; a plain line (the
+// broker's, a library's) is kept with its text as msg, at info.
+func readLog(t *testing.T, path string, offset int64) []logEntry {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []logEntry
+	for _, line := range strings.Split(string(b[offset:]), "\n") {
+		if strings.TrimSpace(line) == "" {
+			continue
+		}
+		e := logEntry{raw: line}
+		if json.Unmarshal([]byte(line), &e) != nil {
+			e = logEntry{Level: "info", Msg: line, raw: line}
+		}
+		out = append(out, e)
+	}
+	return out
+}
+
+// atInfo reports whether a line is at info or above.
+func (e logEntry) atInfo() bool { return e.Level != "debug" }
+
+// idleInfoBudget is how many lines at info or above an idle standalone may
+// write in a minute: nothing happens, so nothing is worth an operator's
+// reading; a few lines of a consumer group that settles are allowed.
+const idleInfoBudget = 5
+
+// TestIdleMinuteLogs runs the built standalone, at LOG_LEVEL=debug so
+// that the demoted lines are there to count, and reads its log of one idle
+// minute once it serves: no line at info or above says "i/o timeout" (the
+// Kafka reader's idle fetches), and at most idleInfoBudget lines are at
+// info or above. It is not skipped by -short: it runs in `make test`'s
+// first phase, in parallel with the package's other tests and beside the
+// other packages, so that its minute costs the suite little; and a loaded
+// machine is where the reader's fetches meet their deadline.
+func TestIdleMinuteLogs(t *testing.T) {
+	t.Parallel()
+	sa := startStandalone(t, "debug")
+	start := sa.logSize(t)
+	startup := 0
+	for _, l := range readLog(t, sa.logPath, 0) {
+		if l.atInfo() {
+			startup++
+		}
+	}
+	time.Sleep(time.Minute)
+	lines := readLog(t, sa.logPath, start)
+	var info, timeouts []string
+	debugTimeouts := 0
+	for _, l := range lines {
+		timeout := strings.Contains(l.raw, "i/o timeout")
+		switch {
+		case l.atInfo() && timeout:
+			timeouts = append(timeouts, l.raw)
+		case timeout:
+			debugTimeouts++
+		}
+		if l.atInfo() {
+			info = append(info, l.raw)
+		}
+	}
+	t.Logf("the start: %d lines at info or above; then an idle minute: %d lines, %d at info or above, %d i/o timeouts at debug\n%s",
+		startup, len(lines), len(info), debugTimeouts, strings.Join(info, "\n"))
+	if len(timeouts) > 0 {
+		t.Errorf("%d i/o timeout lines at info or above in an idle minute:\n%s", len(timeouts), strings.Join(timeouts, "\n"))
+	}
+	if len(info) > idleInfoBudget {
+		t.Errorf("%d lines at info or above in an idle minute, want at most %d:\n%s", len(info), idleInfoBudget, strings.Join(info, "\n"))
+	}
+}
+
+// standalone is the built program running on a fresh database and data
+// directory, its standard error in logPath.
+type standalone struct {
+	cmd         *exec.Cmd
+	logPath     string
+	api, ingest string // http://127.0.0.1:port
+	demo        struct {
+		MerchantID string `json:"merchant_id"`
+		APIKey     string `json:"api_key"`
+	}
+	done chan error
+}
+
+// startStandalone starts the standalone at logLevel with its own broker,
+// and waits until it serves; it is stopped with SIGTERM at cleanup.
+func startStandalone(t *testing.T, logLevel string) *standalone {
+	t.Helper()
+	dir := t.TempDir()
+	sa := &standalone{logPath: filepath.Join(dir, "standalone.log"), done: make(chan error, 1)}
+	httpAddr, ingestAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
+	sa.api, sa.ingest = "http://"+httpAddr, "http://"+ingestAddr
+	env := map[string]string{
+		"DATABASE_URL": testenv.MustDatabase(t), "REDIS_URL": testenv.RedisURL(), "DATA_DIR": filepath.Join(dir, "data"),
+		"HTTP_ADDR": httpAddr, "INGEST_ADDR": ingestAddr, "METRICS_ADDR": metricsAddr,
+		"PUBLIC_URL": sa.api, "INGEST_PUBLIC_URL": sa.ingest, "LOG_LEVEL": logLevel,
+	}
+	cmd := exec.Command(mustBinary(t))
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, set := env[name]; !set && name != "KAFKA_BROKERS" && name != "SECRETS_KEY" {
+			cmd.Env = append(cmd.Env, kv)
+		}
+	}
+	for k, v := range env {
+		cmd.Env = append(cmd.Env, k+"="+v)
+	}
+	logFile, err := os.Create(sa.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { logFile.Close() })
+	cmd.Stdout, cmd.Stderr = io.Discard, logFile
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	sa.cmd = cmd
+	go func() { sa.done <- cmd.Wait() }()
+	t.Cleanup(func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		select {
+		case <-sa.done:
+		case <-time.After(30 * time.Second):
+			_ = cmd.Process.Kill()
+			<-sa.done
+		}
+	})
+	for deadline := time.Now().Add(90 * time.Second); ; {
+		b, err := os.ReadFile(filepath.Join(env["DATA_DIR"], "demo-merchant.json"))
+		if err == nil && json.Unmarshal(b, &sa.demo) == nil && sa.demo.APIKey != "" &&
+			ready("http://"+metricsAddr+"/readyz") && ready(sa.api+"/healthz") && ready(sa.ingest+"/healthz") {
+			return sa
+		}
+		select {
+		case err := <-sa.done:
+			sa.done <- err
+			log, _ := os.ReadFile(sa.logPath)
+			t.Fatalf("standalone exited: %v\n%s", err, log)
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("standalone not ready after 90 s")
+		}
+	}
+}
+
+// logSize is how much the standalone has logged so far.
+func (sa *standalone) logSize(t *testing.T) int64 {
+	t.Helper()
+	fi, err := os.Stat(sa.logPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi.Size()
+}
+
+func ready(url string) bool {
+	resp, err := http.Get(url)
+	if err != nil {
+		return false
+	}
+	resp.Body.Close()
+	return resp.StatusCode == http.StatusOK
+}
+
+func freeAddr(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().String()
 }
