@@ -3,8 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -55,7 +53,7 @@ func TestWrongSecretsKeyExits2(t *testing.T) {
 		{"api", []string{"secrets", "rotate"}},
 	} {
 		cmd := exec.Command(filepath.Join(dir, c.program), c.args...)
-		cmd.Env = env(keyB, "", freeAddr(t))
+		cmd.Env = env(keyB, "", testenv.FreeAddr(t))
 		var stdout, stderr bytes.Buffer
 		cmd.Stdout, cmd.Stderr = &stdout, &stderr
 		start := time.Now()
@@ -82,7 +80,7 @@ func TestWrongSecretsKeyExits2(t *testing.T) {
 	}
 
 	// A rotation in progress: the ledger starts and serves its readiness.
-	metrics := freeAddr(t)
+	metrics := testenv.FreeAddr(t)
 	cmd := exec.Command(filepath.Join(dir, "ledger"))
 	cmd.Env = env(keyB, keyA, metrics)
 	var stderr bytes.Buffer
@@ -102,11 +100,8 @@ func TestWrongSecretsKeyExits2(t *testing.T) {
 		}
 	}()
 	for deadline := time.Now().Add(60 * time.Second); ; {
-		if resp, err := http.Get("http://" + metrics + "/readyz"); err == nil {
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				break
-			}
+		if testenv.Ready("http://" + metrics + "/readyz") {
+			break
 		}
 		select {
 		case err := <-done:
@@ -118,14 +113,4 @@ func TestWrongSecretsKeyExits2(t *testing.T) {
 			t.Fatalf("the ledger with SECRETS_KEY=B and SECRETS_KEY_PREVIOUS=A is not ready after 60 s\n%s", stderr.String())
 		}
 	}
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -4,15 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -23,46 +18,13 @@ import (
 	"github.com/convida/convida/pkg/testenv"
 )
 
-var (
-	buildOnce sync.Once
-	binPath   string
-	buildErr  error
-	buildOut  []byte
-)
-
-// mustBinary builds cmd/standalone once for the package's tests.
-func mustBinary(t *testing.T) string {
+// run runs the built standalone with args and settings (over the test's
+// environment, less SECRETS_KEY and KAFKA_BROKERS) for at most 30 s, and
+// returns its exit status, its output and how long it took.
+func run(t *testing.T, settings map[string]string, args ...string) (code int, stdout, stderr string, took time.Duration) {
 	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "convida-standalone-test-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		binPath = filepath.Join(dir, "standalone")
-		buildOut, buildErr = exec.Command("go", "build", "-o", binPath, "github.com/convida/convida/cmd/standalone").CombinedOutput()
-	})
-	if buildErr != nil {
-		t.Fatalf("go build ./cmd/standalone: %v\n%s", buildErr, buildOut)
-	}
-	return binPath
-}
-
-// run runs the standalone with env (over the test's environment, less
-// SECRETS_KEY and KAFKA_BROKERS) for at most 30 s, and returns its exit
-// status, its output and how long it took.
-func run(t *testing.T, env map[string]string, args ...string) (code int, stdout, stderr string, took time.Duration) {
-	t.Helper()
-	cmd := exec.Command(mustBinary(t), args...)
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if _, set := env[name]; !set && name != "SECRETS_KEY" && name != "KAFKA_BROKERS" {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
+	cmd := exec.Command(testenv.BuildStandalone(t), args...)
+	cmd.Env = testenv.StandaloneEnv(settings)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	start := time.Now()
@@ -221,16 +183,16 @@ const idleInfoBudget = 5
 // machine is where the reader's fetches meet their deadline.
 func TestIdleMinuteLogs(t *testing.T) {
 	t.Parallel()
-	sa := startStandalone(t, "debug")
-	start := sa.logSize(t)
+	sa := testenv.StartStandalone(t, map[string]string{"LOG_LEVEL": "debug"})
+	start := sa.LogSize(t)
 	startup := 0
-	for _, l := range readLog(t, sa.logPath, 0) {
+	for _, l := range readLog(t, sa.LogPath, 0) {
 		if l.atInfo() {
 			startup++
 		}
 	}
 	time.Sleep(time.Minute)
-	lines := readLog(t, sa.logPath, start)
+	lines := readLog(t, sa.LogPath, start)
 	var info, timeouts []string
 	debugTimeouts := 0
 	for _, l := range lines {
@@ -253,108 +215,4 @@ func TestIdleMinuteLogs(t *testing.T) {
 	if len(info) > idleInfoBudget {
 		t.Errorf("%d lines at info or above in an idle minute, want at most %d:\n%s", len(info), idleInfoBudget, strings.Join(info, "\n"))
 	}
-}
-
-// standalone is the built program running on a fresh database and data
-// directory, its standard error in logPath.
-type standalone struct {
-	cmd         *exec.Cmd
-	logPath     string
-	api, ingest string // http://127.0.0.1:port
-	demo        struct {
-		MerchantID string `json:"merchant_id"`
-		APIKey     string `json:"api_key"`
-	}
-	done chan error
-}
-
-// startStandalone starts the standalone at logLevel with its own broker,
-// and waits until it serves; it is stopped with SIGTERM at cleanup.
-func startStandalone(t *testing.T, logLevel string) *standalone {
-	t.Helper()
-	dir := t.TempDir()
-	sa := &standalone{logPath: filepath.Join(dir, "standalone.log"), done: make(chan error, 1)}
-	httpAddr, ingestAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	sa.api, sa.ingest = "http://"+httpAddr, "http://"+ingestAddr
-	env := map[string]string{
-		"DATABASE_URL": testenv.MustDatabase(t), "REDIS_URL": testenv.RedisURL(), "DATA_DIR": filepath.Join(dir, "data"),
-		"HTTP_ADDR": httpAddr, "INGEST_ADDR": ingestAddr, "METRICS_ADDR": metricsAddr,
-		"PUBLIC_URL": sa.api, "INGEST_PUBLIC_URL": sa.ingest, "LOG_LEVEL": logLevel,
-	}
-	cmd := exec.Command(mustBinary(t))
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if _, set := env[name]; !set && name != "KAFKA_BROKERS" && name != "SECRETS_KEY" {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	logFile, err := os.Create(sa.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logFile.Close() })
-	cmd.Stdout, cmd.Stderr = io.Discard, logFile
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sa.cmd = cmd
-	go func() { sa.done <- cmd.Wait() }()
-	t.Cleanup(func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		select {
-		case <-sa.done:
-		case <-time.After(30 * time.Second):
-			_ = cmd.Process.Kill()
-			<-sa.done
-		}
-	})
-	for deadline := time.Now().Add(90 * time.Second); ; {
-		b, err := os.ReadFile(filepath.Join(env["DATA_DIR"], "demo-merchant.json"))
-		if err == nil && json.Unmarshal(b, &sa.demo) == nil && sa.demo.APIKey != "" &&
-			ready("http://"+metricsAddr+"/readyz") && ready(sa.api+"/healthz") && ready(sa.ingest+"/healthz") {
-			return sa
-		}
-		select {
-		case err := <-sa.done:
-			sa.done <- err
-			log, _ := os.ReadFile(sa.logPath)
-			t.Fatalf("standalone exited: %v\n%s", err, log)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("standalone not ready after 90 s")
-		}
-	}
-}
-
-// logSize is how much the standalone has logged so far.
-func (sa *standalone) logSize(t *testing.T) int64 {
-	t.Helper()
-	fi, err := os.Stat(sa.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return fi.Size()
-}
-
-func ready(url string) bool {
-	resp, err := http.Get(url)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
 }

@@ -21,8 +21,8 @@ func checkRequestID(t *testing.T, sa *standalone) {
 		url, sent string
 		keep      bool
 	}{
-		{sa.api + "/api/v1/wallet/balance?email=ana@example.com", "trace-0123456789abcdef", true},
-		{sa.ingest + "/nowhere", "bad id\twith \"quotes\"", false},
+		{sa.API + "/api/v1/wallet/balance?email=ana@example.com", "trace-0123456789abcdef", true},
+		{sa.Ingest + "/nowhere", "bad id\twith \"quotes\"", false},
 	} {
 		req, _ := http.NewRequest(http.MethodGet, c.url, nil)
 		req.Header.Set("X-Request-Id", c.sent)
@@ -60,11 +60,11 @@ type logLine struct {
 // timeout at info, and at most two other lines per request.
 func checkLog(t *testing.T, sa *standalone, outputs string) {
 	t.Helper()
-	raw, err := os.ReadFile(sa.logPath)
+	raw, err := os.ReadFile(sa.LogPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	secrets := map[string]string{"API key": sa.demo.APIKey, "Guru token": guruToken}
+	secrets := map[string]string{"API key": sa.Demo.APIKey, "Guru token": guruToken}
 	if s := regexp.MustCompile(`whsec_[A-Za-z0-9+/]{43}=`).FindString(outputs); s != "" {
 		secrets["webhook secret"] = s
 	} else {
@@ -99,7 +99,7 @@ func checkLog(t *testing.T, sa *standalone, outputs string) {
 				t.Errorf("request line without method, route, status, duration or request id: %s", sc.Text())
 			}
 			if l.Route != nil && strings.HasPrefix(*l.Route, "/api/v1/") && l.Status != http.StatusUnauthorized &&
-				*l.Route != "/api/v1/openapi.json" && l.Merchant != sa.demo.MerchantID {
+				*l.Route != "/api/v1/openapi.json" && l.Merchant != sa.Demo.MerchantID {
 				t.Errorf("authenticated request line without the merchant: %s", sc.Text())
 			}
 			key := l.Method + " " + *l.Route + " " + strconv.Itoa(l.Status)
