@@ -4,11 +4,17 @@ PKGS ?= ./...
 EXERCISED ?= $(CURDIR)/.data/openapi-exercised
 TEST_TIMEOUT ?= 20m
 
-.PHONY: run test services chromium build vet fuzz bench lint-openapi
+.PHONY: run test services chromium build vet fuzz bench lint-openapi reset
 
 ## run: start the whole pipeline in one process (embedded Kafka broker)
 run: services
 	$(GO) run ./cmd/standalone
+
+## reset: start over: drop the DATABASE_URL database (default convida, on this machine only) and
+## remove DATA_DIR (default .data) together, saying what it removes; the next `make run` makes a
+## new key and a new demo merchant. Stop `make run` first.
+reset: services
+	$(GO) run ./cmd/standalone reset
 
 ## test: every test, with the race detector, against real PostgreSQL, Redis and the embedded broker
 test: services chromium

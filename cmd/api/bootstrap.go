@@ -182,7 +182,8 @@ func isBootstrap(args []string) bool {
 // out. Asked for help (-h, --help), it prints the command's help on out
 // and connects to nothing. Otherwise it checks the secrets keys (for a
 // command that reads them), then reads DATABASE_URL and applies the
-// migrations first. An action that fails having done part of its work (a
+// migrations first, and for such a command checks that the keys open the
+// database's secrets (postgres.CheckSecretsKey). An action that fails having done part of its work (a
 // partialError) prints what it did before its error is returned.
 func bootstrap(ctx context.Context, cfg program.Config, args []string, out io.Writer) error {
 	if len(args) < 2 || program.WantsHelp(args[1:]) {
@@ -223,6 +224,11 @@ func bootstrap(ctx context.Context, cfg program.Config, args []string, out io.Wr
 	defer pool.Close()
 	if err := postgres.Migrate(ctx, pool); err != nil {
 		return err
+	}
+	if box != nil {
+		if err := postgres.CheckSecretsKey(ctx, pool, box); err != nil {
+			return err
+		}
 	}
 	// The commands' changes (keys created and revoked) are the system's in
 	// the merchants' audit trails, labelled as the command line's.

@@ -120,8 +120,11 @@ func TestSecretsRotate(t *testing.T) {
 	ctx := context.Background()
 	keyA, keyB := secretbox.NewKey(), secretbox.NewKey()
 	cfg, pool := mustConfigAndPool(t)
+	if err := postgres.CheckSecretsKey(ctx, pool, mustBox(t, keyA)); err != nil { // the programs' first start, with A
+		t.Fatal(err)
+	}
 	s := mustSealAll(t, pool, keyA)
-	const sealed = 8 // guru 2, yampi 3, endpoint 2, creator 1
+	const sealed = 9 // guru 2, yampi 3, endpoint 2, creator 1, the key's check value
 
 	cfg.SecretsKey, cfg.SecretsKeyPrevious = keyB, keyA
 	rotating, err := program.NewBox(cfg)
@@ -147,7 +150,8 @@ func TestSecretsRotate(t *testing.T) {
 		t.Errorf("first run = %v, want %d resealed", first, sealed)
 	}
 	tables, _ := first["tables"].(map[string]any)
-	for table, n := range map[string]float64{"integration_settings": 5, "webhook_endpoints": 2, "creator_profiles": 1} {
+	for table, n := range map[string]float64{"integration_settings": 5, "webhook_endpoints": 2, "creator_profiles": 1,
+		"secrets_check": 1} {
 		if got, _ := tables[table].(map[string]any); got["resealed"] != n {
 			t.Errorf("first run, %s: %v, want %v resealed", table, got, n)
 		}
@@ -178,14 +182,18 @@ func mustBox(t *testing.T, key string) *secretbox.Box {
 	return box
 }
 
-// TestSecretsRotateUnreadable: a value neither key opens is named, the
-// counts are printed, and the command fails.
+// TestSecretsRotateUnreadable: a value neither key opens (while the keys
+// open the database's check value) is named, the counts are printed, and
+// the command fails.
 func TestSecretsRotateUnreadable(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	cfg, pool := mustConfigAndPool(t)
-	s := mustSealAll(t, pool, secretbox.NewKey())
-	cfg.SecretsKey = secretbox.NewKey() // and the key of the values forgotten
+	cfg.SecretsKey = secretbox.NewKey()
+	if err := postgres.CheckSecretsKey(ctx, pool, mustBox(t, cfg.SecretsKey)); err != nil { // the programs' first start
+		t.Fatal(err)
+	}
+	s := mustSealAll(t, pool, secretbox.NewKey()) // under a key forgotten since
 
 	var out bytes.Buffer
 	err := bootstrap(ctx, cfg, []string{"secrets", "rotate"}, &out)

@@ -524,6 +524,7 @@ var catalogue = map[string]map[string]string{
 		"error.unsupported.title": "Unsupported form",
 		"error.unsupported":       "The dashboard takes no file uploads (multipart/form-data).",
 		"error.back":              "Back to the overview",
+		"error.request_id":        "Request id (quote it to support):",
 
 		// ── Overview and Redemptions (overview.go, redemptions.go) ──
 		"overview.title":                         "Overview",
@@ -1211,6 +1212,7 @@ var catalogue = map[string]map[string]string{
 		"error.unsupported.title": "Formulário não aceito",
 		"error.unsupported":       "O painel não recebe arquivos (multipart/form-data).",
 		"error.back":              "Voltar à visão geral",
+		"error.request_id":        "Código da requisição (informe-o ao suporte):",
 
 		// ── Overview and Redemptions (overview.go, redemptions.go) ──
 		"overview.title":                         "Visão geral",

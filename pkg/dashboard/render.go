@@ -17,6 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/httpapi"
 )
 
 //go:embed templates/*.html
@@ -41,6 +42,9 @@ type view struct {
 	Path  string    // the request's path, for the language switch to come back to
 	Flash string    // a catalogue key to show once
 	Links []navLink // the main navigation, the current one marked
+	// RequestID is the answer's X-Request-Id (set by the access log), which
+	// an error page shows so that the merchant can quote it to support.
+	RequestID string
 }
 
 type navLink struct {
@@ -124,7 +128,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 		"date":  func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
 		"asset": func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
 	})
-	v := view{Ctx: c, Page: p, Path: r.URL.Path}
+	v := view{Ctx: c, Page: p, Path: r.URL.Path, RequestID: w.Header().Get(httpapi.RequestIDHeader)}
 	if c.User != nil {
 		v.Flash = d.sessions.PopString(r.Context(), sessionFlash)
 		for _, l := range navLinks {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
+	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -123,7 +124,14 @@ func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
 		return nil
 	}
 	c.User, c.Merchant = u, m
+	noteUser(r, u)
 	return c
+}
+
+// noteUser names the user and the merchant on r's access-log line.
+func noteUser(r *http.Request, u *merchant.DashboardUser) {
+	httpapi.LogMerchant(r, u.MerchantID.String())
+	httpapi.LogUser(r, u.ID.String())
 }
 
 // signIn starts the user's session under a new token (no fixation), at
@@ -136,6 +144,7 @@ func (d *Dashboard) signIn(r *http.Request, u *merchant.DashboardUser) error {
 	d.sessions.Put(ctx, sessionUser, u.ID.String())
 	d.sessions.Put(ctx, sessionMerchant, u.MerchantID.String())
 	d.sessions.Put(ctx, sessionVersion, u.SessionVersion)
+	noteUser(r, u)
 	return nil
 }
 

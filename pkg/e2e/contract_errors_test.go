@@ -582,7 +582,7 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 	// writers still retry reaches the broker that came back.
 	t.Cleanup(func() { broker.Close() })
 	b := startStack(t, stackOptions{brokers: broker.Addrs(), databaseURL: s.deps.Config.DatabaseURL, noLedger: true,
-		env: map[string]string{"ACTION_TIMEOUT": "1s", "INGEST_RATE_LIMIT": "1"}})
+		env: map[string]string{"ACTION_TIMEOUT": "1s", "INGEST_RATE_LIMIT": "1", "SECRETS_KEY": s.deps.Config.SecretsKey}})
 	api, ingest := newChecker(t, b.apiURL), newChecker(t, b.ingestURL)
 	// The platforms' secrets are sealed with this deployment's SECRETS_KEY:
 	// its own tenants for the ingest.

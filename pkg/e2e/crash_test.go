@@ -19,7 +19,6 @@ import (
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
-	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -191,7 +190,7 @@ func TestLedgerCrashMidStream(t *testing.T) {
 	child := exec.Command(os.Args[0], "-test.run=^$")
 	child.Env = append(os.Environ(), "E2E_CHILD=ledger", "E2E_CRASH_AFTER_BATCHES=6",
 		"DATABASE_URL="+dbURL, "KAFKA_BROKERS="+strings.Join(brokers, ","), "REDIS_URL="+testenv.RedisURL(),
-		"SECRETS_KEY="+secretbox.NewKey(), "LEDGER_GROUP="+s.deps.Config.LedgerGroup, "KAFKA_SESSION_TIMEOUT=2s",
+		"SECRETS_KEY="+s.deps.Config.SecretsKey, "LEDGER_GROUP="+s.deps.Config.LedgerGroup, "KAFKA_SESSION_TIMEOUT=2s",
 		"METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn")
 	out, err := child.CombinedOutput()
 	if code := child.ProcessState.ExitCode(); code != 137 {

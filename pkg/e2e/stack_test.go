@@ -66,7 +66,7 @@ type stack struct {
 
 type stackOptions struct {
 	brokers     []string // reuse a broker
-	databaseURL string   // reuse a database
+	databaseURL string   // reuse a database (and pass its SECRETS_KEY in env)
 	redisURL    string   // another Redis than the test one (a closed port: Redis down)
 	noLedger    bool
 	noRecorder  bool              // do not run the recorder (delivery records stay in the broker)
@@ -99,7 +99,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 		opt.redisURL = testenv.RedisURL()
 	}
 	cfg.DatabaseURL, cfg.RedisURL, cfg.KafkaBrokers = opt.databaseURL, opt.redisURL, opt.brokers
-	cfg.SecretsKey = secretbox.NewKey()
+	if cfg.SecretsKey == "" { // a second stack on a database passes the first one's key in env
+		cfg.SecretsKey = secretbox.NewKey()
+	}
 	cfg.LedgerGroup = "ledger-test"
 	log := zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel))
 	var logs *observer.ObservedLogs

@@ -21,8 +21,10 @@ const RequestIDHeader = "X-Request-Id"
 
 // AccessLog returns middleware that writes one info line per request to
 // log, "request", after the answer: method, route (the mux path template,
-// e.g. /api/v1/members/{id}; empty for a path no route matched), status,
-// duration, the authenticated merchant (see LogMerchant), the request id,
+// e.g. /api/v1/members/{id}, or the one an inner router gave LogRoute;
+// empty for a path no route matched), status, duration, the authenticated
+// merchant (see LogMerchant), the dashboard user when there is one
+// (LogUser), the request id,
 // which it also sets as X-Request-Id on the answer, and client_ip, the
 // client's address as clients tells it (X-Forwarded-For only from
 // TRUSTED_PROXIES). It logs nothing of
@@ -50,16 +52,23 @@ func AccessLog(log *zap.Logger, clients clientip.Resolver) mux.MiddlewareFunc {
 			sw := &statusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), accessKey{}, e)))
 
-			route := routeTemplate(r)
+			route := e.route
+			if route == "" {
+				route = routeTemplate(r)
+			}
 			level := zapcore.InfoLevel
 			if route == "/healthz" || route == "/readyz" || route == "/metrics" {
 				level = zapcore.DebugLevel
 			}
 			// Check first: with the level off, no field is built.
 			if ce := log.Check(level, "request"); ce != nil {
-				ce.Write(zap.String("method", r.Method), zap.String("route", route),
+				fields := []zap.Field{zap.String("method", r.Method), zap.String("route", route),
 					zap.Int("status", sw.statusOrOK()), zap.Duration("duration", time.Since(start)),
-					zap.String("merchant", e.merchant), zap.String("request_id", id), zap.String("client_ip", clients.String(r)))
+					zap.String("merchant", e.merchant), zap.String("request_id", id), zap.String("client_ip", clients.String(r))}
+				if e.user != "" {
+					fields = append(fields, zap.String("user", e.user))
+				}
+				ce.Write(fields...)
 			}
 		})
 	}
@@ -79,9 +88,33 @@ func routeTemplate(r *http.Request) string {
 // LogMerchant records, for r's access-log line, the merchant that r
 // authenticated as. It does nothing outside AccessLog.
 func LogMerchant(r *http.Request, merchantID string) {
-	if e, ok := r.Context().Value(accessKey{}).(*accessEntry); ok {
+	if e := entryOf(r); e != nil {
 		e.merchant = merchantID
 	}
+}
+
+// LogUser records, for r's access-log line, the dashboard user that r was
+// made by (its id). It does nothing outside AccessLog.
+func LogUser(r *http.Request, userID string) {
+	if e := entryOf(r); e != nil {
+		e.user = userID
+	}
+}
+
+// LogRoute records, for r's access-log line, the route template of a
+// handler that routes on its own under a mux prefix (the dashboard's
+// /dashboard/members/{id} under /dashboard): a template, never a path,
+// which may hold a credential (/dashboard/invite/{token}). It does nothing
+// outside AccessLog.
+func LogRoute(r *http.Request, template string) {
+	if e := entryOf(r); e != nil {
+		e.route = template
+	}
+}
+
+func entryOf(r *http.Request) *accessEntry {
+	e, _ := r.Context().Value(accessKey{}).(*accessEntry)
+	return e
 }
 
 // noteMerchant passes the merchant that authenticate put in the context to
@@ -98,7 +131,7 @@ func noteMerchant(next http.Handler) http.Handler {
 type accessKey struct{}
 
 // accessEntry is what inner handlers add to a request's log line.
-type accessEntry struct{ merchant string }
+type accessEntry struct{ merchant, user, route string }
 
 // validRequestID accepts 1 to 128 characters of letters, digits and
 // "-_.:" (a UUID, a trace id, a load balancer's id): anything else could

@@ -77,6 +77,9 @@ type Config struct {
 	// Audit serves GET /api/v1/audit-events (audit_events.go); nil leaves
 	// it out.
 	Audit AuditTrail
+	// Deliveries serves GET /api/v1/integrations/{provider}/deliveries
+	// (deliveries.go); nil leaves it out.
+	Deliveries InboundDeliveries
 
 	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
@@ -145,6 +148,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerReferrals(admin)
 	s.registerRedemptions(mf, admin)
 	s.registerIntegrations(admin)
+	s.registerDeliveries(admin)
 	s.registerWebhooks(admin)
 	s.registerCreators(admin, public)
 	s.registerAuditEvents(admin)

@@ -20,6 +20,9 @@ const (
 	Event       = "evt_"
 	DeliveryLog = "whl_"
 	AuditEvent  = "aud_"
+	// InboundDelivery is a platform's webhook as received (GET
+	// /integrations/{provider}/deliveries).
+	InboundDelivery = "dlv_"
 )
 
 // Format returns prefix + the 32 hex digits of id.

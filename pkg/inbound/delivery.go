@@ -1,6 +1,7 @@
 package inbound
 
 import (
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -29,6 +30,17 @@ type Delivery struct {
 	BodyLength int
 	BodySHA256 []byte
 	ReceivedAt time.Time
+}
+
+// OrderID is the platform's order id of the delivery, read from its
+// dedupe key (provider:order:kind, as complete builds it); "" for a
+// delivery refused before its order was read.
+func (d Delivery) OrderID() string {
+	rest, ok := strings.CutPrefix(d.DedupeKey, d.Provider+":")
+	if i := strings.LastIndexByte(rest, ':'); ok && i > 0 {
+		return rest[:i]
+	}
+	return ""
 }
 
 // Outcomes of a delivery, as stored in Delivery.Outcome.

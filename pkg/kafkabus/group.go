@@ -226,7 +226,7 @@ func (r *runner) groupConfig() kafka.ConsumerGroupConfig {
 		WatchPartitionChanges: true,
 		StartOffset:           kafka.FirstOffset,
 		Logger:                kafkaLogger(r.log, zapcore.DebugLevel),
-		ErrorLogger:           kafkaLogger(r.log, zapcore.InfoLevel),
+		ErrorLogger:           kafkaErrorLogger(r.log, zapcore.InfoLevel, r.cfg.Metrics, "group"),
 	}
 }
 

@@ -15,6 +15,8 @@
 package kafkabus
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -91,4 +93,76 @@ func kafkaLogger(l *zap.Logger, level zapcore.Level) kafka.Logger {
 			s.Logf(level, format, args...)
 		}
 	})
+}
+
+// kafkaErrorLogger routes kafka-go's error logging into zap at the level
+// errorLevel chooses for each line (level for the lines it does not
+// know), and counts the lines by client and level, so that what goes to
+// debug can still be watched as a rate.
+func kafkaErrorLogger(l *zap.Logger, level zapcore.Level, m *Metrics, client string) kafka.Logger {
+	s := l.Sugar()
+	return kafka.LoggerFunc(func(format string, args ...any) {
+		msg := fmt.Sprintf(format, args...)
+		lvl := errorLevel(msg, level)
+		m.clientError(client, lvl)
+		if l.Core().Enabled(lvl) {
+			s.Logf(lvl, "%s", msg)
+		}
+	})
+}
+
+// lostMessages are the error lines that say messages were skipped: the
+// reader was behind the partition's retention. An operator must know.
+var lostMessages = []string{"reading before the first offset"}
+
+// reportedByUs are the error lines of failures that kafka-go retries and
+// that our own code reports at warn when they persist, so that kafka-go's
+// line of each attempt is noise:
+//   - a reader that cannot connect tries 3 times, then FetchMessage
+//     returns the error and the partition loop warns "reading partition
+//     failed; reopening";
+//   - a partition whose leader moved is read again from the new leader;
+//   - a consumer group's join, sync or offset fetch that fails is
+//     returned by Next, and RunGroup warns "joining consumer group failed;
+//     retrying";
+//   - a write is tried again, and Publish returns the last attempt's error
+//     to its caller (an ingest answers 503, the relay warns).
+var reportedByUs = []string{
+	"error initializing the kafka reader",
+	"failed to read from current broker",
+	"Unable to establish connection to consumer group coordinator",
+	"Failed to join group", "Failed to sync group", "Failed to fetch offsets",
+	"Problem getting partitions",
+	"leave group failed",
+	"error writing messages to",
+}
+
+// transientErrors mark a connection that timed out or closed: kafka-go
+// drops the connection and opens another, and on an idle topic a fetch
+// held for its whole MaxWait meets its read deadline now and then (the
+// "unknown error … i/o timeout" lines that were most of a quiet log).
+var transientErrors = []string{"i/o timeout", "EOF", "connection reset by peer", "broken pipe",
+	"use of closed network connection", "connection refused", "context canceled", "context deadline exceeded"}
+
+// errorLevel is the level of one of kafka-go's error lines: warn for lost
+// messages; debug for the failures it retries itself (transientErrors),
+// and for those our code reports when they persist (reportedByUs); level
+// for the others.
+func errorLevel(msg string, level zapcore.Level) zapcore.Level {
+	switch {
+	case containsAny(msg, lostMessages):
+		return zapcore.WarnLevel
+	case containsAny(msg, reportedByUs), containsAny(msg, transientErrors):
+		return zapcore.DebugLevel
+	}
+	return level
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
 }

@@ -5,6 +5,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promauto"
+	"go.uber.org/zap/zapcore"
 )
 
 // Metrics are the Prometheus metrics of writers and group runners. A nil
@@ -16,6 +17,7 @@ type Metrics struct {
 	deadLettered *prometheus.CounterVec
 	publish      *prometheus.HistogramVec
 	lag          *prometheus.GaugeVec
+	clientErrs   *prometheus.CounterVec
 }
 
 // NewMetrics creates the kafkabus_* metrics and
@@ -54,6 +56,10 @@ func NewMetrics(reg prometheus.Registerer, program string) *Metrics {
 			Help: "Messages of the topic the consumer group has not committed yet, summed over its partitions " +
 				"(every member reports the whole group's: take the max over replicas).",
 		}, []string{"group", "topic"}),
+		clientErrs: f.NewCounterVec(prometheus.CounterOpts{
+			Name: "kafkabus_client_errors_total", ConstLabels: cl,
+			Help: "Error lines of the Kafka client (reader, group, writer), by the level they were logged at: debug for the connections it retries by itself (a steady rate is normal on an idle topic), warn for messages skipped.",
+		}, []string{"client", "level"}),
 	}
 }
 
@@ -74,6 +80,12 @@ func (m *Metrics) start(group, topic string) {
 func (m *Metrics) setLag(group, topic string, lag int64) {
 	if m != nil {
 		m.lag.WithLabelValues(group, topic).Set(float64(lag))
+	}
+}
+
+func (m *Metrics) clientError(client string, level zapcore.Level) {
+	if m != nil {
+		m.clientErrs.WithLabelValues(client, level.String()).Inc()
 	}
 }
 

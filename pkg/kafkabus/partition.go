@@ -106,7 +106,7 @@ func (p *partition) newReader() *kafka.Reader {
 		ReadBackoffMin:  p.cfg.RetryBackoff,
 		ReadBackoffMax:  p.cfg.MaxRetryBackoff,
 		Logger:          kafkaLogger(p.log, zapcore.DebugLevel),
-		ErrorLogger:     kafkaLogger(p.log, zapcore.InfoLevel),
+		ErrorLogger:     kafkaErrorLogger(p.log, zapcore.InfoLevel, p.cfg.Metrics, "reader"),
 	})
 	_ = r.SetOffset(p.next) // fails only for group readers
 	return r

@@ -90,7 +90,7 @@ func newKafkaWriter(cfg WriterConfig, batchSize int, transport *kafka.Transport,
 		AllowAutoTopicCreation: false,
 		Transport:              transport,
 		Logger:                 kafkaLogger(log, zapcore.DebugLevel),
-		ErrorLogger:            kafkaLogger(log, zapcore.WarnLevel),
+		ErrorLogger:            kafkaErrorLogger(log, zapcore.WarnLevel, cfg.Metrics, "writer"),
 	}
 }
 

@@ -108,23 +108,59 @@ WHERE merchant_id = $1 AND provider = $2 ORDER BY received_at DESC, id LIMIT $3`
 	})
 }
 
+// PageDeliveries returns a page of the merchant's delivery records from
+// provider, newest first, with their bodies as kept (and, for those refused
+// before they authenticated, the length and digest of the whole body), and
+// how many records the merchant has from provider: the API's list.
+func (s *DeliveryStore) PageDeliveries(ctx context.Context, merchantID uuid.UUID, provider string, offset, limit int) ([]inbound.Delivery, int, error) {
+	var list []inbound.Delivery
+	total := 0
+	b := &pgx.Batch{}
+	b.Queue(`SELECT id, dedupe_key, `+keptColumns+` FROM inbound_deliveries
+WHERE merchant_id = $1 AND provider = $2 ORDER BY received_at DESC, id DESC OFFSET $3 LIMIT $4`, merchantID, provider, offset, limit).Query(
+		func(rows pgx.Rows) (err error) {
+			list, err = pgx.CollectRows(rows, func(row pgx.CollectableRow) (inbound.Delivery, error) {
+				d := inbound.Delivery{MerchantID: merchantID, Provider: provider}
+				return d, scanKept(row, &d, &d.ID, &d.DedupeKey)
+			})
+			return err
+		})
+	b.Queue(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND provider = $2`, merchantID, provider).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&total) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, 0, fmt.Errorf("page deliveries: %w", err)
+	}
+	return list, total, nil
+}
+
 // FindDelivery returns one of the merchant's delivery records with its
 // body as kept (and, for a delivery refused before it authenticated, the
 // length and digest of the whole body); another merchant's or an unknown
 // id is apperr.NotFound.
 func (s *DeliveryStore) FindDelivery(ctx context.Context, merchantID, id uuid.UUID) (*inbound.Delivery, error) {
 	d := &inbound.Delivery{MerchantID: merchantID, ID: id}
-	var status int32
-	var length *int32
-	err := s.pool.QueryRow(ctx, `SELECT provider, dedupe_key, outcome, http_status, error, body, body_length, body_sha256, received_at
-FROM inbound_deliveries WHERE merchant_id = $1 AND id = $2`, merchantID, id).
-		Scan(&d.Provider, &d.DedupeKey, &d.Outcome, &status, &d.Error, &d.Body, &length, &d.BodySHA256, &d.ReceivedAt)
+	err := scanKept(s.pool.QueryRow(ctx, `SELECT provider, dedupe_key, `+keptColumns+`
+FROM inbound_deliveries WHERE merchant_id = $1 AND id = $2`, merchantID, id), d, &d.Provider, &d.DedupeKey)
 	if err != nil {
 		return nil, notFound(err, "delivery not found")
+	}
+	return d, nil
+}
+
+// keptColumns are what a delivery record keeps of the answer and the body
+// (scanKept reads them).
+const keptColumns = `outcome, http_status, error, body, body_length, body_sha256, received_at`
+
+// scanKept scans row's lead columns into lead, then keptColumns into d.
+func scanKept(row pgx.Row, d *inbound.Delivery, lead ...any) error {
+	var status int32
+	var length *int32
+	if err := row.Scan(append(lead, &d.Outcome, &status, &d.Error, &d.Body, &length, &d.BodySHA256, &d.ReceivedAt)...); err != nil {
+		return err
 	}
 	d.HTTPStatus = int(status)
 	if length != nil {
 		d.BodyLength = int(*length)
 	}
-	return d, nil
+	return nil
 }

@@ -90,18 +90,9 @@ func migrateDB(ctx context.Context, db *sql.DB) error {
 // EnsureDatabase creates the database named in url when it does not exist,
 // connecting to the server's postgres database to do so.
 func EnsureDatabase(ctx context.Context, url string) error {
-	// Parsed as a pool's URL: pgxpool takes its pool_* settings (such as
-	// pool_max_conns) out, which the server would refuse as parameters.
-	pcfg, err := pgxpool.ParseConfig(url)
+	conn, name, err := serverConn(ctx, url)
 	if err != nil {
-		return fmt.Errorf("parse DATABASE_URL: %w", err)
-	}
-	cfg := pcfg.ConnConfig
-	name := cfg.Database
-	cfg.Database = "postgres"
-	conn, err := pgx.ConnectConfig(ctx, cfg)
-	if err != nil {
-		return fmt.Errorf("connect to postgres: %w", err)
+		return err
 	}
 	defer conn.Close(ctx)
 	var exists bool
@@ -116,6 +107,51 @@ func EnsureDatabase(ctx context.Context, url string) error {
 		return nil
 	}
 	return err
+}
+
+// DatabaseOf returns the name and the host of the database of url, for
+// messages that must not show its password.
+func DatabaseOf(url string) (name, host string, err error) {
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return "", "", fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	return pcfg.ConnConfig.Database, pcfg.ConnConfig.Host, nil
+}
+
+// DropDatabase drops the database named in url, connecting to the
+// server's postgres database to do so. A database that does not exist is
+// no error; one that programs are connected to is (they must stop first).
+func DropDatabase(ctx context.Context, url string) error {
+	conn, name, err := serverConn(ctx, url)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(ctx)
+	_, err = conn.Exec(ctx, "DROP DATABASE IF EXISTS "+pgx.Identifier{name}.Sanitize())
+	if pgErrCode(err) == "55006" { // object_in_use
+		return fmt.Errorf("the database %s is in use: stop the programs connected to it (make run) first", name)
+	}
+	return err
+}
+
+// serverConn connects to the server of url, on its postgres database, and
+// returns the name of url's database: to create or drop it.
+func serverConn(ctx context.Context, url string) (*pgx.Conn, string, error) {
+	// Parsed as a pool's URL: pgxpool takes its pool_* settings (such as
+	// pool_max_conns) out, which the server would refuse as parameters.
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, "", fmt.Errorf("parse DATABASE_URL: %w", err)
+	}
+	cfg := pcfg.ConnConfig
+	name := cfg.Database
+	cfg.Database = "postgres"
+	conn, err := pgx.ConnectConfig(ctx, cfg)
+	if err != nil {
+		return nil, "", fmt.Errorf("connect to postgres: %w", err)
+	}
+	return conn, name, nil
 }
 
 // InTx runs fn in a transaction, committing when fn returns nil. The public

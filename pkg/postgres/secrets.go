@@ -50,7 +50,8 @@ var sealedTables = []sealedTable{
 }
 
 // SealedColumns names the sealed columns a rotation re-seals, as
-// "table.column".
+// "table.column": those of sealedTables and the key's check value
+// (secrets_check.value_sealed, CheckSecretsKey).
 func SealedColumns() []string {
 	var out []string
 	for _, t := range sealedTables {
@@ -58,7 +59,7 @@ func SealedColumns() []string {
 			out = append(out, c.table+"."+c.column)
 		}
 	}
-	return out
+	return append(out, checkColumn.table+"."+checkColumn.column)
 }
 
 // SealedAt is the additional data that binds a value of table.column to
@@ -137,7 +138,8 @@ type Rotation struct {
 const maxUnreadableListed = 20
 
 // Rotate re-seals, table by table in batches of r.Batch rows, every value
-// not in the current format under the current key. Each batch is read,
+// not in the current format under the current key, then the key's check
+// value (CheckSecretsKey). Each batch is read,
 // re-sealed in memory, and written in one transaction by compare-and-set
 // (UPDATE … WHERE column = the value read), so a value a running program
 // wrote meanwhile is never overwritten: it counts as Rewritten. Repeating
@@ -154,6 +156,12 @@ func (r *SecretsRotation) Rotate(ctx context.Context) (Rotation, error) {
 		out.Tables[t.name] = n
 		out.add(n)
 	}
+	n, err := r.rotateCheck(ctx, &out)
+	if err != nil {
+		return out, fmt.Errorf("re-seal %s: %w", checkColumn.table, err)
+	}
+	out.Tables[checkColumn.table] = n
+	out.add(n)
 	return out, nil
 }
 

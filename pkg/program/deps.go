@@ -60,9 +60,10 @@ func NewLogger(level string) (*zap.Logger, error) {
 	return cfg.Build()
 }
 
-// Open connects to PostgreSQL (creating the database and applying the
-// migrations), Redis (optional: its absence is logged, not fatal) and
-// Kafka (creating the topics), and opens the publishers.
+// Open connects to PostgreSQL (creating the database, applying the
+// migrations, and checking that SECRETS_KEY opens the database's secrets:
+// postgres.CheckSecretsKey), Redis (optional: its absence is logged, not
+// fatal) and Kafka (creating the topics), and opens the publishers.
 func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*Deps, error) {
 	if len(cfg.KafkaBrokers) == 0 {
 		return nil, errors.New("KAFKA_BROKERS is required (comma-separated host:port list)")
@@ -79,6 +80,10 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	if err := postgres.Migrate(ctx, pool); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	if err := postgres.CheckSecretsKey(ctx, pool, box); err != nil { // a wrong key: Main exits 2 with its line
 		pool.Close()
 		return nil, err
 	}

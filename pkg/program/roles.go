@@ -189,6 +189,7 @@ func (a *API) Router() *mux.Router {
 		TrustedProxies:  d.Config.TrustedProxies,
 		Webhooks:        webhooks,
 		DeliveryLog:     webhooks,
+		Deliveries:      postgres.NewDeliveryStore(d.Pool),
 		EventPayloads:   webhooks,
 		WebhookSender:   NewWebhookSender(d.Config),
 

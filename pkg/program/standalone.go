@@ -5,11 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/google/uuid"
 	"go.uber.org/zap"
@@ -37,11 +39,17 @@ func Standalone(out io.Writer) error {
 	defer log.Sync() //nolint:errcheck
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	keyFile := filepath.Join(cfg.DataDir, "secrets.key")
+	if cfg.SecretsKey == "" {
+		if err := refuseForeignDatabase(ctx, cfg, keyFile); err != nil {
+			return err
+		}
+	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("DATA_DIR: %w", err)
 	}
 	if cfg.SecretsKey == "" {
-		if cfg.SecretsKey, err = keepSecretsKey(filepath.Join(cfg.DataDir, "secrets.key")); err != nil {
+		if cfg.SecretsKey, err = keepSecretsKey(keyFile); err != nil {
 			return err
 		}
 	}
@@ -66,6 +74,83 @@ func Standalone(out io.Writer) error {
 	printBanner(out, cfg, demo)
 	ops := func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, "standalone") }
 	return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunRecorder, RunDispatcher, RunScheduler, ops)
+}
+
+// refuseForeignDatabase refuses to make a new key when the key file is
+// missing but the database already holds merchants or a key's check value:
+// its secrets were sealed with the key of another data directory (DATA_DIR
+// removed, the database kept). A new key could not open them, and a second
+// demo merchant would be created beside the first. It creates nothing.
+func refuseForeignDatabase(ctx context.Context, cfg Config, keyFile string) error {
+	if _, err := os.Stat(keyFile); !errors.Is(err, os.ErrNotExist) {
+		return nil // the key file is there (or unreadable: keepSecretsKey says so)
+	}
+	inUse, err := postgres.DatabaseInUse(ctx, cfg.DatabaseURL)
+	if err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if !inUse {
+		return nil
+	}
+	name, host, err := postgres.DatabaseOf(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	return fmt.Errorf(`%[1]s has no secrets.key and SECRETS_KEY is not set, but the database %[2]q on %[3]s (DATABASE_URL) already has merchants.
+Its secrets were sealed with the key of the data directory it first ran with, kept in that directory's secrets.key;
+a new key could not open them (its integrations would fail) and a second demo merchant would be created.
+Nothing was created. Either:
+  - restore that secrets.key into %[1]s, or set SECRETS_KEY to the key it held; or
+  - start over: "make reset" drops the database %[2]q and removes %[1]s together (everything in them is lost)`,
+		cfg.DataDir, name, host)
+}
+
+// Reset drops the standalone's database (DATABASE_URL) and removes its
+// DATA_DIR, after saying so on out: "make reset", to start over. It is a
+// developer's command: it refuses a database on another host, and a
+// DATA_DIR that is the root, the home or the working directory.
+func Reset(out io.Writer) error {
+	cfg, err := LoadConfig(os.Getenv)
+	if err != nil {
+		return err
+	}
+	name, host, err := postgres.DatabaseOf(cfg.DatabaseURL)
+	if err != nil {
+		return err
+	}
+	if !localHost(host) {
+		return fmt.Errorf("DATABASE_URL names a database on %s: reset drops only a database on this machine (drop it yourself if you mean it)", host)
+	}
+	dir, err := filepath.Abs(cfg.DataDir)
+	if err != nil {
+		return fmt.Errorf("DATA_DIR: %w", err)
+	}
+	home, _ := os.UserHomeDir()
+	wd, _ := os.Getwd()
+	if dir == "/" || dir == home || dir == wd {
+		return fmt.Errorf("DATA_DIR is %s: reset removes only a data directory of its own", dir)
+	}
+	fmt.Fprintf(out, "reset: dropping the database %q on %s (DATABASE_URL) and removing %s (DATA_DIR)\n", name, host, dir)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if err := postgres.DropDatabase(ctx, cfg.DatabaseURL); err != nil {
+		return fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if err := os.RemoveAll(dir); err != nil {
+		return fmt.Errorf("DATA_DIR: %w", err)
+	}
+	fmt.Fprintln(out, "reset: done; the next start makes a new key and a new demo merchant")
+	return nil
+}
+
+// localHost reports whether a database host is this machine: a loopback
+// name or address, or a Unix socket directory.
+func localHost(host string) bool {
+	if host == "localhost" || strings.HasPrefix(host, "/") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }
 
 // keepSecretsKey reads the key file, creating it with a fresh key when

@@ -29,18 +29,13 @@ package readme
 
 import (
 	"bufio"
-	"encoding/json"
 	"fmt"
 	"io"
-	"net"
-	"net/http"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -90,7 +85,7 @@ func TestREADMEWalkthrough(t *testing.T) {
 	}
 
 	checkRequestID(t, sa)
-	sa.stop(t)
+	sa.Stop(t)
 	checkLog(t, sa, strings.Join(outputs, "\n"))
 }
 
@@ -168,7 +163,7 @@ func isRead(script string) bool {
 // setupScript makes the variables of the first block real.
 func setupScript(t *testing.T, block []string, sa *standalone) string {
 	t.Helper()
-	fromDemo := map[string]string{"MERCHANT_ID": sa.demo.MerchantID, "API_KEY": sa.demo.APIKey}
+	fromDemo := map[string]string{"MERCHANT_ID": sa.Demo.MerchantID, "API_KEY": sa.Demo.APIKey}
 	assign := regexp.MustCompile(`^(export )?([A-Z_]+)=(\S*)`)
 	var b strings.Builder
 	seen := map[string]bool{}
@@ -221,17 +216,8 @@ func matches(got string, want []string, sa *standalone) bool {
 	return normalize(sa.realToREADME(got)) == normalize(strings.Join(want, "\n"))
 }
 
-// standalone is the program under test.
-type standalone struct {
-	cmd              *exec.Cmd
-	dataDir, logPath string
-	api, ingest, ops string // http://127.0.0.1:port; ops is METRICS_ADDR
-	demo             struct {
-		MerchantID string `json:"merchant_id"`
-		APIKey     string `json:"api_key"`
-	}
-	done chan error
-}
+// standalone is the program under test (testenv.StartStandalone).
+type standalone struct{ *testenv.Standalone }
 
 // The README's addresses.
 const (
@@ -240,108 +226,18 @@ const (
 )
 
 func (sa *standalone) readmeToReal(s string) string {
-	return strings.NewReplacer(readmeAPI, sa.api, readmeIngest, sa.ingest).Replace(s)
+	return strings.NewReplacer(readmeAPI, sa.API, readmeIngest, sa.Ingest).Replace(s)
 }
 
 func (sa *standalone) realToREADME(s string) string {
-	return strings.NewReplacer(sa.api, readmeAPI, sa.ingest, readmeIngest).Replace(s)
+	return strings.NewReplacer(sa.API, readmeAPI, sa.Ingest, readmeIngest).Replace(s)
 }
 
 // startStandalone builds cmd/standalone and starts it on a fresh database
 // and data directory, with its own broker, and waits until it serves.
 func startStandalone(t *testing.T) *standalone {
 	t.Helper()
-	dir := t.TempDir()
-	bin := filepath.Join(dir, "standalone")
-	build := exec.Command("go", "build", "-o", bin, "github.com/convida/convida/cmd/standalone")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build ./cmd/standalone: %v\n%s", err, out)
-	}
-	sa := &standalone{dataDir: filepath.Join(dir, "data"), logPath: filepath.Join(dir, "standalone.log"), done: make(chan error, 1)}
-	httpAddr, ingestAddr, metricsAddr := freeAddr(t), freeAddr(t), freeAddr(t)
-	sa.api, sa.ingest, sa.ops = "http://"+httpAddr, "http://"+ingestAddr, "http://"+metricsAddr
-	env := map[string]string{
-		"DATABASE_URL": testenv.MustDatabase(t), "REDIS_URL": testenv.RedisURL(), "DATA_DIR": sa.dataDir,
-		"HTTP_ADDR": httpAddr, "INGEST_ADDR": ingestAddr, "METRICS_ADDR": metricsAddr,
-		"PUBLIC_URL": sa.api, "INGEST_PUBLIC_URL": sa.ingest, "SCHEDULER_INTERVAL": "1s", "LOG_LEVEL": "info",
-	}
-	cmd := exec.Command(bin)
-	for _, kv := range os.Environ() {
-		name, _, _ := strings.Cut(kv, "=")
-		if _, set := env[name]; !set && name != "KAFKA_BROKERS" && name != "SECRETS_KEY" {
-			cmd.Env = append(cmd.Env, kv)
-		}
-	}
-	for k, v := range env {
-		cmd.Env = append(cmd.Env, k+"="+v)
-	}
-	logFile, err := os.Create(sa.logPath)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { logFile.Close() })
-	cmd.Stdout, cmd.Stderr = io.Discard, logFile // stdout is the banner, which shows the key by design
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	sa.cmd = cmd
-	go func() { sa.done <- cmd.Wait() }()
-	t.Cleanup(func() { sa.stop(t) })
-
-	deadline := time.Now().Add(90 * time.Second)
-	for {
-		b, err := os.ReadFile(filepath.Join(sa.dataDir, "demo-merchant.json"))
-		if err == nil && json.Unmarshal(b, &sa.demo) == nil && sa.demo.APIKey != "" &&
-			ready(sa.ops+"/readyz") && ready(sa.api+"/healthz") && ready(sa.ingest+"/healthz") {
-			return sa
-		}
-		select {
-		case err := <-sa.done:
-			log, _ := os.ReadFile(sa.logPath)
-			t.Fatalf("standalone exited: %v\n%s", err, log)
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			log, _ := os.ReadFile(sa.logPath)
-			t.Fatalf("standalone not ready after 90 s\n%s", log)
-		}
-	}
-}
-
-// stop ends the standalone with SIGTERM and waits for it; it may be called
-// again.
-func (sa *standalone) stop(t *testing.T) {
-	if sa.cmd == nil {
-		return
-	}
-	_ = sa.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-sa.done:
-	case <-time.After(30 * time.Second):
-		_ = sa.cmd.Process.Kill()
-		<-sa.done
-		t.Errorf("standalone did not stop within 30 s of SIGTERM")
-	}
-	sa.cmd = nil
-}
-
-func ready(url string) bool {
-	resp, err := http.Get(url)
-	if err != nil {
-		return false
-	}
-	resp.Body.Close()
-	return resp.StatusCode == http.StatusOK
-}
-
-func freeAddr(t *testing.T) string {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().String()
+	return &standalone{testenv.StartStandalone(t, map[string]string{"SCHEDULER_INTERVAL": "1s", "LOG_LEVEL": "info"})}
 }
 
 // shell is one bash session the README's commands run in.
