@@ -109,6 +109,10 @@ type Config struct {
 	// before the throttle's transaction, so a flood from one address costs
 	// no database work.
 	AuthFailures clientip.FailureLimit
+	// Classify, when set, recasts a store's error that says its database
+	// did not answer (postgres.Classify) so that the page is a 503 with
+	// Retry-After rather than a 500.
+	Classify func(error) error
 }
 
 // Dashboard is the merchant dashboard served under /dashboard.

@@ -62,6 +62,10 @@ type Config struct {
 	// TrustedProxies tells a request's client (TRUSTED_PROXIES) to every
 	// per-client limit and to the access log.
 	TrustedProxies clientip.Resolver
+	// Classify, when set, recasts an error a store returned because its
+	// database did not answer (postgres.Classify: apperr.ServiceUnavailable),
+	// so that it is answered 503 with Retry-After instead of 500.
+	Classify func(error) error
 
 	// Webhooks (the endpoints), DeliveryLog, EventPayloads and
 	// WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks or
@@ -188,9 +192,18 @@ func (s *Server) checkQuery(next http.Handler) http.Handler {
 	})
 }
 
-// fail answers err in the request's style.
+// fail answers err in the request's style; an outage of the database is
+// a 503 (classify).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	respond.Error(w, s.log, styleOf(r), err)
+	respond.Error(w, s.log, styleOf(r), s.classify(err))
+}
+
+// classify applies Config.Classify.
+func (s *Server) classify(err error) error {
+	if s.cfg.Classify == nil {
+		return err
+	}
+	return s.cfg.Classify(err)
 }
 
 // recoverPanics turns a panic into a logged 500 envelope instead of a
