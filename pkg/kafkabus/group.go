@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // BatchHandler processes a batch of messages of one partition, in offset
@@ -143,10 +144,10 @@ type runner struct {
 // partition's next owner.
 //
 // RunGroup returns an error only for what retrying cannot fix: an invalid
-// config (apperr.Invalid), a Topic that does not exist (apperr.NotFound), a
-// cluster unreachable at start (apperr.Unavailable) or a group the broker
-// refuses (authorization, inconsistent protocol). Anything else, such as a
-// lost coordinator, is logged and retried.
+// config (apperr.Invalid), a Topic that does not exist (apperr.NotFound) or
+// a group the broker refuses (authorization, inconsistent protocol).
+// Anything else, such as a cluster unreachable at start or a lost
+// coordinator, is logged and retried until ctx ends.
 func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -156,7 +157,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 		return apperr.Errorf(apperr.Invalid, "kafka: nil handler")
 	}
 	r := &runner{cfg: cfg, handler: handler, log: cfg.Logger}
-	if err := r.prepareTopics(ctx); err != nil {
+	if err := r.awaitTopics(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -188,6 +189,31 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 		r.startGeneration(ctx, gen)
 	}
 }
+
+// awaitTopics runs prepareTopics until the cluster answers it: a broker
+// lost between a program's start and its consumer's is waited for, with
+// the runner's backoff and a warning at most every unavailableWarnEvery,
+// instead of stopping the program. A missing topic is returned at once.
+func (r *runner) awaitTopics(ctx context.Context) error {
+	waits := &retry.Backoff{Base: r.cfg.RetryBackoff, Max: r.cfg.MaxRetryBackoff}
+	var warned time.Time
+	for {
+		err := r.prepareTopics(ctx)
+		if err == nil || ctx.Err() != nil || !apperr.Is(err, apperr.Unavailable) {
+			return err
+		}
+		if time.Since(warned) >= unavailableWarnEvery {
+			r.log.Warn("the brokers do not answer; waiting for them to start consuming (KAFKA_BROKERS)", zap.Error(err))
+			warned = time.Now()
+		}
+		if retry.Sleep(ctx, waits.Next()) != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// unavailableWarnEvery spaces the warnings of a wait for the brokers.
+const unavailableWarnEvery = 30 * time.Second
 
 // prepareTopics checks that the topic exists, so a typo fails fast instead of
 // looping on join errors, and creates the dead-letter topic.

@@ -6,6 +6,7 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
 	"io"
@@ -192,7 +193,7 @@ func Unavailable(err error) bool {
 	var netErr net.Error
 	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
-		errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, context.DeadlineExceeded)
+		errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn)
 }
 
 // Classify returns err as apperr.ServiceUnavailable when it says that

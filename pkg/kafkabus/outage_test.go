@@ -1,0 +1,82 @@
+package kafkabus_test
+
+import (
+	"context"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/embeddedbroker"
+	"github.com/convida/convida/pkg/kafkabus"
+)
+
+// TestRunGroupWaitsForTheBrokers: a consumer started while its broker is
+// down does not return (a program would stop); once the broker is back on
+// its address it consumes. The Probe says the same about the broker.
+func TestRunGroupWaitsForTheBrokers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	broker, err := embeddedbroker.Start(embeddedbroker.Config{DataDir: dir})
+	if err != nil {
+		t.Fatal(err)
+	}
+	brokers := broker.Addrs()
+	port, _ := strconv.Atoi(brokers[0][strings.LastIndex(brokers[0], ":")+1:])
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := kafkabus.EnsureTopics(ctx, brokers, kafkabus.TopicSpec{Name: "later", Partitions: 1}); err != nil {
+		t.Fatal(err)
+	}
+	probe := kafkabus.NewProbe(brokers)
+	defer probe.Close()
+	if err := probe.Check(ctx); err != nil {
+		t.Fatalf("Probe with the broker up: %v", err)
+	}
+	broker.Close()
+	time.Sleep(kafkabus.ProbeTTL)
+	if err := probe.Check(ctx); !apperr.Is(err, apperr.Unavailable) {
+		t.Fatalf("Probe with the broker down = %v, want apperr.Unavailable", err)
+	}
+
+	var got atomic.Int64
+	run, stop := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- kafkabus.RunGroup(run, fastGroup(t, brokers, "waits", "later"), func(_ context.Context, msgs []kafkabus.Message) error {
+			got.Add(int64(len(msgs)))
+			return nil
+		})
+	}()
+	select {
+	case err := <-done:
+		stop()
+		t.Fatalf("RunGroup returned %v with the broker down, want it to wait", err)
+	case <-time.After(2 * time.Second):
+	}
+	defer func() {
+		stop()
+		if err := <-done; err != nil {
+			t.Errorf("RunGroup returned %v after its cancel, want nil", err)
+		}
+	}()
+
+	if broker, err = embeddedbroker.Start(embeddedbroker.Config{DataDir: dir, Port: port}); err != nil {
+		t.Fatal(err)
+	}
+	defer broker.Close()
+	publishN(t, newWriter(t, brokers, "later"), 0, 3, 1)
+	deadline := time.Now().Add(30 * time.Second)
+	for got.Load() < 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("consumed %d of 3 messages 30s after the broker came back", got.Load())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	time.Sleep(kafkabus.ProbeTTL)
+	if err := probe.Check(ctx); err != nil {
+		t.Errorf("Probe with the broker back: %v", err)
+	}
+}
