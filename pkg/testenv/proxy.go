@@ -45,8 +45,14 @@ func StartProxy(tb testing.TB, target string) *Proxy {
 // reached through a Proxy, and the Proxy.
 func MustPostgresProxy(tb testing.TB) (string, *Proxy) {
 	tb.Helper()
-	direct := MustDatabase(tb)
-	u, err := url.Parse(direct)
+	return PostgresProxy(tb, MustDatabase(tb))
+}
+
+// PostgresProxy puts a Proxy in front of the server of the database URL
+// databaseURL and returns the URL through it.
+func PostgresProxy(tb testing.TB, databaseURL string) (string, *Proxy) {
+	tb.Helper()
+	u, err := url.Parse(databaseURL)
 	if err != nil {
 		tb.Fatal(err)
 	}
