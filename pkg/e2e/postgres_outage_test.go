@@ -243,7 +243,7 @@ func TestEveryOperationAnswers503WithoutPostgres(t *testing.T) {
 		return p
 	}
 	ops := documented(t, 503, func(op openapitest.Operation) bool { return keyedAPI(op.Path) || creatorFacing(op.Path) })
-	uncached := testenv.MustKey(t, s.deps.Pool, tn.merchant.ID) // not used before the outage
+	uncached := testenv.MustKey(t, s.deps.Pool, tn.merchant.ID)         // not used before the outage
 	c.expect(t, probe{"GET", "/v1/webhooks", nil, keyed(key)}, 200, "") // the key is cached now
 
 	restart(t, dbURL, proxy)
