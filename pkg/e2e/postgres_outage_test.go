@@ -88,6 +88,7 @@ func TestPostgresRestartUnderAPIReads(t *testing.T) {
 	var (
 		mu      sync.Mutex
 		answers []answer
+		pages   = map[int]int{} // the dashboard's statuses
 		stop    atomic.Bool
 		wg      sync.WaitGroup
 		writes  atomic.Int64
@@ -107,6 +108,9 @@ func TestPostgresRestartUnderAPIReads(t *testing.T) {
 		}
 		mu.Lock()
 		answers = append(answers, answer{sent, time.Now(), status})
+		if strings.HasPrefix(path, "/dashboard") {
+			pages[status]++
+		}
 		mu.Unlock()
 	}
 	for i := range 4 {
@@ -174,6 +178,9 @@ func TestPostgresRestartUnderAPIReads(t *testing.T) {
 		len(answers), before, during, lastFailure.Sub(back).Round(time.Millisecond))
 	if before["503"] > 0 {
 		t.Errorf("503s before the restart: %v", before)
+	}
+	if pages[http.StatusServiceUnavailable] == 0 || pages[http.StatusOK] == 0 {
+		t.Errorf("dashboard pages answered %v, want 200s and 503s", pages)
 	}
 	if during[http.StatusServiceUnavailable] == 0 {
 		t.Errorf("no 503 while PostgreSQL was down (%v): the outage was not seen", during)
