@@ -2,12 +2,9 @@ package e2e
 
 import (
 	"net/http"
-	"strconv"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -19,14 +16,7 @@ import (
 // its webhook delivered without restarting anything.
 func TestEveryRoleOutlivesALostBroker(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	broker, err := embeddedbroker.Start(embeddedbroker.Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { broker.Close() }) // after the stack: whichever broker runs then
-	addr := broker.Addrs()[0]
-	port, _ := strconv.Atoi(addr[strings.LastIndex(addr, ":")+1:])
+	broker := testenv.StartBrokerServer(t) // before the stack: closed after it
 	s, tn, ana := startWithAna(t, stackOptions{brokers: broker.Addrs(), dispatcher: true, scheduler: true,
 		env: webhookEnv(t, map[string]string{"SCHEDULER_INTERVAL": "1s"})}, 1500)
 	rc := newReceiver(t, nil)
@@ -34,7 +24,7 @@ func TestEveryRoleOutlivesALostBroker(t *testing.T) {
 	wantStatus(t, s.postGuru(tn, guruSale(t, tn, "lost-warm", ana.CouponCode, 97.9, "approved")), 200)
 	testenv.Eventually(t, 30*time.Second, "the first sale's webhook", func() bool { return len(rc.received()) == 1 })
 
-	broker.Close()
+	broker.Stop()
 	wantStatus(t, s.postGuru(tn, guruSale(t, tn, "lost-during", ana.CouponCode, 97.9, "approved")), http.StatusServiceUnavailable)
 	time.Sleep(3 * time.Second) // the readiness probe's last answer expires; the roles meet the outage
 	if got := s.readiness(t); got != "unavailable" {
@@ -42,9 +32,7 @@ func TestEveryRoleOutlivesALostBroker(t *testing.T) {
 	}
 	time.Sleep(10 * time.Second)
 
-	if broker, err = embeddedbroker.Start(embeddedbroker.Config{DataDir: dir, Port: port}); err != nil {
-		t.Fatal(err)
-	}
+	broker.Start()
 	testenv.Eventually(t, 30*time.Second, "a sale accepted again", func() bool {
 		return s.postGuru(tn, guruSale(t, tn, "lost-after", ana.CouponCode, 97.9, "approved")).Status == http.StatusOK
 	})

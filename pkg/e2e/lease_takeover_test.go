@@ -40,19 +40,7 @@ func TestKilledDispatcherDeliveriesTakenOverWithinAMinute(t *testing.T) {
 
 	// The child keeps the default session timeout: killed, it holds its
 	// partitions until the group gives up on it.
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "E2E_CHILD=dispatcher", "DATABASE_URL="+s.deps.Config.DatabaseURL,
-		"KAFKA_BROKERS="+strings.Join(brokers, ","), "REDIS_URL="+testenv.RedisURL(),
-		"SECRETS_KEY="+s.deps.Config.SecretsKey, "DISPATCHER_GROUP="+s.deps.Config.DispatcherGroup,
-		"METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn")
-	for k, v := range env {
-		child.Env = append(child.Env, k+"="+v)
-	}
-	child.Stdout, child.Stderr = os.Stderr, os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	child := startChildDispatcher(t, s, brokers, env, "LOG_LEVEL=warn")
 	// Killed once its lane has 8 deliveries in flight and has stored the
 	// rest of the batch as leased rows.
 	testenv.Eventually(t, 60*time.Second, "8 deliveries in flight", func() bool { return rc.calls.Load() >= 8 })
@@ -80,4 +68,28 @@ func TestKilledDispatcherDeliveriesTakenOverWithinAMinute(t *testing.T) {
 	}
 	t.Logf("every event delivered %v after the kill; the killed dispatcher left %d jobs stored",
 		time.Since(killed).Round(time.Millisecond), stored)
+}
+
+// startChildDispatcher runs the real dispatcher (childDispatcher) in a
+// child process on s's database, Redis and secrets, with brokers, the
+// settings of env and the extra KEY=value ones; it is killed at cleanup.
+func startChildDispatcher(t *testing.T, s *stack, brokers []string, env map[string]string, extra ...string) *exec.Cmd {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^$")
+	child.Env = append(os.Environ(), "E2E_CHILD=dispatcher", "DATABASE_URL="+s.deps.Config.DatabaseURL,
+		"KAFKA_BROKERS="+strings.Join(brokers, ","), "REDIS_URL="+testenv.RedisURL(),
+		"SECRETS_KEY="+s.deps.Config.SecretsKey, "DISPATCHER_GROUP="+s.deps.Config.DispatcherGroup,
+		"METRICS_ADDR=127.0.0.1:0")
+	for k, v := range env {
+		child.Env = append(child.Env, k+"="+v)
+	}
+	child.Env = append(child.Env, extra...)
+	child.Stdout, child.Stderr = os.Stderr, os.Stderr
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// A failing test must not leave the child running: go test would wait
+	// for it, since it writes to the test's stderr.
+	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	return child
 }

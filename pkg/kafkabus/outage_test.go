@@ -2,15 +2,13 @@ package kafkabus_test
 
 import (
 	"context"
-	"strconv"
-	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/kafkabus"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // TestRunGroupWaitsForTheBrokers: a consumer started while its broker is
@@ -18,13 +16,8 @@ import (
 // its address it consumes. The Probe says the same about the broker.
 func TestRunGroupWaitsForTheBrokers(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	broker, err := embeddedbroker.Start(embeddedbroker.Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
+	broker := testenv.StartBrokerServer(t)
 	brokers := broker.Addrs()
-	port, _ := strconv.Atoi(brokers[0][strings.LastIndex(brokers[0], ":")+1:])
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
 	if err := kafkabus.EnsureTopics(ctx, brokers, kafkabus.TopicSpec{Name: "later", Partitions: 1}); err != nil {
@@ -35,7 +28,7 @@ func TestRunGroupWaitsForTheBrokers(t *testing.T) {
 	if err := probe.Check(ctx); err != nil {
 		t.Fatalf("Probe with the broker up: %v", err)
 	}
-	broker.Close()
+	broker.Stop()
 	time.Sleep(kafkabus.ProbeTTL)
 	if err := probe.Check(ctx); !apperr.Is(err, apperr.Unavailable) {
 		t.Fatalf("Probe with the broker down = %v, want apperr.Unavailable", err)
@@ -63,10 +56,7 @@ func TestRunGroupWaitsForTheBrokers(t *testing.T) {
 		}
 	}()
 
-	if broker, err = embeddedbroker.Start(embeddedbroker.Config{DataDir: dir, Port: port}); err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	broker.Start()
 	publishN(t, newWriter(t, brokers, "later"), 0, 3, 1)
 	deadline := time.Now().Add(30 * time.Second)
 	for got.Load() < 3 {

@@ -6,7 +6,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"reflect"
-	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
@@ -29,17 +27,10 @@ func TestStartWaitsForPostgresAndTheBrokers(t *testing.T) {
 	t.Parallel()
 	dbURL, proxy := testenv.MustPostgresProxy(t)
 	proxy.Cut()
-	dir := t.TempDir()
-	broker, err := embeddedbroker.Start(embeddedbroker.Config{DataDir: dir})
-	if err != nil {
-		t.Fatal(err)
-	}
-	brokers := broker.Addrs()
-	port, _ := strconv.Atoi(brokers[0][strings.LastIndex(brokers[0], ":")+1:])
-	broker.Close()
-
+	broker := testenv.StartBrokerServer(t)
+	broker.Stop()
 	cfg := config(t)
-	cfg.DatabaseURL, cfg.KafkaBrokers = dbURL, brokers
+	cfg.DatabaseURL, cfg.KafkaBrokers = dbURL, broker.Addrs()
 	core, logs := observer.New(zap.InfoLevel)
 	d, err := program.New(cfg, zap.New(core), "test")
 	if err != nil {
@@ -65,10 +56,7 @@ func TestStartWaitsForPostgresAndTheBrokers(t *testing.T) {
 	}
 
 	proxy.Restore()
-	if broker, err = embeddedbroker.Start(embeddedbroker.Config{DataDir: dir, Port: port}); err != nil {
-		t.Fatal(err)
-	}
-	defer broker.Close()
+	broker.Start()
 	select {
 	case err := <-started:
 		if err != nil {
