@@ -84,9 +84,9 @@ func New(cfg Config, log *zap.Logger, program string) (*Deps, error) {
 	if err != nil {
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
 	}
-	pool, err := postgres.NewPool(cfg.DatabaseURL, 0)
+	pool, err := postgres.NewPool(cfg.DatabaseURL, 0) // its error names DATABASE_URL
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return nil, err
 	}
 	rdb := redis.NewClient(redisx.FailFast(ropt))
 	brk := redisx.NewBreaker(redisx.BreakerConfig{Ping: redisx.Probe(rdb), Log: log.Named("redis")})
