@@ -118,10 +118,11 @@ func (c GroupConfig) withDefaults() (GroupConfig, error) {
 
 // runner is one RunGroup call.
 type runner struct {
-	cfg     GroupConfig
-	handler BatchHandler
-	dlq     *Writer
-	log     *zap.Logger
+	cfg      GroupConfig
+	handler  BatchHandler
+	dlq      *Writer
+	log      *zap.Logger
+	joinWarn sparse // the brokers away: at start, or when the group is joined again
 }
 
 // RunGroup joins consumer group cfg.GroupID on cfg.Topic and processes
@@ -183,7 +184,9 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 		case isFatalGroupError(err):
 			return fmt.Errorf("kafka: consumer group %q: %w", cfg.GroupID, err)
 		case err != nil:
-			r.log.Warn("joining consumer group failed; retrying", zap.Error(err))
+			if ce := r.log.Check(r.joinWarn.level(), "joining consumer group failed; retrying"); ce != nil {
+				ce.Write(zap.Error(err))
+			}
 			continue
 		}
 		r.startGeneration(ctx, gen)
@@ -192,28 +195,24 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 
 // awaitTopics runs prepareTopics until the cluster answers it: a broker
 // lost between a program's start and its consumer's is waited for, with
-// the runner's backoff and a warning at most every unavailableWarnEvery,
-// instead of stopping the program. A missing topic is returned at once.
+// the runner's backoff and a warning at most every unavailableWarnEvery
+// (sparse), instead of stopping the program. A missing topic is returned
+// at once.
 func (r *runner) awaitTopics(ctx context.Context) error {
 	waits := &retry.Backoff{Base: r.cfg.RetryBackoff, Max: r.cfg.MaxRetryBackoff}
-	var warned time.Time
 	for {
 		err := r.prepareTopics(ctx)
 		if err == nil || ctx.Err() != nil || !apperr.Is(err, apperr.Unavailable) {
 			return err
 		}
-		if time.Since(warned) >= unavailableWarnEvery {
-			r.log.Warn("the brokers do not answer; waiting for them to start consuming (KAFKA_BROKERS)", zap.Error(err))
-			warned = time.Now()
+		if ce := r.log.Check(r.joinWarn.level(), "the brokers do not answer; waiting for them to start consuming (KAFKA_BROKERS)"); ce != nil {
+			ce.Write(zap.Error(err))
 		}
 		if retry.Sleep(ctx, waits.Next()) != nil {
 			return ctx.Err()
 		}
 	}
 }
-
-// unavailableWarnEvery spaces the warnings of a wait for the brokers.
-const unavailableWarnEvery = 30 * time.Second
 
 // prepareTopics checks that the topic exists, so a typo fails fast instead of
 // looping on join errors, and creates the dead-letter topic.

@@ -15,6 +15,7 @@
 package kafkabus
 
 import (
+	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
@@ -85,10 +86,39 @@ func orNop(l *zap.Logger) *zap.Logger {
 
 // kafkaLogger routes kafka-go's printf logging into zap at one level.
 func kafkaLogger(l *zap.Logger, level zapcore.Level) kafka.Logger {
+	return sparseLogger(l, func() zapcore.Level { return level })
+}
+
+// sparseLogger routes kafka-go's printf logging into zap at the level
+// that level gives for each line.
+func sparseLogger(l *zap.Logger, level func() zapcore.Level) kafka.Logger {
 	s := l.Sugar()
 	return kafka.LoggerFunc(func(format string, args ...any) {
-		if l.Core().Enabled(level) {
-			s.Logf(level, format, args...)
+		if lvl := level(); l.Core().Enabled(lvl) {
+			s.Logf(lvl, format, args...)
 		}
 	})
+}
+
+// sparse spaces a warning repeated while a dependency is away: one line
+// at warn per unavailableWarnEvery, the others at debug, so an outage of
+// hours is a few lines an hour, not one a second.
+type sparse struct {
+	mu   sync.Mutex
+	last time.Time
+}
+
+// unavailableWarnEvery spaces the warnings of a wait for the brokers.
+const unavailableWarnEvery = 30 * time.Second
+
+// level is warn when the last warning is unavailableWarnEvery old, else
+// debug.
+func (s *sparse) level() zapcore.Level {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if time.Since(s.last) < unavailableWarnEvery {
+		return zapcore.DebugLevel
+	}
+	s.last = time.Now()
+	return zapcore.WarnLevel
 }

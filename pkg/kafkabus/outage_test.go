@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/zap"
+	"go.uber.org/zap/zaptest/observer"
+
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/testenv"
@@ -37,8 +40,11 @@ func TestRunGroupWaitsForTheBrokers(t *testing.T) {
 	var got atomic.Int64
 	run, stop := context.WithCancel(context.Background())
 	done := make(chan error, 1)
+	core, logs := observer.New(zap.WarnLevel)
+	cfg := fastGroup(t, brokers, "waits", "later")
+	cfg.Logger = zap.New(core)
 	go func() {
-		done <- kafkabus.RunGroup(run, fastGroup(t, brokers, "waits", "later"), func(_ context.Context, msgs []kafkabus.Message) error {
+		done <- kafkabus.RunGroup(run, cfg, func(_ context.Context, msgs []kafkabus.Message) error {
 			got.Add(int64(len(msgs)))
 			return nil
 		})
@@ -48,6 +54,10 @@ func TestRunGroupWaitsForTheBrokers(t *testing.T) {
 		stop()
 		t.Fatalf("RunGroup returned %v with the broker down, want it to wait", err)
 	case <-time.After(2 * time.Second):
+	}
+	// Tried again every 100 ms at most (MaxRetryBackoff), said once.
+	if n := logs.Len(); n != 1 {
+		t.Errorf("%d warnings in 2 s of waiting for the broker, want 1 (at most one every 30 s): %v", n, logs.All())
 	}
 	defer func() {
 		stop()

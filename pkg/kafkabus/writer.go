@@ -70,16 +70,20 @@ func NewWriter(cfg WriterConfig) *Writer {
 	}
 	log := orNop(cfg.Logger).Named("kafka-writer")
 	transport := &kafka.Transport{ClientID: "convida-kafkabus"}
+	// kafka-go logs every failed attempt (ten per message while the broker
+	// is away); the caller gets the error. One warning per 30 s says the
+	// brokers are away, the rest is debug.
+	errs := sparseLogger(log, new(sparse).level)
 	return &Writer{
-		w:         newKafkaWriter(cfg, cfg.BatchSize, transport, log),
-		solo:      newKafkaWriter(cfg, 1, transport, log),
+		w:         newKafkaWriter(cfg, cfg.BatchSize, transport, log, errs),
+		solo:      newKafkaWriter(cfg, 1, transport, log, errs),
 		transport: transport,
 		topic:     cfg.Topic,
 		metrics:   cfg.Metrics,
 	}
 }
 
-func newKafkaWriter(cfg WriterConfig, batchSize int, transport *kafka.Transport, log *zap.Logger) *kafka.Writer {
+func newKafkaWriter(cfg WriterConfig, batchSize int, transport *kafka.Transport, log *zap.Logger, errs kafka.Logger) *kafka.Writer {
 	return &kafka.Writer{
 		Addr:                   kafka.TCP(cfg.Brokers...),
 		Balancer:               &kafka.Hash{},
@@ -90,7 +94,7 @@ func newKafkaWriter(cfg WriterConfig, batchSize int, transport *kafka.Transport,
 		AllowAutoTopicCreation: false,
 		Transport:              transport,
 		Logger:                 kafkaLogger(log, zapcore.DebugLevel),
-		ErrorLogger:            kafkaLogger(log, zapcore.WarnLevel),
+		ErrorLogger:            errs,
 	}
 }
 
