@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -126,6 +127,9 @@ type Dashboard struct {
 	handler  http.Handler
 	// overviews caches the overview's reads briefly (overview.go).
 	overviews overviewCache
+	// outage spaces the warnings of pages answered 503 while the database
+	// does not answer (render.go, fail).
+	outage retry.Every
 }
 
 // New parses the templates (once) and builds the routes.

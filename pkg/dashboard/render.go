@@ -173,7 +173,9 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err err
 	}
 	switch {
 	case apperr.Is(err, apperr.ServiceUnavailable):
-		d.log.Warn("dashboard: request failed: a dependency is unavailable", zap.String("route", r.Pattern), zap.Error(err))
+		if d.outage.Due() { // one warning per 30 s, not one per page
+			d.log.Warn("dashboard: the database does not answer: pages are answered 503 until it does", zap.Error(err))
+		}
 		w.Header().Set("Retry-After", respond.RetryAfter)
 		d.render(w, r, c, Page{Template: "error", Title: "error.title", Status: http.StatusServiceUnavailable,
 			Data: errorData{Message: "error.internal"}})

@@ -62,7 +62,7 @@ WHERE datname = $1 AND pid <> pg_backend_pid()`, strings.TrimPrefix(u.Path, "/")
 func TestPostgresRestartUnderAPIReads(t *testing.T) {
 	t.Parallel()
 	dbURL, proxy := testenv.MustPostgresProxy(t)
-	s := startStack(t, stackOptions{databaseURL: dbURL})
+	s := startStack(t, stackOptions{databaseURL: dbURL, observe: true})
 	// A rate limit above the stream's pace: each request fails fast while
 	// the database is down.
 	tn := s.newTenantWith(merchant.Merchant{RateLimitPerSecond: 5000, RateLimitBurst: 5000}, testenv.FixedCampaign(500, 30))
@@ -187,6 +187,13 @@ func TestPostgresRestartUnderAPIReads(t *testing.T) {
 	}
 	if failedLate > 0 {
 		t.Errorf("%d answers were 503 more than 3 s after PostgreSQL was back: the service did not recover by itself", failedLate)
+	}
+	// Hundreds of 503s, two warnings: the API's and the dashboard's, each
+	// at most once per 30 s.
+	for _, what := range []string{"requests that need it are answered 503", "pages are answered 503"} {
+		if n := s.logs.FilterMessageSnippet(what).FilterLevelExact(zap.WarnLevel).Len(); n != 1 {
+			t.Errorf("%d warnings %q, want 1", n, what)
+		}
 	}
 	api.v.WantExercised(t, ex("getMember", 503), ex("listMembers", 503), ex("getMemberWallet", 503),
 		ex("getWalletBalance", 503), ex("listCampaigns", 503), ex("listWebhooks", 503))

@@ -24,6 +24,7 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -97,6 +98,9 @@ type Server struct {
 	log  *zap.Logger
 	auth *authenticator
 	docs func() (docsFile, error) // the served OpenAPI document, computed once (docs.go)
+	// outage spaces the warnings of requests answered 503 because the
+	// database does not answer: one per 30 s, not one per request.
+	outage retry.Every
 }
 
 // New returns the API router. Ops routes (/healthz…) are added by the caller.
@@ -110,7 +114,8 @@ func New(cfg Config) (*Server, *mux.Router) {
 	if cfg.Protection.AuthFailures == nil {
 		cfg.Protection.AuthFailures = clientip.NoFailureLimit{}
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now)}
+	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now),
+		outage: retry.Every{Interval: retry.OutageWarnEvery}}
 	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
 	accessLog := AccessLog(s.log, cfg.TrustedProxies)
@@ -198,12 +203,17 @@ func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
 	respond.Error(w, s.log, styleOf(r), s.classify(err))
 }
 
-// classify applies Config.Classify.
+// classify applies Config.Classify, and warns now and then while the
+// database does not answer.
 func (s *Server) classify(err error) error {
 	if s.cfg.Classify == nil {
 		return err
 	}
-	return s.cfg.Classify(err)
+	err = s.cfg.Classify(err)
+	if apperr.Is(err, apperr.ServiceUnavailable) && s.log != nil && s.outage.Due() {
+		s.log.Warn("the database does not answer: requests that need it are answered 503 until it does", zap.Error(err))
+	}
+	return err
 }
 
 // recoverPanics turns a panic into a logged 500 envelope instead of a

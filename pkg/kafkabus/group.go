@@ -122,7 +122,7 @@ type runner struct {
 	handler  BatchHandler
 	dlq      *Writer
 	log      *zap.Logger
-	joinWarn sparse // the brokers away: at start, or when the group is joined again
+	joinWarn retry.Every // the brokers away: at start, or when the group is joined again
 }
 
 // RunGroup joins consumer group cfg.GroupID on cfg.Topic and processes
@@ -157,7 +157,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 	if handler == nil {
 		return apperr.Errorf(apperr.Invalid, "kafka: nil handler")
 	}
-	r := &runner{cfg: cfg, handler: handler, log: cfg.Logger}
+	r := &runner{cfg: cfg, handler: handler, log: cfg.Logger, joinWarn: retry.Every{Interval: retry.OutageWarnEvery}}
 	if err := r.awaitTopics(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
@@ -184,7 +184,7 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 		case isFatalGroupError(err):
 			return fmt.Errorf("kafka: consumer group %q: %w", cfg.GroupID, err)
 		case err != nil:
-			if ce := r.log.Check(r.joinWarn.level(), "joining consumer group failed; retrying"); ce != nil {
+			if ce := r.log.Check(outageLevel(&r.joinWarn), "joining consumer group failed; retrying"); ce != nil {
 				ce.Write(zap.Error(err))
 			}
 			continue
@@ -195,8 +195,8 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 
 // awaitTopics runs prepareTopics until the cluster answers it: a broker
 // lost between a program's start and its consumer's is waited for, with
-// the runner's backoff and a warning at most every unavailableWarnEvery
-// (sparse), instead of stopping the program. A missing topic is returned
+// the runner's backoff and a warning at most every
+// retry.OutageWarnEvery, instead of stopping the program. A missing topic is returned
 // at once.
 func (r *runner) awaitTopics(ctx context.Context) error {
 	waits := &retry.Backoff{Base: r.cfg.RetryBackoff, Max: r.cfg.MaxRetryBackoff}
@@ -205,7 +205,7 @@ func (r *runner) awaitTopics(ctx context.Context) error {
 		if err == nil || ctx.Err() != nil || !apperr.Is(err, apperr.Unavailable) {
 			return err
 		}
-		if ce := r.log.Check(r.joinWarn.level(), "the brokers do not answer; waiting for them to start consuming (KAFKA_BROKERS)"); ce != nil {
+		if ce := r.log.Check(outageLevel(&r.joinWarn), "the brokers do not answer; waiting for them to start consuming (KAFKA_BROKERS)"); ce != nil {
 			ce.Write(zap.Error(err))
 		}
 		if retry.Sleep(ctx, waits.Next()) != nil {

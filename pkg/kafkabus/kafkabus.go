@@ -15,12 +15,13 @@
 package kafkabus
 
 import (
-	"sync"
 	"time"
 
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/convida/convida/pkg/retry"
 )
 
 // Message is a Kafka record as Convida sees it.
@@ -100,25 +101,12 @@ func sparseLogger(l *zap.Logger, level func() zapcore.Level) kafka.Logger {
 	})
 }
 
-// sparse spaces a warning repeated while a dependency is away: one line
-// at warn per unavailableWarnEvery, the others at debug, so an outage of
-// hours is a few lines an hour, not one a second.
-type sparse struct {
-	mu   sync.Mutex
-	last time.Time
-}
-
-// unavailableWarnEvery spaces the warnings of a wait for the brokers.
-const unavailableWarnEvery = 30 * time.Second
-
-// level is warn when the last warning is unavailableWarnEvery old, else
-// debug.
-func (s *sparse) level() zapcore.Level {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if time.Since(s.last) < unavailableWarnEvery {
-		return zapcore.DebugLevel
+// outageLevel is warn when w is due (retry.Every), else debug: a warning
+// repeated while the brokers are away is one line per
+// retry.OutageWarnEvery, not one a second.
+func outageLevel(w *retry.Every) zapcore.Level {
+	if w.Due() {
+		return zapcore.WarnLevel
 	}
-	s.last = time.Now()
-	return zapcore.WarnLevel
+	return zapcore.DebugLevel
 }

@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // BatchBytes is the most bytes the writer puts in one partition's batch,
@@ -73,7 +74,8 @@ func NewWriter(cfg WriterConfig) *Writer {
 	// kafka-go logs every failed attempt (ten per message while the broker
 	// is away); the caller gets the error. One warning per 30 s says the
 	// brokers are away, the rest is debug.
-	errs := sparseLogger(log, new(sparse).level)
+	warn := &retry.Every{Interval: retry.OutageWarnEvery}
+	errs := sparseLogger(log, func() zapcore.Level { return outageLevel(warn) })
 	return &Writer{
 		w:         newKafkaWriter(cfg, cfg.BatchSize, transport, log, errs),
 		solo:      newKafkaWriter(cfg, 1, transport, log, errs),

@@ -30,14 +30,12 @@ type relayRetry struct {
 }
 
 // The retry's limits: the events it holds, the backoff between tries (the
-// first within Base), how long a try may take, and the spacing of its
-// warnings while the broker stays away.
+// first within Base), how long a try may take.
 const (
 	relayRetryMax     = 10_000
 	relayRetryBase    = 500 * time.Millisecond
 	relayRetryCap     = 5 * time.Second
 	relayRetryTimeout = 10 * time.Second
-	relayRetryWarn    = 30 * time.Second
 )
 
 func newRelayRetry(relay Relayer, log *zap.Logger) *relayRetry {
@@ -83,7 +81,7 @@ func (r *relayRetry) putBack(recs []outbox.Record) {
 // run relays what is queued, with capped exponential backoff while the
 // relay fails, for the life of the process.
 func (r *relayRetry) run() {
-	var warned time.Time
+	warn := &retry.Every{Interval: retry.OutageWarnEvery}
 	for range r.wake {
 		waits := &retry.Backoff{Base: relayRetryBase, Max: relayRetryCap}
 		for {
@@ -101,10 +99,9 @@ func (r *relayRetry) run() {
 				continue
 			}
 			r.putBack(recs)
-			if time.Since(warned) >= relayRetryWarn {
+			if warn.Due() {
 				r.log.Warn("relaying events again failed; retrying (the outbox sweep is the safety net)",
 					zap.Int("events", len(recs)), zap.Error(err))
-				warned = time.Now()
 			}
 		}
 	}

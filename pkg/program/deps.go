@@ -120,7 +120,7 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 // lock, so every program may), creates the topics — and marks the Deps
 // started (/readyz). While a dependency does not answer it tries again
 // with capped exponential backoff (startBackoff), logging a warning at
-// most every waitWarnEvery naming its setting (DATABASE_URL,
+// most every retry.OutageWarnEvery (30 s) naming its setting (DATABASE_URL,
 // KAFKA_BROKERS); the two are waited for at once. Redis is not waited
 // for: without it the service runs degraded (its breaker).
 //
@@ -166,19 +166,19 @@ type dependency struct {
 	transient     func(error) bool
 }
 
-// Start's patience: the backoff between tries, and the spacing of the
-// warnings while a dependency does not answer.
+// Start's patience: the backoff between tries (a warning at most every
+// retry.OutageWarnEvery while a dependency does not answer).
 const (
-	startBackoff  = 100 * time.Millisecond
-	startMaxWait  = 5 * time.Second
-	waitWarnEvery = 30 * time.Second
+	startBackoff = 100 * time.Millisecond
+	startMaxWait = 5 * time.Second
 )
 
 // await runs prepare until it succeeds, again after each error dep says is
 // transient; another error is returned naming the setting.
 func (d *Deps) await(ctx context.Context, dep dependency, prepare func(context.Context) error) error {
 	waits := &retry.Backoff{Base: startBackoff, Max: startMaxWait}
-	var warned, since time.Time
+	warn := &retry.Every{Interval: retry.OutageWarnEvery}
+	var since time.Time
 	for {
 		err := prepare(ctx)
 		switch {
@@ -196,10 +196,9 @@ func (d *Deps) await(ctx context.Context, dep dependency, prepare func(context.C
 		if since.IsZero() {
 			since = time.Now()
 		}
-		if time.Since(warned) >= waitWarnEvery {
+		if warn.Due() {
 			d.Log.Warn(dep.name+" does not answer; waiting for it (check "+dep.setting+")", zap.String("dependency", dep.name),
 				zap.String("setting", dep.setting), zap.Error(err))
-			warned = time.Now()
 		}
 		if retry.Sleep(ctx, waits.Next()) != nil {
 			return ctx.Err()

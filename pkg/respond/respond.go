@@ -98,8 +98,9 @@ const RetryAfter = "2"
 // Error writes err in the envelope. An error without an apperr code is an
 // internal error: it is logged (once, here) and its text is not shown. A
 // 503 always carries Retry-After (RetryAfter unless the handler set one);
-// apperr.ServiceUnavailable is logged at warn: an outage of a dependency,
-// not a defect.
+// apperr.ServiceUnavailable, an outage of a dependency and not a defect,
+// only at debug: one warning per request would flood the log for as long
+// as the outage lasts, so the edge warns once in a while instead.
 func Error(w http.ResponseWriter, log *zap.Logger, style Style, err error) {
 	code := apperr.CodeOf(err)
 	status := Status(code)
@@ -109,8 +110,8 @@ func Error(w http.ResponseWriter, log *zap.Logger, style Style, err error) {
 	}
 	switch {
 	case log == nil:
-	case code == apperr.ServiceUnavailable:
-		log.Warn("request failed: a dependency is unavailable", zap.Error(err))
+	case code == apperr.ServiceUnavailable: // the edge warns once in a while (retry.Every), not per request
+		log.Debug("request failed: a dependency is unavailable", zap.Error(err))
 	case status >= 500:
 		log.Error("request failed", zap.Error(err))
 	}
