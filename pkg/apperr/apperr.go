@@ -34,6 +34,11 @@ const (
 	Unprocessable       Code = "unprocessable"
 	Unavailable         Code = "unavailable"
 
+	// ServiceUnavailable: a dependency every request needs (PostgreSQL)
+	// does not answer. Nothing was done; the same request may be sent
+	// again after Retry-After (503, never 500).
+	ServiceUnavailable Code = "service_unavailable"
+
 	// IntegrationNotConfigured: a redemption needs a platform whose
 	// credentials the merchant has not set; refused before the ledger.
 	IntegrationNotConfigured Code = "integration_not_configured"

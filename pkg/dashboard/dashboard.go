@@ -15,6 +15,7 @@ import (
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -116,6 +117,10 @@ type Config struct {
 	// before the throttle's transaction, so a flood from one address costs
 	// no database work.
 	AuthFailures clientip.FailureLimit
+	// Classify, when set, recasts a store's error that says its database
+	// did not answer (postgres.Classify) so that the page is a 503 with
+	// Retry-After rather than a 500.
+	Classify func(error) error
 }
 
 // Dashboard is the merchant dashboard served under /dashboard.
@@ -129,6 +134,9 @@ type Dashboard struct {
 	handler  http.Handler
 	// overviews caches the overview's reads briefly (overview.go).
 	overviews overviewCache
+	// outage spaces the warnings of pages answered 503 while the database
+	// does not answer (render.go, fail).
+	outage retry.Every
 }
 
 // New parses the templates (once) and builds the routes.

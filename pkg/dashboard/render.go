@@ -18,6 +18,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/respond"
 )
 
 //go:embed templates/*.html
@@ -164,12 +165,24 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, c *Ctx) {
 }
 
 // fail answers an error from a store: apperr.NotFound is 404, an invalid
-// input 400 with its message, anything else is logged and answered 500.
+// input 400 with its message, a database that does not answer
+// (Config.Classify) 503 with Retry-After, anything else is logged and
+// answered 500.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err error) {
 	if c == nil {
 		c = &Ctx{Lang: langFromHeader(r), Loc: defaultZone}
 	}
+	if d.cfg.Classify != nil {
+		err = d.cfg.Classify(err)
+	}
 	switch {
+	case apperr.Is(err, apperr.ServiceUnavailable):
+		if d.outage.Due() { // one warning per 30 s, not one per page
+			d.log.Warn("dashboard: the database does not answer: pages are answered 503 until it does", zap.Error(err))
+		}
+		w.Header().Set("Retry-After", respond.RetryAfter)
+		d.render(w, r, c, Page{Template: "error", Title: "error.title", Status: http.StatusServiceUnavailable,
+			Data: errorData{Message: "error.internal"}})
 	case apperr.Is(err, apperr.NotFound):
 		d.notFound(w, r, c)
 	case apperr.Is(err, apperr.Invalid):

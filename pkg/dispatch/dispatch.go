@@ -64,9 +64,10 @@ type Config struct {
 	// those in flight [4096]; the rest wait in Postgres.
 	QueueSize int
 	// Lease is how long a job handed to a lane is invisible to the
-	// scheduler's sweep [5 min]. A lane starts an attempt only while at
-	// least half the lease is left, so half of it must exceed an attempt
-	// (10 s) and the recording of its outcome.
+	// scheduler's sweep [30 s]. A lane starts an attempt only while at
+	// least half the lease is left, and renews it every third of it while
+	// the attempt runs (renewWhileInFlight): a dispatcher that dies leaves
+	// its jobs to the others within a lease.
 	Lease time.Duration
 	// Spill is how long a job that found its lane full waits in Postgres
 	// before the sweep offers it again [2 s].
@@ -105,7 +106,7 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 		cfg.QueueSize = 4096
 	}
 	if cfg.Lease <= 0 {
-		cfg.Lease = 5 * time.Minute
+		cfg.Lease = 30 * time.Second
 	}
 	if cfg.Spill <= 0 {
 		cfg.Spill = 2 * time.Second

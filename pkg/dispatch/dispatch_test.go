@@ -191,7 +191,7 @@ func TestFullLaneSpillsToPostgres(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	f := newFixture(t, func(int64) int { <-release; return http.StatusOK },
-		dispatch.Config{Concurrency: 1, QueueSize: 1, Spill: time.Minute})
+		dispatch.Config{Concurrency: 1, QueueSize: 1, Spill: time.Minute, Lease: 5 * time.Minute})
 	released := false
 	defer func() {
 		if !released {
@@ -343,6 +343,61 @@ func TestCopiesOfAStoredJobDeliverOnce(t *testing.T) {
 			}
 			if n := f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1`); n != int(tt.want) {
 				t.Errorf("%d attempts logged, want %d", n, tt.want)
+			}
+		})
+	}
+}
+
+// TestLeaseRenewedWhileInFlight: an attempt that outlasts the lease of its
+// job (an endpoint that takes 3 s, a 1 s lease) keeps its row leased all
+// along, so the scheduler never offers the job again meanwhile: a stored
+// job handed to the lane, and a held job whose batch wrote its row while
+// the attempt ran. The job is delivered once and its row is gone.
+func TestLeaseRenewedWhileInFlight(t *testing.T) {
+	t.Parallel()
+	const lease, attempt = time.Second, 3 * time.Second
+	for _, tt := range []struct {
+		name   string
+		stored bool
+	}{{"stored job", true}, {"held job written by its batch", false}} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, func(int64) int { time.Sleep(attempt); return http.StatusOK },
+				dispatch.Config{Lease: lease, Hold: 50 * time.Millisecond, MaxHold: 100 * time.Millisecond})
+			ev := f.event(t)
+			if tt.stored {
+				stored, err := f.store.InsertJobs(context.Background(), []webhook.Job{{MerchantID: f.merchant,
+					WebhookID: f.endpoint.ID, EventID: uuid.MustParse(ev.Headers[topic.HeaderEventID]), EventType: "referral.created",
+					Payload: ev.Value, NextAttemptAt: time.Now().Add(lease)}})
+				if err != nil || len(stored) != 1 {
+					t.Fatalf("InsertJobs = %v, %v", stored, err)
+				}
+				raw, _ := json.Marshal(stored[0])
+				ev = kafkabus.Message{Value: raw, Headers: map[string]string{topic.HeaderKind: topic.KindRetry,
+					topic.HeaderMerchantID: f.merchant.String()}}
+			}
+			f.handle(t, ev)
+			if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`); n != 1 {
+				t.Fatalf("%d job rows while the attempt runs, want 1", n)
+			}
+			// While the attempt runs, the row is never due: the scheduler's
+			// claim (next_attempt_at <= now) would find nothing.
+			began := time.Now()
+			for time.Since(began) < attempt-300*time.Millisecond {
+				if n := f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1 AND next_attempt_at <= now()`); n != 0 {
+					t.Fatalf("the job's lease lapsed %v into an attempt of %v: the scheduler would offer it again",
+						time.Since(began).Round(time.Millisecond), attempt)
+				}
+				time.Sleep(50 * time.Millisecond)
+			}
+			testenv.Eventually(t, 10*time.Second, "the delivery logged", func() bool {
+				return f.count(t, `SELECT count(*) FROM webhook_attempts WHERE merchant_id = $1 AND status = 'success'`) == 1
+			})
+			testenv.Eventually(t, 5*time.Second, "the job's row deleted", func() bool {
+				return f.count(t, `SELECT count(*) FROM webhook_jobs WHERE merchant_id = $1`) == 0
+			})
+			if n := f.calls.Load(); n != 1 {
+				t.Errorf("receiver got %d requests, want 1", n)
 			}
 		})
 	}

@@ -108,6 +108,23 @@ func (h *hold) isStored() bool {
 	return h.state == holdStoring
 }
 
+// rowWritten reports, without waiting, whether the batch took the job and
+// its row is written: from then on the job has a lease to renew.
+func (h *hold) rowWritten() bool {
+	h.mu.Lock()
+	storing := h.state == holdStoring
+	h.mu.Unlock()
+	if !storing {
+		return false
+	}
+	select {
+	case <-h.storedCh:
+		return h.storeErr == nil
+	default:
+		return false
+	}
+}
+
 // stored publishes the result of the batch's write of the row.
 func (h *hold) stored(err error) {
 	h.storeErr = err

@@ -182,8 +182,10 @@ func (l *lane) deliver(ctx context.Context, q queued) {
 	}
 	start := d.cfg.Now()
 	logID := uuid.New()
+	stopRenewing := l.renewWhileInFlight(ctx, q)
 	res := d.cfg.Sender.Send(ctx, webhook.Delivery{URL: ep.URL, Secrets: ep.Secrets(start), EventID: j.EventID,
 		EventType: j.EventType, LogID: logID, Payload: j.Payload})
+	stopRenewing()
 	if ctx.Err() != nil && !res.Success {
 		return // shutting down: the lease (or the uncommitted batch) brings the job back
 	}
@@ -227,6 +229,61 @@ func (l *lane) deliver(ctx context.Context, q queued) {
 	// shows why.
 	_, _ = d.finish.Do(context.WithoutCancel(ctx), item)
 	l.disable(ctx, ep, disable)
+}
+
+// renewWhileInFlight renews the lease of q's row every third of the lease
+// while its attempt runs, so that the scheduler does not offer the job
+// again meanwhile however long the attempt takes; the lease can then be
+// short, and a dead dispatcher's deliveries come back soon. A held job is
+// renewed once its batch wrote its row (before, it has none). The returned
+// func stops the renewals; one under way when it is called only lands
+// while the row still carries the lease it renews (RenewJobLease), never
+// on the outcome recorded after it. A renewal refused (another copy took
+// the job after a lapse) ends the renewals: this attempt goes on, as one
+// in flight at a crash would.
+func (l *lane) renewWhileInFlight(ctx context.Context, q queued) (stop func()) {
+	d := l.d
+	every := d.cfg.Lease / 3
+	var mu sync.Mutex
+	stopped := false
+	job := q.job
+	var timer *time.Timer
+	renew := func() {
+		if q.held != nil && !q.held.rowWritten() {
+			mu.Lock()
+			if !stopped {
+				timer.Reset(every)
+			}
+			mu.Unlock()
+			return
+		}
+		now := d.cfg.Now()
+		ok, err := d.cfg.Store.RenewJobLease(ctx, job, now, d.cfg.Lease)
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case err != nil && ctx.Err() == nil:
+			d.log.Debug("renewing the lease of a webhook delivery in flight failed", zap.Error(err))
+		case err == nil && !ok:
+			d.log.Debug("the lease of a webhook delivery in flight was taken by another copy",
+				zap.String("event_id", ids.Format(ids.Event, job.EventID)))
+			return
+		case err == nil:
+			job.NextAttemptAt = now.Add(d.cfg.Lease)
+		}
+		if !stopped && ctx.Err() == nil {
+			timer.Reset(every)
+		}
+	}
+	mu.Lock()
+	timer = time.AfterFunc(every, renew)
+	mu.Unlock()
+	return func() {
+		mu.Lock()
+		defer mu.Unlock()
+		stopped = true
+		timer.Stop()
+	}
 }
 
 // markSpilled records that jobs wait in Postgres, and refills at once if

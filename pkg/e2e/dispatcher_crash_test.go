@@ -6,7 +6,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"os/exec"
 	"runtime/pprof"
 	"strings"
 	"syscall"
@@ -71,21 +70,7 @@ func TestWebhookDispatcherKilledMidStream(t *testing.T) {
 	s.hook(tn, rc, "referral.created")
 	recs := publishEvents(t, s, tn.merchant.ID, 2000)
 
-	child := exec.Command(os.Args[0], "-test.run=^$")
-	child.Env = append(os.Environ(), "E2E_CHILD=dispatcher", "DATABASE_URL="+s.deps.Config.DatabaseURL,
-		"KAFKA_BROKERS="+strings.Join(brokers, ","), "REDIS_URL="+testenv.RedisURL(),
-		"SECRETS_KEY="+s.deps.Config.SecretsKey, "DISPATCHER_GROUP="+s.deps.Config.DispatcherGroup,
-		"KAFKA_SESSION_TIMEOUT=2s", "METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=info")
-	for k, v := range env {
-		child.Env = append(child.Env, k+"="+v)
-	}
-	child.Stdout, child.Stderr = os.Stderr, os.Stderr
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	// A failing test must not leave the child running: go test would wait
-	// for it, since it writes to the test's stderr.
-	t.Cleanup(func() { _ = child.Process.Kill(); _ = child.Wait() })
+	child := startChildDispatcher(t, s, brokers, env, "KAFKA_SESSION_TIMEOUT=2s", "LOG_LEVEL=info")
 	for deadline := time.Now().Add(60 * time.Second); len(rc.received()) < 500; time.Sleep(20 * time.Millisecond) {
 		if time.Now().After(deadline) {
 			// A stalled child shows where it stands: SIGQUIT makes the Go

@@ -130,6 +130,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		} else {
 			var err error
 			if e, err = s.auth.entryFor(r.Context(), key); err != nil {
+				err = s.classify(err)
 				if apperr.Is(err, apperr.Unauthorized) && s.authFailed(w, r, client) {
 					return
 				}

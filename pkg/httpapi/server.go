@@ -24,6 +24,7 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -64,6 +65,10 @@ type Config struct {
 	// TrustedProxies tells a request's client (TRUSTED_PROXIES) to every
 	// per-client limit and to the access log.
 	TrustedProxies clientip.Resolver
+	// Classify, when set, recasts an error a store returned because its
+	// database did not answer (postgres.Classify: apperr.ServiceUnavailable),
+	// so that it is answered 503 with Retry-After instead of 500.
+	Classify func(error) error
 
 	// Webhooks (the endpoints), DeliveryLog, EventPayloads and
 	// WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks or
@@ -103,6 +108,9 @@ type Server struct {
 	log  *zap.Logger
 	auth *authenticator
 	docs func() (docsFile, error) // the served OpenAPI document, computed once (docs.go)
+	// outage spaces the warnings of requests answered 503 because the
+	// database does not answer: one per 30 s, not one per request.
+	outage retry.Every
 }
 
 // New returns the API router. Ops routes (/healthz…) are added by the caller.
@@ -116,7 +124,8 @@ func New(cfg Config) (*Server, *mux.Router) {
 	if cfg.Protection.AuthFailures == nil {
 		cfg.Protection.AuthFailures = clientip.NoFailureLimit{}
 	}
-	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now)}
+	s := &Server{cfg: cfg, log: cfg.Log, auth: newAuthenticator(cfg.Merchants, cfg.KeyCacheTTL, cfg.Now),
+		outage: retry.Every{Interval: retry.OutageWarnEvery}}
 	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
 	accessLog := AccessLog(s.log, cfg.TrustedProxies)
@@ -200,9 +209,23 @@ func (s *Server) checkQuery(next http.Handler) http.Handler {
 	})
 }
 
-// fail answers err in the request's style.
+// fail answers err in the request's style; an outage of the database is
+// a 503 (classify).
 func (s *Server) fail(w http.ResponseWriter, r *http.Request, err error) {
-	respond.Error(w, s.log, styleOf(r), err)
+	respond.Error(w, s.log, styleOf(r), s.classify(err))
+}
+
+// classify applies Config.Classify, and warns now and then while the
+// database does not answer.
+func (s *Server) classify(err error) error {
+	if s.cfg.Classify == nil {
+		return err
+	}
+	err = s.cfg.Classify(err)
+	if apperr.Is(err, apperr.ServiceUnavailable) && s.log != nil && s.outage.Due() {
+		s.log.Warn("the database does not answer: requests that need it are answered 503 until it does", zap.Error(err))
+	}
+	return err
 }
 
 // recoverPanics turns a panic into a logged 500 envelope instead of a

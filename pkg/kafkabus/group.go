@@ -11,6 +11,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // BatchHandler processes a batch of messages of one partition, in offset
@@ -121,10 +122,11 @@ func (c GroupConfig) withDefaults() (GroupConfig, error) {
 
 // runner is one RunGroup call.
 type runner struct {
-	cfg     GroupConfig
-	handler BatchHandler
-	dlq     *Writer
-	log     *zap.Logger
+	cfg      GroupConfig
+	handler  BatchHandler
+	dlq      *Writer
+	log      *zap.Logger
+	joinWarn retry.Every // the brokers away: at start, or when the group is joined again
 }
 
 // RunGroup joins consumer group cfg.GroupID on cfg.Topic and processes
@@ -147,10 +149,10 @@ type runner struct {
 // partition's next owner.
 //
 // RunGroup returns an error only for what retrying cannot fix: an invalid
-// config (apperr.Invalid), a Topic that does not exist (apperr.NotFound), a
-// cluster unreachable at start (apperr.Unavailable) or a group the broker
-// refuses (authorization, inconsistent protocol). Anything else, such as a
-// lost coordinator, is logged and retried.
+// config (apperr.Invalid), a Topic that does not exist (apperr.NotFound) or
+// a group the broker refuses (authorization, inconsistent protocol).
+// Anything else, such as a cluster unreachable at start or a lost
+// coordinator, is logged and retried until ctx ends.
 func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error {
 	cfg, err := cfg.withDefaults()
 	if err != nil {
@@ -159,8 +161,8 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 	if handler == nil {
 		return apperr.Errorf(apperr.Invalid, "kafka: nil handler")
 	}
-	r := &runner{cfg: cfg, handler: handler, log: cfg.Logger}
-	if err := r.prepareTopics(ctx); err != nil {
+	r := &runner{cfg: cfg, handler: handler, log: cfg.Logger, joinWarn: retry.Every{Interval: retry.OutageWarnEvery}}
+	if err := r.awaitTopics(ctx); err != nil {
 		if ctx.Err() != nil {
 			return nil
 		}
@@ -191,10 +193,33 @@ func RunGroup(ctx context.Context, cfg GroupConfig, handler BatchHandler) error 
 		case isFatalGroupError(err):
 			return fmt.Errorf("kafka: consumer group %q: %w", cfg.GroupID, err)
 		case err != nil:
-			r.log.Warn("joining consumer group failed; retrying", zap.Error(err))
+			if ce := r.log.Check(outageLevel(&r.joinWarn), "joining consumer group failed; retrying"); ce != nil {
+				ce.Write(zap.Error(err))
+			}
 			continue
 		}
 		r.startGeneration(ctx, gen)
+	}
+}
+
+// awaitTopics runs prepareTopics until the cluster answers it: a broker
+// lost between a program's start and its consumer's is waited for, with
+// the runner's backoff and a warning at most every
+// retry.OutageWarnEvery, instead of stopping the program. A missing topic is returned
+// at once.
+func (r *runner) awaitTopics(ctx context.Context) error {
+	waits := &retry.Backoff{Base: r.cfg.RetryBackoff, Max: r.cfg.MaxRetryBackoff}
+	for {
+		err := r.prepareTopics(ctx)
+		if err == nil || ctx.Err() != nil || !apperr.Is(err, apperr.Unavailable) {
+			return err
+		}
+		if ce := r.log.Check(outageLevel(&r.joinWarn), "the brokers do not answer; waiting for them to start consuming (KAFKA_BROKERS)"); ce != nil {
+			ce.Write(zap.Error(err))
+		}
+		if retry.Sleep(ctx, waits.Next()) != nil {
+			return ctx.Err()
+		}
 	}
 }
 

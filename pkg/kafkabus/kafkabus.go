@@ -22,6 +22,8 @@ import (
 	"github.com/segmentio/kafka-go"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+
+	"github.com/convida/convida/pkg/retry"
 )
 
 // Message is a Kafka record as Convida sees it.
@@ -87,10 +89,16 @@ func orNop(l *zap.Logger) *zap.Logger {
 
 // kafkaLogger routes kafka-go's printf logging into zap at one level.
 func kafkaLogger(l *zap.Logger, level zapcore.Level) kafka.Logger {
+	return sparseLogger(l, func() zapcore.Level { return level })
+}
+
+// sparseLogger routes kafka-go's printf logging into zap at the level
+// that level gives for each line.
+func sparseLogger(l *zap.Logger, level func() zapcore.Level) kafka.Logger {
 	s := l.Sugar()
 	return kafka.LoggerFunc(func(format string, args ...any) {
-		if l.Core().Enabled(level) {
-			s.Logf(level, format, args...)
+		if lvl := level(); l.Core().Enabled(lvl) {
+			s.Logf(lvl, format, args...)
 		}
 	})
 }
@@ -100,10 +108,16 @@ func kafkaLogger(l *zap.Logger, level zapcore.Level) kafka.Logger {
 // know), and counts the lines by client and level, so that what goes to
 // debug can still be watched as a rate.
 func kafkaErrorLogger(l *zap.Logger, level zapcore.Level, m *Metrics, client string) kafka.Logger {
+	return countedLogger(l, m, client, func(msg string) zapcore.Level { return errorLevel(msg, level) })
+}
+
+// countedLogger routes kafka-go's error logging into zap at the level
+// levelOf gives each line, counting the lines by client and level.
+func countedLogger(l *zap.Logger, m *Metrics, client string, levelOf func(msg string) zapcore.Level) kafka.Logger {
 	s := l.Sugar()
 	return kafka.LoggerFunc(func(format string, args ...any) {
 		msg := fmt.Sprintf(format, args...)
-		lvl := errorLevel(msg, level)
+		lvl := levelOf(msg)
 		m.clientError(client, lvl)
 		if l.Core().Enabled(lvl) {
 			s.Logf(lvl, "%s", msg)
@@ -165,4 +179,14 @@ func containsAny(s string, subs []string) bool {
 		}
 	}
 	return false
+}
+
+// outageLevel is warn when w is due (retry.Every), else debug: a warning
+// repeated while the brokers are away is one line per
+// retry.OutageWarnEvery, not one a second.
+func outageLevel(w *retry.Every) zapcore.Level {
+	if w.Due() {
+		return zapcore.WarnLevel
+	}
+	return zapcore.DebugLevel
 }

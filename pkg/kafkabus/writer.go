@@ -12,6 +12,7 @@ import (
 	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // BatchBytes is the most bytes the writer puts in one partition's batch,
@@ -70,16 +71,21 @@ func NewWriter(cfg WriterConfig) *Writer {
 	}
 	log := orNop(cfg.Logger).Named("kafka-writer")
 	transport := &kafka.Transport{ClientID: "convida-kafkabus"}
+	// kafka-go logs every failed attempt (ten per message while the broker
+	// is away); the caller gets the error. One warning per 30 s says the
+	// brokers are away, the rest is debug.
+	warn := &retry.Every{Interval: retry.OutageWarnEvery}
+	errs := countedLogger(log, cfg.Metrics, "writer", func(string) zapcore.Level { return outageLevel(warn) })
 	return &Writer{
-		w:         newKafkaWriter(cfg, cfg.BatchSize, transport, log),
-		solo:      newKafkaWriter(cfg, 1, transport, log),
+		w:         newKafkaWriter(cfg, cfg.BatchSize, transport, log, errs),
+		solo:      newKafkaWriter(cfg, 1, transport, log, errs),
 		transport: transport,
 		topic:     cfg.Topic,
 		metrics:   cfg.Metrics,
 	}
 }
 
-func newKafkaWriter(cfg WriterConfig, batchSize int, transport *kafka.Transport, log *zap.Logger) *kafka.Writer {
+func newKafkaWriter(cfg WriterConfig, batchSize int, transport *kafka.Transport, log *zap.Logger, errs kafka.Logger) *kafka.Writer {
 	return &kafka.Writer{
 		Addr:                   kafka.TCP(cfg.Brokers...),
 		Balancer:               &kafka.Hash{},
@@ -90,7 +96,7 @@ func newKafkaWriter(cfg WriterConfig, batchSize int, transport *kafka.Transport,
 		AllowAutoTopicCreation: false,
 		Transport:              transport,
 		Logger:                 kafkaLogger(log, zapcore.DebugLevel),
-		ErrorLogger:            kafkaErrorLogger(log, zapcore.WarnLevel, cfg.Metrics, "writer"),
+		ErrorLogger:            errs,
 	}
 }
 

@@ -61,7 +61,8 @@ type Worker struct {
 
 	start      sync.Once
 	queue      chan pending
-	collecting sync.Mutex // one transaction collects its batches at a time
+	collecting sync.Mutex  // one transaction collects its batches at a time
+	retries    *relayRetry // the events of a relay that failed after its commit
 }
 
 // pending is a partition batch waiting for its transaction.
@@ -88,15 +89,16 @@ func NewWorker(store Store, relay Relayer, notifier Notifier, metrics *Metrics, 
 	go fraud.Warm()
 	return &Worker{store: store, relay: relay, notifier: notifier, metrics: metrics, log: log,
 		Linger: DefaultLinger, LingerCommands: DefaultLingerCommands,
-		queue: make(chan pending, groupTransactions*groupBatches)}
+		queue: make(chan pending, groupTransactions*groupBatches), retries: newRelayRetry(relay, log)}
 }
 
 // Handle applies cmds, the next batch of one partition, in one transaction,
 // maybe shared with other partitions' batches, then relays their events. It
 // is safe to call again with the same commands: applied ones are skipped.
 // An error means nothing of cmds was committed and the batch must be
-// retried; a relay failure after the commit is not an error (the outbox
-// sweep relays later). When ctx ends first Handle returns its error, and
+// retried; a relay failure after the commit is not an error: the worker
+// relays those events again in the background within a second or two
+// (relayRetry), and the outbox sweep relays whatever it could not. When ctx ends first Handle returns its error, and
 // the batch may still be committed: the caller abandons it uncommitted in
 // Kafka, and its redelivery is skipped.
 func (w *Worker) Handle(ctx context.Context, cmds []Command) error {
@@ -203,7 +205,9 @@ func (w *Worker) apply(ctx context.Context, cmds []Command) error {
 	}
 	w.metrics.committed(len(cmds))
 	if err := w.relay.Relay(ctx, book.Records); err != nil {
-		w.log.Warn("relay after commit failed; the outbox sweep will publish", zap.Int("events", len(book.Records)), zap.Error(err))
+		queued := w.retries.add(book.Records)
+		w.log.Warn("relay after commit failed; relaying again in the background (the outbox sweep publishes what is left)",
+			zap.Int("events", len(book.Records)), zap.Int("queued", queued), zap.Error(err))
 	}
 	if w.notifier != nil {
 		w.notifier.Notify(ctx, book.Outcomes)

@@ -2,12 +2,14 @@ package ledger
 
 import (
 	"context"
+	"errors"
 	"slices"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/outbox"
@@ -110,5 +112,65 @@ func TestWorkerNoLingerWhenLarge(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("a batch of LingerCommands commands waited for the linger")
+	}
+}
+
+// flakyRelay fails its first failures calls, then records what it relays.
+type flakyRelay struct {
+	mu       sync.Mutex
+	failures int
+	relayed  []outbox.Record
+}
+
+func (r *flakyRelay) Relay(_ context.Context, recs []outbox.Record) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.failures > 0 {
+		r.failures--
+		return errors.New("kafka: publish failed")
+	}
+	r.relayed = append(r.relayed, recs...)
+	return nil
+}
+
+func (r *flakyRelay) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return len(r.relayed)
+}
+
+// recordsStore commits nothing and returns a book with n events per call.
+type recordsStore struct{ n int }
+
+func (s recordsStore) ApplyBatch(context.Context, []Command) (*Book, error) {
+	b := &Book{}
+	for range s.n {
+		b.Records = append(b.Records, outbox.Record{EventID: uuid.New()})
+	}
+	return b, nil
+}
+
+// TestWorkerRelaysAgainAfterAFailedRelay: the events of a transaction whose
+// relay failed after the commit (the broker away for a moment, twice) are
+// relayed by the worker itself within about two seconds — not left to the
+// outbox sweep's 30 s — and the batch is not failed for it.
+func TestWorkerRelaysAgainAfterAFailedRelay(t *testing.T) {
+	t.Parallel()
+	relay := &flakyRelay{failures: 2}
+	w := NewWorker(recordsStore{n: 3}, relay, nil, nil, zap.NewNop())
+	start := time.Now()
+	if err := w.Handle(context.Background(), commands("c", 1)); err != nil {
+		t.Fatalf("Handle = %v, want nil: the commit stands", err)
+	}
+	for relay.count() < 3 {
+		if time.Since(start) > 3*time.Second {
+			t.Fatalf("%d of 3 events relayed 3 s after a failed relay, want them within about 2 s", relay.count())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	t.Logf("relayed %v after the failed relay", time.Since(start).Round(time.Millisecond))
+	time.Sleep(time.Second)
+	if n := relay.count(); n != 3 {
+		t.Errorf("%d events relayed, want each of the 3 once", n)
 	}
 }

@@ -6,14 +6,18 @@ package postgres
 import (
 	"context"
 	"database/sql"
+	"database/sql/driver"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/jackc/pgx/v5/stdlib"
+	"github.com/jackc/puddle/v2"
 	"github.com/pressly/goose/v3"
 	"github.com/pressly/goose/v3/lock"
 	pgxuuid "github.com/vgarvardt/pgx-google-uuid/v5"
@@ -24,6 +28,21 @@ import (
 
 // Open connects a pool to url and checks the connection.
 func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error) {
+	pool, err := NewPool(url, maxConns)
+	if err != nil {
+		return nil, err
+	}
+	if err := pool.Ping(ctx); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("ping postgres: %w", err)
+	}
+	return pool, nil
+}
+
+// NewPool returns a pool on url without connecting: its first use does,
+// and every use after a connection failed tries again. maxConns 0 keeps
+// pgxpool's default. Only a url that does not parse is an error.
+func NewPool(url string, maxConns int32) (*pgxpool.Pool, error) {
 	cfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
 		return nil, fmt.Errorf("parse DATABASE_URL: %w", err)
@@ -45,13 +64,9 @@ func Open(ctx context.Context, url string, maxConns int32) (*pgxpool.Pool, error
 		pgxuuid.Register(conn.TypeMap())
 		return nil
 	}
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
 	if err != nil {
-		return nil, fmt.Errorf("connect to postgres: %w", err)
-	}
-	if err := pool.Ping(ctx); err != nil {
-		pool.Close()
-		return nil, fmt.Errorf("ping postgres: %w", err)
+		return nil, fmt.Errorf("postgres pool: %w", err)
 	}
 	return pool, nil
 }
@@ -196,4 +211,45 @@ func IsPermanent(err error) bool {
 		return false
 	}
 	return code[:2] == "22" || code[:2] == "23"
+}
+
+// Unavailable reports whether err says that PostgreSQL could not be
+// reached or dropped the connection — refused, reset or timed out, shut
+// down or starting up (SQLSTATE 57P01–57P03), a connection exception
+// (class 08), too many connections (53300), a closed pool — rather than
+// that it refused the statement. Retrying later may succeed; nothing the
+// caller sent is at fault. An error the server answered with for the
+// statement or the session's credentials (a wrong password: 28P01) is not.
+func Unavailable(err error) bool {
+	if err == nil {
+		return false
+	}
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) {
+		switch code := pgErr.Code; {
+		case len(code) == 5 && code[:2] == "08", code == "57P01", code == "57P02", code == "57P03", code == "53300":
+			return true
+		default:
+			return false
+		}
+	}
+	var connectErr *pgconn.ConnectError
+	var netErr net.Error
+	return errors.As(err, &connectErr) || errors.As(err, &netErr) || pgconn.SafeToRetry(err) || pgconn.Timeout(err) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, puddle.ErrClosedPool) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, driver.ErrBadConn)
+}
+
+// Classify returns err as apperr.ServiceUnavailable when it says that
+// PostgreSQL could not be reached (Unavailable), so that an edge answers
+// 503 with Retry-After rather than 500; any other error, and one that
+// already carries a code, is returned as it is. The edges call it where
+// a store's error leaves them (httpapi.Config.Classify,
+// dashboard.Config.Classify): every store method is covered without
+// each one wrapping its errors.
+func Classify(err error) error {
+	if apperr.CodeOf(err) != apperr.Internal || !Unavailable(err) {
+		return err
+	}
+	return apperr.Wrap(apperr.ServiceUnavailable, err, "the service is briefly unavailable; retry in a moment")
 }

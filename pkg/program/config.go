@@ -78,6 +78,8 @@ type Config struct {
 	WebhookConcurrency int
 	// WebhookLease is how long a job held by a dispatcher stays invisible
 	// to the retry sweep: a crashed dispatcher's jobs come back after it.
+	// A dispatcher renews the lease of a delivery in flight every third of
+	// it, so it may be shorter than an attempt.
 	WebhookLease time.Duration
 	// PlatformAllowPrivateNetworks lets the Guru and Yampi API calls, and
 	// the api_url a merchant sets, reach loopback and private addresses
@@ -168,7 +170,7 @@ var Settings = []Setting{
 		Meaning: "comma-separated waits before each retry of a failed webhook delivery", Programs: []string{"dispatcher"}},
 	{Name: "WEBHOOK_ENDPOINT_CONCURRENCY", Default: "16", Meaning: "most webhook requests in flight per endpoint (1 to 1024)",
 		Programs: []string{"api", "dispatcher"}},
-	{Name: "WEBHOOK_LEASE", Default: "5m", Meaning: "how long a dispatcher holds a delivery before the scheduler offers it again (at least 1s)",
+	{Name: "WEBHOOK_LEASE", Default: "30s", Meaning: "how long a dispatcher holds a delivery before the scheduler offers it again, renewed while the delivery is in flight (at least 1s)",
 		Programs: []string{"dispatcher", "scheduler"}},
 	{Name: "WEBHOOK_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets webhook deliveries reach loopback and private addresses (development and tests only)",
 		Programs: []string{"api", "dispatcher"}},
@@ -335,7 +337,7 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, err
 	}
 	if c.WebhookLease, err = time.ParseDuration(get("WEBHOOK_LEASE")); err != nil || c.WebhookLease < time.Second {
-		return c, fmt.Errorf("WEBHOOK_LEASE: want a Go duration of at least 1s such as 5m, got %q", get("WEBHOOK_LEASE"))
+		return c, fmt.Errorf("WEBHOOK_LEASE: want a Go duration of at least 1s such as 30s, got %q", get("WEBHOOK_LEASE"))
 	}
 	switch c.LogLevel {
 	case "debug", "info", "warn", "error":

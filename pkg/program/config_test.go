@@ -48,7 +48,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 		}
 	}
 	if c.KafkaPartitions != 16 || c.LedgerMaxBatch != 500 || c.WebhookConcurrency != 16 || c.IngestRateLimit != 0 ||
-		c.WebhookLease.String() != "5m0s" || c.WebhookAllowPrivateNetworks || len(c.KafkaBrokers) != 0 || c.SecretsKey != "" {
+		c.WebhookLease.String() != "30s" || c.WebhookAllowPrivateNetworks || len(c.KafkaBrokers) != 0 || c.SecretsKey != "" {
 		t.Errorf("config %+v differs from the table's defaults", c)
 	}
 	if !slices.Equal(c.WebhookRetrySchedule, webhook.DefaultSchedule) {

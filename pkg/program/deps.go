@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -16,13 +17,16 @@ import (
 	"github.com/redis/go-redis/v9"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
+	"golang.org/x/sync/errgroup"
 
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/topic"
 )
@@ -45,6 +49,9 @@ type Deps struct {
 	// RedisBreaker is the one breaker of every Redis user of the process:
 	// while Redis is down each of them skips it at once.
 	RedisBreaker *redisx.Breaker
+
+	kafka   *kafkabus.Probe // the brokers' answer for /readyz
+	started atomic.Bool     // Start prepared PostgreSQL and the topics
 }
 
 // NewLogger returns a JSON logger at level.
@@ -60,11 +67,12 @@ func NewLogger(level string) (*zap.Logger, error) {
 	return cfg.Build()
 }
 
-// Open connects to PostgreSQL (creating the database, applying the
-// migrations, and checking that SECRETS_KEY opens the database's secrets:
-// postgres.CheckSecretsKey), Redis (optional: its absence is logged, not
-// fatal) and Kafka (creating the topics), and opens the publishers.
-func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*Deps, error) {
+// New makes the Deps of cfg without reaching any dependency: it checks the
+// settings (a missing or malformed one is an error naming it, which Main
+// exits 2 with) and makes the pool, the Redis client and its breaker, the
+// publishers and the registry, none of which connects before its first
+// use. Start waits for the dependencies.
+func New(cfg Config, log *zap.Logger, program string) (*Deps, error) {
 	if len(cfg.KafkaBrokers) == 0 {
 		return nil, errors.New("KAFKA_BROKERS is required (comma-separated host:port list)")
 	}
@@ -72,45 +80,144 @@ func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*De
 	if err != nil {
 		return nil, err
 	}
-	if err := postgres.EnsureDatabase(ctx, cfg.DatabaseURL); err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	pool, err := postgres.Open(ctx, cfg.DatabaseURL, 0)
-	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
-	}
-	if err := postgres.Migrate(ctx, pool); err != nil {
-		pool.Close()
-		return nil, err
-	}
-	if err := postgres.CheckSecretsKey(ctx, pool, box); err != nil { // a wrong key: Main exits 2 with its line
-		pool.Close()
-		return nil, err
-	}
 	ropt, err := redis.ParseURL(cfg.RedisURL)
 	if err != nil {
-		pool.Close()
 		return nil, fmt.Errorf("REDIS_URL: %w", err)
+	}
+	pool, err := postgres.NewPool(cfg.DatabaseURL, 0) // its error names DATABASE_URL
+	if err != nil {
+		return nil, err
 	}
 	rdb := redis.NewClient(redisx.FailFast(ropt))
 	brk := redisx.NewBreaker(redisx.BreakerConfig{Ping: redisx.Probe(rdb), Log: log.Named("redis")})
-	if err := brk.Do(ctx, redisx.Probe(rdb)); err != nil { // down: the breaker opens and probes
-		log.Warn("redis unavailable at start; continuing degraded", zap.Error(err))
-	}
-	if err := kafkabus.EnsureTopics(ctx, cfg.KafkaBrokers, topic.Specs(cfg.KafkaPartitions)...); err != nil {
-		pool.Close()
-		brk.Close()
-		_ = rdb.Close()
-		return nil, fmt.Errorf("KAFKA_BROKERS: %w", err)
-	}
 	reg := prometheus.NewRegistry()
 	reg.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	d := &Deps{Config: cfg, Log: log, Pool: pool, Redis: rdb, RedisBreaker: brk, Box: box, Registry: reg, Now: time.Now,
-		Bus: kafkabus.NewMetrics(reg, program), Ledger: ledger.NewMetrics(reg), Outbox: outbox.NewMetrics(reg)}
+		Bus: kafkabus.NewMetrics(reg, program), Ledger: ledger.NewMetrics(reg), Outbox: outbox.NewMetrics(reg),
+		kafka: kafkabus.NewProbe(cfg.KafkaBrokers)}
 	d.Commands = topic.NewCommandBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Commands, Logger: log, Metrics: d.Bus}))
 	d.Events = topic.NewEventBus(kafkabus.NewWriter(kafkabus.WriterConfig{Brokers: cfg.KafkaBrokers, Topic: topic.Events, Logger: log, Metrics: d.Bus}))
 	return d, nil
 }
+
+// Open is New then Start: the Deps of a test, the bench or a child
+// process, ready to use. It waits for the dependencies as long as ctx
+// allows.
+func Open(ctx context.Context, cfg Config, log *zap.Logger, program string) (*Deps, error) {
+	d, err := New(cfg, log, program)
+	if err != nil {
+		return nil, err
+	}
+	if err := d.Start(ctx); err != nil {
+		d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
+// Start waits until PostgreSQL and the brokers answer, then prepares them
+// — creates the database and applies the migrations (under goose's session
+// lock, so every program may), creates the topics — and marks the Deps
+// started (/readyz). While a dependency does not answer it tries again
+// with capped exponential backoff (startBackoff), logging a warning at
+// most every retry.OutageWarnEvery (30 s) naming its setting (DATABASE_URL,
+// KAFKA_BROKERS); the two are waited for at once. Redis is not waited
+// for: without it the service runs degraded (its breaker).
+//
+// Start returns nil once both are prepared, ctx's error when ctx ends
+// first, and at once any error a retry cannot fix (a migration the
+// database refuses, credentials it refuses). A check that needs the
+// database, such as of stored data against the settings, runs after it.
+func (d *Deps) Start(ctx context.Context) error {
+	if err := d.RedisBreaker.Do(ctx, redisx.Probe(d.Redis)); err != nil { // down: the breaker opens and probes
+		d.Log.Warn("redis unavailable at start; continuing degraded (REDIS_URL)", zap.Error(err))
+	}
+	g, gctx := errgroup.WithContext(ctx)
+	g.Go(func() error {
+		return d.await(gctx, dependency{name: "postgres", setting: "DATABASE_URL", transient: postgres.Unavailable},
+			func(ctx context.Context) error {
+				if err := postgres.EnsureDatabase(ctx, d.Config.DatabaseURL); err != nil {
+					return err
+				}
+				return postgres.Migrate(ctx, d.Pool)
+			})
+	})
+	g.Go(func() error {
+		return d.await(gctx, dependency{name: "kafka", setting: "KAFKA_BROKERS", transient: kafkaUnavailable},
+			func(ctx context.Context) error {
+				return kafkabus.EnsureTopics(ctx, d.Config.KafkaBrokers, topic.Specs(d.Config.KafkaPartitions)...)
+			})
+	})
+	if err := g.Wait(); err != nil {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return err
+	}
+	// A key that cannot open this database's secrets would fail every
+	// integration and webhook later, one by one: it stops the program now
+	// (postgres.ErrWrongSecretsKey, which Main exits 2 with).
+	if err := postgres.CheckSecretsKey(ctx, d.Pool, d.Box); err != nil {
+		return err
+	}
+	d.started.Store(true)
+	return nil
+}
+
+// dependency is what Start waits for: its name in /readyz and the log,
+// the setting that points to it, and which of its errors say it did not
+// answer (the others stop the program).
+type dependency struct {
+	name, setting string
+	transient     func(error) bool
+}
+
+// Start's patience: the backoff between tries (a warning at most every
+// retry.OutageWarnEvery while a dependency does not answer).
+const (
+	startBackoff = 100 * time.Millisecond
+	startMaxWait = 5 * time.Second
+)
+
+// await runs prepare until it succeeds, again after each error dep says is
+// transient; another error is returned naming the setting.
+func (d *Deps) await(ctx context.Context, dep dependency, prepare func(context.Context) error) error {
+	waits := &retry.Backoff{Base: startBackoff, Max: startMaxWait}
+	warn := &retry.Every{Interval: retry.OutageWarnEvery}
+	var since time.Time
+	for {
+		err := prepare(ctx)
+		switch {
+		case err == nil:
+			if !since.IsZero() {
+				d.Log.Info(dep.name+" answers again; starting", zap.String("dependency", dep.name),
+					zap.Duration("waited", time.Since(since).Round(time.Millisecond)))
+			}
+			return nil
+		case ctx.Err() != nil:
+			return ctx.Err()
+		case !dep.transient(err):
+			return fmt.Errorf("%s: %w", dep.setting, err)
+		}
+		if since.IsZero() {
+			since = time.Now()
+		}
+		if warn.Due() {
+			d.Log.Warn(dep.name+" does not answer; waiting for it (check "+dep.setting+")", zap.String("dependency", dep.name),
+				zap.String("setting", dep.setting), zap.Error(err))
+		}
+		if retry.Sleep(ctx, waits.Next()) != nil {
+			return ctx.Err()
+		}
+	}
+}
+
+// kafkaUnavailable reports whether err of EnsureTopics says the brokers did
+// not answer (apperr.Unavailable); an invalid topic spec is not.
+func kafkaUnavailable(err error) bool { return apperr.Is(err, apperr.Unavailable) }
+
+// Started reports whether Start has prepared the dependencies.
+func (d *Deps) Started() bool { return d.started.Load() }
 
 // Relay returns the outbox relay of every role that publishes committed
 // events (the ledger, the member store, the scheduler's sweep): a record
@@ -136,6 +243,7 @@ func NewBox(cfg Config) (*secretbox.Box, error) {
 func (d *Deps) Close() {
 	_ = d.Commands.Close()
 	_ = d.Events.Close()
+	d.kafka.Close()
 	d.RedisBreaker.Close()
 	_ = d.Redis.Close()
 	d.Pool.Close()
@@ -181,15 +289,21 @@ func RunOps(ctx context.Context, d *Deps, name string) error {
 
 // serveReady answers 200 "ready" when every dependency answers, 200
 // "degraded" when only Redis is down (the service keeps working without
-// it; while the breaker is open Redis is not even asked), and 503 when
-// PostgreSQL is down.
+// it; while the breaker is open Redis is not even asked), 503
+// "unavailable" when PostgreSQL or the brokers are down, and 503
+// "starting" until Start has prepared them (the program waits for them),
+// with the state of each in checks.
 func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 	ctx, cancel := context.WithTimeout(r.Context(), 2*time.Second)
 	defer cancel()
-	checks := map[string]string{"postgres": "ok", "redis": "ok"}
+	checks := map[string]string{"postgres": "ok", "kafka": "ok", "redis": "ok"}
 	status, code := "ready", http.StatusOK
 	if err := d.Pool.Ping(ctx); err != nil {
 		checks["postgres"] = "unavailable"
+		status, code = "unavailable", http.StatusServiceUnavailable
+	}
+	if err := d.kafka.Check(ctx); err != nil {
+		checks["kafka"] = "unavailable"
 		status, code = "unavailable", http.StatusServiceUnavailable
 	}
 	if err := d.RedisBreaker.Do(ctx, func(ctx context.Context) error { return d.Redis.Ping(ctx).Err() }); err != nil {
@@ -197,6 +311,9 @@ func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 		if code == http.StatusOK {
 			status = "degraded"
 		}
+	}
+	if !d.Started() {
+		status, code = "starting", http.StatusServiceUnavailable
 	}
 	respond.JSON(w, code, map[string]any{"status": status, "checks": checks})
 }

@@ -9,6 +9,8 @@ import (
 
 	"go.uber.org/zap"
 	"golang.org/x/sync/errgroup"
+
+	"github.com/convida/convida/pkg/postgres"
 )
 
 // Role is one of the programs' main loops.
@@ -17,10 +19,11 @@ type Role func(ctx context.Context, d *Deps) error
 // Main runs roles until SIGINT or SIGTERM, as the program named name, with
 // the operator's server (RunOps) beside them. It is the whole body of each
 // cmd/<program>/main.go: config from the environment, logger, connections,
-// run, drain. Invalid configuration or a
-// failed start exits 2 with one line. Asked for help (WantsHelp), it
-// prints about and the settings the program reads, and returns without
-// connecting to anything.
+// run, drain. An invalid setting exits 2 at once with one line; a
+// dependency that does not answer is waited for (AfterStart): the
+// operator's server answers from the first moment, /readyz saying what is
+// missing. Asked for help (WantsHelp), it prints about and the settings the
+// program reads, and returns without connecting to anything.
 func Main(name, about string, roles ...Role) {
 	if WantsHelp(os.Args[1:]) {
 		Help(os.Stdout, name, about)
@@ -37,15 +40,33 @@ func Main(name, about string, roles ...Role) {
 	defer log.Sync() //nolint:errcheck
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	d, err := Open(ctx, cfg, log.With(zap.String("program", name)), name)
+	d, err := New(cfg, log.With(zap.String("program", name)), name)
 	if err != nil {
 		Exit(name, err)
 	}
 	defer d.Close()
 	ops := func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, name) }
-	if err := RunRoles(ctx, d, append(roles, ops)...); err != nil {
+	if err := RunRoles(ctx, d, ops, AfterStart(roles...)); err != nil {
+		if errors.Is(err, postgres.ErrWrongSecretsKey) {
+			Exit(name, err) // one line naming SECRETS_KEY, exit 2
+		}
 		log.Error("stopped", zap.Error(err))
 		os.Exit(1)
+	}
+}
+
+// AfterStart returns a role that waits for the dependencies (Deps.Start)
+// and then runs roles. Main runs the programs' roles through it, beside
+// the operator's server, so that a program started before PostgreSQL or
+// the brokers stays up, says so on /readyz, and starts its work once they
+// answer.
+func AfterStart(roles ...Role) Role {
+	return func(ctx context.Context, d *Deps) error {
+		if err := d.Start(ctx); err != nil {
+			return err
+		}
+		d.Log.Info("dependencies ready; starting work")
+		return RunRoles(ctx, d, roles...)
 	}
 }
 

@@ -187,6 +187,7 @@ func (a *API) Router() *mux.Router {
 		IngestPublicURL: d.Config.IngestPublicURL,
 		PublicURL:       d.Config.PublicURL,
 		TrustedProxies:  d.Config.TrustedProxies,
+		Classify:        postgres.Classify,
 		Webhooks:        webhooks,
 		DeliveryLog:     webhooks,
 		Deliveries:      postgres.NewDeliveryStore(d.Pool),
@@ -238,6 +239,7 @@ func (a *API) Router() *mux.Router {
 		// passwords from one address joins.
 		TrustedProxies: d.Config.TrustedProxies,
 		AuthFailures:   failures,
+		Classify:       postgres.Classify,
 
 		// Overview and Redemptions.
 		Overview:          postgres.NewOverviewReads(d.Pool),

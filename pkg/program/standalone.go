@@ -26,7 +26,8 @@ import (
 // Standalone runs the whole pipeline in one process for local use: an
 // embedded persistent broker unless KAFKA_BROKERS is set, a SECRETS_KEY
 // generated and kept in DATA_DIR unless set, a demo merchant on first run,
-// and every role. It prints the URLs on out.
+// and every role. Like Main, it waits for a PostgreSQL that does not
+// answer yet. It prints the URLs on out once it runs.
 func Standalone(out io.Writer) error {
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
@@ -62,18 +63,22 @@ func Standalone(out io.Writer) error {
 		defer broker.Close()
 		cfg.KafkaBrokers = broker.Addrs()
 	}
-	d, err := Open(ctx, cfg, log, "standalone")
+	d, err := New(cfg, log, "standalone")
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	demo, err := demoMerchant(ctx, d)
-	if err != nil {
-		return err
-	}
-	printBanner(out, cfg, demo)
 	ops := func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, "standalone") }
-	return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunRecorder, RunDispatcher, RunScheduler, ops)
+	// The demo merchant needs the database: after Start, before the roles.
+	demo := func(ctx context.Context, d *Deps) error {
+		dm, err := demoMerchant(ctx, d)
+		if err != nil {
+			return err
+		}
+		printBanner(out, cfg, dm)
+		return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunRecorder, RunDispatcher, RunScheduler)
+	}
+	return RunRoles(ctx, d, ops, AfterStart(demo))
 }
 
 // refuseForeignDatabase refuses to make a new key when the key file is

@@ -41,6 +41,7 @@ var statuses = map[apperr.Code]int{
 	apperr.PayloadTooLarge:     http.StatusRequestEntityTooLarge,
 	apperr.RateLimited:         http.StatusTooManyRequests,
 	apperr.Unavailable:         http.StatusServiceUnavailable,
+	apperr.ServiceUnavailable:  http.StatusServiceUnavailable,
 
 	apperr.IntegrationNotConfigured: http.StatusUnprocessableEntity,
 }
@@ -89,13 +90,29 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	_ = json.NewEncoder(w).Encode(v)
 }
 
+// RetryAfter is the Retry-After, in seconds, of a 503 whose handler set
+// none: a dependency that does not answer is usually back within seconds
+// (a database restart, a broker's failover).
+const RetryAfter = "2"
+
 // Error writes err in the envelope. An error without an apperr code is an
-// internal error: it is logged (once, here) and its text is not shown.
+// internal error: it is logged (once, here) and its text is not shown. A
+// 503 always carries Retry-After (RetryAfter unless the handler set one);
+// apperr.ServiceUnavailable, an outage of a dependency and not a defect,
+// only at debug: one warning per request would flood the log for as long
+// as the outage lasts, so the edge warns once in a while instead.
 func Error(w http.ResponseWriter, log *zap.Logger, style Style, err error) {
 	code := apperr.CodeOf(err)
 	status := Status(code)
 	msg := apperr.MessageOf(err)
-	if status >= 500 && log != nil {
+	if status == http.StatusServiceUnavailable && w.Header().Get("Retry-After") == "" {
+		w.Header().Set("Retry-After", RetryAfter)
+	}
+	switch {
+	case log == nil:
+	case code == apperr.ServiceUnavailable: // the edge warns once in a while (retry.Every), not per request
+		log.Debug("request failed: a dependency is unavailable", zap.Error(err))
+	case status >= 500:
 		log.Error("request failed", zap.Error(err))
 	}
 	JSON(w, status, ErrorBody{Error: ErrorDetail{Code: WireCode(code, style), Message: msg}})

@@ -182,3 +182,20 @@ func TestSleep(t *testing.T) {
 		t.Error("Sleep outlived its context")
 	}
 }
+
+func TestEveryIsDueOncePerInterval(t *testing.T) {
+	t.Parallel()
+	e := &retry.Every{Interval: 200 * time.Millisecond}
+	if !e.Due() {
+		t.Fatal("the first Due is false")
+	}
+	for range 10 {
+		if e.Due() {
+			t.Fatal("Due twice within the interval")
+		}
+	}
+	time.Sleep(250 * time.Millisecond)
+	if !e.Due() {
+		t.Error("Due false once the interval passed")
+	}
+}

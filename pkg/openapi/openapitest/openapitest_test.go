@@ -85,7 +85,7 @@ func fakeServer(t *testing.T, answers map[string]answer) *httptest.Server {
 func TestValidate(t *testing.T) {
 	t.Parallel()
 	const js, text = "application/json", "text/plain; charset=utf-8"
-	const ready = `{"status":"ready","checks":{"postgres":"ok","redis":"ok"}}`
+	const ready = `{"status":"ready","checks":{"postgres":"ok","kafka":"ok","redis":"ok"}}`
 	tests := []struct {
 		name    string
 		method  string
@@ -196,7 +196,7 @@ func TestCoverage(t *testing.T) {
 	t.Parallel()
 	srv := fakeServer(t, map[string]answer{
 		"GET /healthz": {200, "text/plain; charset=utf-8", nil, "ok\n"},
-		"GET /readyz":  {503, "application/json", nil, `{"status":"unavailable","checks":{"postgres":"unavailable","redis":"ok"}}`},
+		"GET /readyz":  {503, "application/json", nil, `{"status":"unavailable","checks":{"postgres":"unavailable","kafka":"ok","redis":"ok"}}`},
 	})
 	v := openapitest.New(t)
 	client := v.Client(srv.URL)
