@@ -281,9 +281,11 @@ func TestEveryOperationAnswers503WithoutPostgres(t *testing.T) {
 	}
 }
 
-// TestProgramsStartedWithoutPostgres starts a ledger and a dispatcher
-// while their PostgreSQL does not answer: they stay up, /readyz answers 503
-// "starting" naming it, one warning names DATABASE_URL, and sales taken by
+// TestProgramsStartedWithoutPostgres starts a ledger, a dispatcher and an
+// API while their PostgreSQL does not answer: they stay up, /readyz answers
+// 503 "starting" naming it, one warning names DATABASE_URL, the API's port
+// answers 503 service_unavailable with Retry-After (and /healthz 200), and
+// sales taken by
 // the ingest meanwhile (its own connections work) wait in the broker. Once
 // PostgreSQL answers, the programs migrate and start by themselves: the
 // sales are credited and their webhooks delivered.
@@ -299,6 +301,8 @@ func TestProgramsStartedWithoutPostgres(t *testing.T) {
 	proxy.Cut()
 	cfg := s.deps.Config
 	cfg.DatabaseURL = dbURL
+	cfg.HTTPAddr = testenv.FreeAddr(t)
+	api := "http://" + cfg.HTTPAddr
 	core, logs := observer.New(zap.InfoLevel)
 	log := zap.New(zapcore.NewTee(zaptest.NewLogger(t, zaptest.Level(zap.WarnLevel)).Core(), core))
 	d, err := program.New(cfg, log, "late")
@@ -312,7 +316,8 @@ func TestProgramsStartedWithoutPostgres(t *testing.T) {
 	var runErr error
 	go func() {
 		defer close(stopped)
-		runErr = program.RunRoles(ctx, d, program.AfterStart(program.RunLedger, program.RunRecorder, program.RunDispatcher))
+		runErr = program.RunRoles(ctx, d, program.AfterStart(program.RunLedger, program.RunRecorder, program.RunDispatcher,
+			program.RunAPI))
 	}()
 	defer func() {
 		cancel()
@@ -337,6 +342,15 @@ func TestProgramsStartedWithoutPostgres(t *testing.T) {
 	if checks, _ := r.body["checks"].(map[string]any); r.body["status"] != "starting" || checks["postgres"] != "unavailable" || checks["kafka"] != "ok" {
 		t.Errorf("/readyz while waiting = %v, want starting with postgres unavailable and kafka ok", r.body)
 	}
+	members := do(t, http.MethodGet, api+"/api/v1/members", nil, map[string]string{"X-API-Key": tn.apiKey})
+	if code, _ := members.json(t)["error"].(map[string]any); members.Status != 503 || code["code"] != "service_unavailable" ||
+		members.Header.Get("Retry-After") == "" {
+		t.Errorf("the API while starting: %d %s Retry-After %q, want 503 service_unavailable with Retry-After",
+			members.Status, members.Body, members.Header.Get("Retry-After"))
+	}
+	if h := do(t, http.MethodGet, api+"/healthz", nil, nil); h.Status != 200 {
+		t.Errorf("the API's /healthz while starting: %d, want 200", h.Status)
+	}
 	if n := logs.FilterField(zap.String("setting", "DATABASE_URL")).Len(); n != 1 {
 		t.Errorf("%d lines name DATABASE_URL after 2 s of waiting, want 1", n)
 	}
@@ -356,6 +370,9 @@ func TestProgramsStartedWithoutPostgres(t *testing.T) {
 		return res.StatusCode == http.StatusOK
 	})
 	ready.expect(t, probe{"GET", "/readyz", nil, nil}, 200, "")
+	if m := do(t, http.MethodGet, api+"/api/v1/members", nil, map[string]string{"X-API-Key": tn.apiKey}); m.Status != 200 {
+		t.Errorf("the API once started: %d %s, want 200", m.Status, m.Body)
+	}
 	ready.v.WantExercised(t, ex("getReadyz", 503), ex("getReadyz", 200))
 	if err := checkLedger(s); err != nil {
 		t.Error(err)

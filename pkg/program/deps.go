@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
 	"sync/atomic"
 	"time"
 
@@ -52,6 +53,9 @@ type Deps struct {
 
 	kafka   *kafkabus.Probe // the brokers' answer for /readyz
 	started atomic.Bool     // Start prepared PostgreSQL and the topics
+	// startedCh is closed when started becomes true (WaitStarted).
+	startedOnce, closeOnce sync.Once
+	startedCh              chan struct{}
 }
 
 // NewLogger returns a JSON logger at level.
@@ -161,6 +165,7 @@ func (d *Deps) Start(ctx context.Context) error {
 		return err
 	}
 	d.started.Store(true)
+	d.closeOnce.Do(func() { close(d.startedChan()) })
 	return nil
 }
 
@@ -218,6 +223,23 @@ func kafkaUnavailable(err error) bool { return apperr.Is(err, apperr.Unavailable
 
 // Started reports whether Start has prepared the dependencies.
 func (d *Deps) Started() bool { return d.started.Load() }
+
+// WaitStarted waits until Start has prepared the dependencies (nil) or ctx
+// ends (its error). The roles Main runs begin with it, since Start runs
+// beside them (AfterStart).
+func (d *Deps) WaitStarted(ctx context.Context) error {
+	select {
+	case <-d.startedChan():
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (d *Deps) startedChan() chan struct{} {
+	d.startedOnce.Do(func() { d.startedCh = make(chan struct{}) })
+	return d.startedCh
+}
 
 // Relay returns the outbox relay of every role that publishes committed
 // events (the ledger, the member store, the scheduler's sweep): a record
@@ -318,13 +340,37 @@ func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 	respond.JSON(w, code, map[string]any{"status": status, "checks": checks})
 }
 
-// serve runs an HTTP server on addr until ctx ends, then drains it.
-func serve(ctx context.Context, log *zap.Logger, name, addr string, h http.Handler) error {
+// serveStarting listens on addr at once and, until Start has prepared the
+// dependencies, answers every request but /healthz with unready (a 503
+// with Retry-After); then it serves the handler build returns. A platform
+// posting a webhook while the program waits for PostgreSQL is told to try
+// again rather than refused, and /readyz says ready only once the port is
+// open.
+func (d *Deps) serveStarting(ctx context.Context, name, addr string, unready http.Handler, build func() http.Handler) error {
 	l, err := net.Listen("tcp", addr)
 	if err != nil {
 		return fmt.Errorf("%s server on %s: %w", name, addr, err)
 	}
-	return serveOn(ctx, log, name, l, h)
+	starting := http.NewServeMux()
+	starting.HandleFunc("GET /healthz", serveHealth)
+	starting.Handle("/", unready)
+	var current atomic.Pointer[http.Handler]
+	if d.Started() {
+		built := build()
+		current.Store(&built)
+	} else {
+		var h http.Handler = starting
+		current.Store(&h)
+		go func() {
+			if d.WaitStarted(ctx) == nil {
+				built := build()
+				current.Store(&built)
+			}
+		}()
+	}
+	return serveOn(ctx, d.Log, name, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		(*current.Load()).ServeHTTP(w, r)
+	}))
 }
 
 // serveOn serves h on l until ctx ends, then drains it.

@@ -98,7 +98,12 @@ func platformClient(c Config) *http.Client {
 }
 
 // RunRedemptions runs the redemptions role as production does.
-func RunRedemptions(ctx context.Context, d *Deps) error { return NewRedemptions(d).Run(ctx) }
+func RunRedemptions(ctx context.Context, d *Deps) error {
+	if err := d.WaitStarted(ctx); err != nil {
+		return err
+	}
+	return NewRedemptions(d).Run(ctx)
+}
 
 // NewProvisioner returns the coupon provisioner role as production runs
 // it: members' codes as coupons at Guru and Yampi, retried per
@@ -117,11 +122,19 @@ func NewProvisioner(d *Deps) *dispatch.Provisioner {
 }
 
 // RunProvisioner runs the coupon provisioner role as production does.
-func RunProvisioner(ctx context.Context, d *Deps) error { return NewProvisioner(d).Run(ctx) }
+func RunProvisioner(ctx context.Context, d *Deps) error {
+	if err := d.WaitStarted(ctx); err != nil {
+		return err
+	}
+	return NewProvisioner(d).Run(ctx)
+}
 
 // RunDispatcher runs the dispatcher's roles: outbound events, redemptions
 // and the provisioning of members' coupons.
 func RunDispatcher(ctx context.Context, d *Deps) error {
+	if err := d.WaitStarted(ctx); err != nil {
+		return err
+	}
 	return RunRoles(ctx, d, func(ctx context.Context, d *Deps) error { return NewEvents(d).Run(ctx) }, RunRedemptions,
 		RunProvisioner)
 }
@@ -174,7 +187,12 @@ func (s *Scheduler) Run(ctx context.Context) error {
 }
 
 // RunScheduler ticks until ctx ends.
-func RunScheduler(ctx context.Context, d *Deps) error { return NewScheduler(d).Run(ctx) }
+func RunScheduler(ctx context.Context, d *Deps) error {
+	if err := d.WaitStarted(ctx); err != nil {
+		return err
+	}
+	return NewScheduler(d).Run(ctx)
+}
 
 // retryWaker adapts dispatch.Waker to a scheduler task.
 type retryWaker struct {

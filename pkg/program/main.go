@@ -55,19 +55,22 @@ func Main(name, about string, roles ...Role) {
 	}
 }
 
-// AfterStart returns a role that waits for the dependencies (Deps.Start)
-// and then runs roles. Main runs the programs' roles through it, beside
-// the operator's server, so that a program started before PostgreSQL or
-// the brokers stays up, says so on /readyz, and starts its work once they
-// answer.
+// AfterStart returns a role that runs Deps.Start beside roles. Main runs
+// the programs' roles through it, beside the operator's server, so that a
+// program started before PostgreSQL or the brokers stays up, says so on
+// /readyz, and starts its work once they answer: the consumers and the
+// scheduler wait for Start (WaitStarted) before their first step, the API
+// and ingest servers listen at once and answer 503 with Retry-After until
+// then. An error of Start (a wrong SECRETS_KEY) stops the roles.
 func AfterStart(roles ...Role) Role {
-	return func(ctx context.Context, d *Deps) error {
+	start := func(ctx context.Context, d *Deps) error {
 		if err := d.Start(ctx); err != nil {
 			return err
 		}
 		d.Log.Info("dependencies ready; starting work")
-		return RunRoles(ctx, d, roles...)
+		return nil
 	}
+	return func(ctx context.Context, d *Deps) error { return RunRoles(ctx, d, append([]Role{start}, roles...)...) }
 }
 
 // RunRoles runs roles until ctx ends or one fails (which stops the rest).

@@ -57,4 +57,9 @@ func (r *Recorder) Run(ctx context.Context) error {
 }
 
 // RunRecorder runs the recorder role as production does.
-func RunRecorder(ctx context.Context, d *Deps) error { return NewRecorder(d).Run(ctx) }
+func RunRecorder(ctx context.Context, d *Deps) error {
+	if err := d.WaitStarted(ctx); err != nil {
+		return err
+	}
+	return NewRecorder(d).Run(ctx)
+}

@@ -2,6 +2,7 @@ package program
 
 import (
 	"context"
+	"net/http"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -15,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/redisx"
+	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/topic"
 )
 
@@ -101,7 +103,12 @@ func (l *Ledger) Handler() kafkabus.BatchHandler {
 func (l *Ledger) Run(ctx context.Context) error { return kafkabus.RunGroup(ctx, l.Group, l.Handler()) }
 
 // RunLedger runs the ledger role as production does.
-func RunLedger(ctx context.Context, d *Deps) error { return NewLedger(d).Run(ctx) }
+func RunLedger(ctx context.Context, d *Deps) error {
+	if err := d.WaitStarted(ctx); err != nil {
+		return err
+	}
+	return NewLedger(d).Run(ctx)
+}
 
 // Ingest is the ingest role: the Guru and Yampi receivers, which turn
 // paid and refunded orders into ledger commands.
@@ -139,7 +146,8 @@ func (in *Ingest) Router() *mux.Router {
 
 // Run serves on Addr until ctx ends.
 func (in *Ingest) Run(ctx context.Context) error {
-	return serve(ctx, in.d.Log, "ingest", in.Addr, in.d.instrument("ingest", in.Router()))
+	return in.d.serveStarting(ctx, "ingest", in.Addr, respond.Starting(respond.Admin),
+		func() http.Handler { return in.d.instrument("ingest", in.Router()) })
 }
 
 // IngestRouter returns the ingest router as production serves it.
@@ -279,7 +287,8 @@ func (a *API) Router() *mux.Router {
 
 // Run serves on Addr until ctx ends.
 func (a *API) Run(ctx context.Context) error {
-	return serve(ctx, a.d.Log, "api", a.Addr, a.d.instrument("api", a.Router()))
+	return a.d.serveStarting(ctx, "api", a.Addr, httpapi.Starting(),
+		func() http.Handler { return a.d.instrument("api", a.Router()) })
 }
 
 // APIRouter returns the API router as production serves it.

@@ -69,16 +69,20 @@ func Standalone(out io.Writer) error {
 	}
 	defer d.Close()
 	ops := func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, "standalone") }
-	// The demo merchant needs the database: after Start, before the roles.
+	// The demo merchant needs the database: after Start, before the
+	// banner; the servers listen from the start (503 until then).
 	demo := func(ctx context.Context, d *Deps) error {
+		if err := d.WaitStarted(ctx); err != nil {
+			return err
+		}
 		dm, err := demoMerchant(ctx, d)
 		if err != nil {
 			return err
 		}
 		printBanner(out, cfg, dm)
-		return RunRoles(ctx, d, RunAPI, RunIngest, RunLedger, RunRecorder, RunDispatcher, RunScheduler)
+		return RunRoles(ctx, d, RunLedger, RunRecorder, RunDispatcher, RunScheduler)
 	}
-	return RunRoles(ctx, d, ops, AfterStart(demo))
+	return RunRoles(ctx, d, ops, AfterStart(RunAPI, RunIngest, demo))
 }
 
 // refuseForeignDatabase refuses to make a new key when the key file is

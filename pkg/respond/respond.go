@@ -117,3 +117,18 @@ func Error(w http.ResponseWriter, log *zap.Logger, style Style, err error) {
 	}
 	JSON(w, status, ErrorBody{Error: ErrorDetail{Code: WireCode(code, style), Message: msg}})
 }
+
+// Starting answers every request 503 service_unavailable, in style, with
+// Retry-After: what a server says while its program waits for PostgreSQL
+// and the brokers.
+func Starting(style Style) http.Handler {
+	return StartingBy(func(*http.Request) Style { return style })
+}
+
+// StartingBy is Starting with the style of each request's route.
+func StartingBy(styleOf func(*http.Request) Style) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		Error(w, nil, styleOf(r), apperr.Errorf(apperr.ServiceUnavailable,
+			"the service is starting (waiting for its database and brokers); try again shortly"))
+	})
+}

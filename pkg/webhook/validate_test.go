@@ -101,5 +101,5 @@ func TestPatchValidate(t *testing.T) {
 // allEvents is the subscribable list as the error message spells it.
 func allEvents() []string {
 	return []string{"member.created", "member.updated", "referral.created", "referral.approved", "referral.rejected",
-		"referral.cancelled", "redemption.completed", "wallet.credited", "wallet.debited", "creator.tier_changed"}
+		"referral.cancelled", "redemption.completed", "wallet.credited", "wallet.debited", "creator.tier_changed", "member.erased"}
 }
