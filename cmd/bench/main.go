@@ -75,6 +75,9 @@ type options struct {
 	// retention tables before each sales run and runs the retention sweep
 	// beside it (retention.go).
 	RetentionRows int
+	// RetentionUnpaced runs that sweep without the scheduler's pauses
+	// (the worst case) instead of a tick's budget per SCHEDULER_INTERVAL.
+	RetentionUnpaced bool
 }
 
 // dbPrefix is the prefix a database name must have for bench to touch it.
@@ -108,6 +111,8 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 	fs.DurationVar(&o.PlatformDelay, "platform-delay", 0, "redeems: how long the fake Yampi takes to answer each call")
 	fs.IntVar(&o.RetentionRows, "retention-rows", 0, "sales: seed this many rows past their retention over the retention "+
 		"tables (not measured) and run the retention sweep beside the sales, from the first send (in-process only)")
+	fs.BoolVar(&o.RetentionUnpaced, "retention-unpaced", false, "sales: run that sweep without pause (the worst case) "+
+		"rather than paced as the scheduler runs it (2 s of work per SCHEDULER_INTERVAL tick)")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}

@@ -15,8 +15,11 @@ import (
 // retentionSweep is the retention sweep run beside a sales run
 // (-retention-rows): old rows seeded before the clock starts, then the
 // production sweep (program.NewRetention, the default RETENTION_*
-// settings, batches of 5,000) started with the first send.
+// settings, batches of 5,000) started with the first send, paced as the
+// scheduler paces it (Every: a tick's 2 s budget per SCHEDULER_INTERVAL),
+// or without pause when Every is 0 (-retention-unpaced).
 type retentionSweep struct {
+	Every   time.Duration
 	Seeded  int
 	Seeding time.Duration
 	Start   time.Time
@@ -62,7 +65,7 @@ func (r *retentionSweep) start(ctx context.Context, s *stack) {
 	r.Start = time.Now()
 	go func() {
 		defer close(r.done)
-		r.Deleted, r.Err = sweep.Sweep(ctx, time.Now())
+		r.Deleted, r.Err = sweep.Sweep(ctx, time.Now(), r.Every)
 		r.Took = time.Since(r.Start)
 	}()
 }
@@ -111,4 +114,9 @@ func (r *retentionSweep) print(p func(string, ...any), first, last time.Time) {
 	p("  retention sweep       %d rows in %v (%.0f rows/s), running during %.0f%% of first send → last credit",
 		r.deleted(), r.Took.Round(time.Millisecond), float64(r.deleted())/r.Took.Seconds(), 100*r.overlap(first, last))
 	p("                        %s", strings.Join(kinds, ", "))
+	if r.Every > 0 {
+		p("                        paced as the scheduler runs it: 2 s of work per %v tick", r.Every)
+	} else {
+		p("                        without pause (-retention-unpaced)")
+	}
 }

@@ -152,6 +152,9 @@ func runSales(ctx context.Context, s *stack, t *tenant, o options, seeding time.
 		if rep.Retention, err = seedRetention(ctx, s, o.RetentionRows); err != nil {
 			return nil, fmt.Errorf("seed the retention backlog: %w", err)
 		}
+		if !o.RetentionUnpaced {
+			rep.Retention.Every = s.deps.Config.SchedulerInterval
+		}
 		fmt.Fprintf(stderr, "seeded %d rows past their retention in %v\n", rep.Retention.Seeded, rep.Retention.Seeding.Round(time.Millisecond))
 	}
 	start := time.Now()

@@ -73,11 +73,7 @@ func (r *Retention) Run(ctx context.Context, now time.Time) error {
 		}
 		r.sweep = &sweepStatus{now: now, counts: map[string]int{}}
 	}
-	budget := r.Budget
-	if budget <= 0 {
-		budget = 2 * time.Second
-	}
-	finished, err := r.work(ctx, r.sweep, budget)
+	finished, err := r.work(ctx, r.sweep, r.budget())
 	if !finished {
 		return err
 	}
@@ -88,16 +84,43 @@ func (r *Retention) Run(ctx context.Context, now time.Time) error {
 	return nil
 }
 
-// Sweep carries out the whole plan at once at now, whatever the interval
-// and the budget, and returns what it deleted per kind. The bench runs it
+// Sweep carries out the whole plan at now, whatever the interval, and
+// returns what it deleted per kind. With every > 0 it is paced as the
+// scheduler paces Run — about Budget of work, then a pause until every
+// has passed since that slice began, as a tick every SCHEDULER_INTERVAL
+// would — and with every = 0 it works without pause. The bench runs it
 // beside the load; Run is what the scheduler runs.
-func (r *Retention) Sweep(ctx context.Context, now time.Time) (map[string]int, error) {
+func (r *Retention) Sweep(ctx context.Context, now time.Time, every time.Duration) (map[string]int, error) {
 	s := &sweepStatus{now: now, counts: map[string]int{}}
-	if _, err := r.work(ctx, s, 0); err != nil {
-		return s.counts, err
+	budget := time.Duration(0)
+	if every > 0 {
+		budget = r.budget()
+	}
+	for {
+		slice := time.Now()
+		finished, err := r.work(ctx, s, budget)
+		if err != nil {
+			return s.counts, err
+		}
+		if finished {
+			break
+		}
+		select {
+		case <-ctx.Done():
+			return s.counts, ctx.Err()
+		case <-time.After(every - time.Since(slice)):
+		}
 	}
 	r.Metrics.succeeded(time.Now())
 	return s.counts, nil
+}
+
+// budget is a tick's share of the sweep (Budget, default 2 s).
+func (r *Retention) budget() time.Duration {
+	if r.Budget <= 0 {
+		return 2 * time.Second
+	}
+	return r.Budget
 }
 
 // work goes on with s for about budget (0: until it is done) and reports

@@ -157,7 +157,7 @@ SELECT merchant_id, webhook_id, event_id, 'referral.created', '\x7b7d', 1, $3 FR
 	reg := prometheus.NewRegistry()
 	sweep := &scheduler.Retention{Store: store, Plan: plan, Batch: 3, Metrics: scheduler.NewRetentionMetrics(reg), Log: zap.NewNop()}
 	before := time.Now()
-	counts, err := sweep.Sweep(ctx, now)
+	counts, err := sweep.Sweep(ctx, now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -228,7 +228,7 @@ func TestRetentionZeroKeepsForever(t *testing.T) {
 		t.Fatalf("plan of a policy of zeros = %v, want the sessions and sign-in attempts only", plan)
 	}
 	sweep := &scheduler.Retention{Store: postgres.NewRetentionStore(rt.pool), Plan: plan, Log: zap.NewNop()}
-	counts, err := sweep.Sweep(ctx, now)
+	counts, err := sweep.Sweep(ctx, now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
