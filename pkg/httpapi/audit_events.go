@@ -77,11 +77,7 @@ func (s *Server) listAuditEvents(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := List[AuditEvent]{Data: make([]AuditEvent, len(list)), Pagination: pagination(pageNum, perPage, total)}
-	for i, e := range list {
-		out.Data[i] = auditEventView(e)
-	}
-	respond.JSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, listOf(list, func(e *audit.Event) AuditEvent { return auditEventView(*e) }, pageNum, perPage, total))
 }
 
 func auditEventView(e audit.Event) AuditEvent {

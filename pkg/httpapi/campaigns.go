@@ -174,11 +174,8 @@ func (s *Server) listCampaigns(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := List[AdminCampaign]{Data: make([]AdminCampaign, len(list)), Pagination: pagination(pageNum, perPage, total)}
-	for i := range list {
-		out.Data[i] = adminCampaign(&list[i].Campaign, list[i].Stats)
-	}
-	respond.JSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, listOf(list, func(c *campaign.Listed) AdminCampaign { return adminCampaign(&c.Campaign, c.Stats) },
+		pageNum, perPage, total))
 }
 
 // PatchCampaignRequest is the body of PATCH /campaigns/{id}. Every field is

@@ -252,6 +252,16 @@ type List[T any] struct {
 	Pagination Pagination `json:"pagination"`
 }
 
+// listOf is the page of items, each shown by view, in the admin lists'
+// envelope.
+func listOf[T, V any](items []T, view func(*T) V, pageNum, perPage, total int) List[V] {
+	out := List[V]{Data: make([]V, len(items)), Pagination: pagination(pageNum, perPage, total)}
+	for i := range items {
+		out.Data[i] = view(&items[i])
+	}
+	return out
+}
+
 // Data is the envelope of single resources.
 type Data[T any] struct {
 	Data T `json:"data"`

@@ -72,11 +72,7 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := List[DeliveryView]{Data: make([]DeliveryView, len(list)), Pagination: pagination(pageNum, perPage, total)}
-	for i, d := range list {
-		out.Data[i] = deliveryView(d)
-	}
-	respond.JSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, listOf(list, func(d *inbound.Delivery) DeliveryView { return deliveryView(*d) }, pageNum, perPage, total))
 }
 
 func deliveryView(d inbound.Delivery) DeliveryView {

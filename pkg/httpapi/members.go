@@ -193,11 +193,7 @@ func (s *Server) getMemberTransactions(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := List[ledger.TransactionView]{Data: make([]ledger.TransactionView, len(entries)), Pagination: pagination(pageNum, perPage, total)}
-	for i, e := range entries {
-		out.Data[i] = e.View()
-	}
-	respond.JSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, listOf(entries, (*ledger.Entry).View, pageNum, perPage, total))
 }
 
 // maxSearch bounds the search text of GET /members, in characters.
@@ -246,13 +242,10 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := List[AdminMember]{Data: make([]AdminMember, len(list)), Pagination: pagination(pageNum, perPage, total)}
-	for i := range list {
-		l := &list[i]
-		out.Data[i] = adminMember(&l.Member,
-			ledger.Wallet{Pending: l.Pending, Available: l.Available, TotalEarned: l.TotalEarned}, l.Stats, coupons[l.ID])
-	}
-	respond.JSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, listOf(list, func(l *member.Listed) AdminMember {
+		return adminMember(&l.Member, ledger.Wallet{Pending: l.Pending, Available: l.Available, TotalEarned: l.TotalEarned},
+			l.Stats, coupons[l.ID])
+	}, pageNum, perPage, total))
 }
 
 // PatchMemberRequest is the body of PATCH /members/{id}. Every field is

@@ -59,11 +59,7 @@ func (s *Server) listReferrals(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	out := List[referral.View]{Data: make([]referral.View, len(list)), Pagination: pagination(pageNum, perPage, total)}
-	for i, l := range list {
-		out.Data[i] = l.AdminView()
-	}
-	respond.JSON(w, http.StatusOK, out)
+	respond.JSON(w, http.StatusOK, listOf(list, func(l *referral.Listed) referral.View { return l.AdminView() }, pageNum, perPage, total))
 }
 
 func referralFilter(r *http.Request) (referral.Filter, error) {
