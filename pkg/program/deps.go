@@ -354,22 +354,26 @@ func (d *Deps) serveStarting(ctx context.Context, name, addr string, unready htt
 	starting := http.NewServeMux()
 	starting.HandleFunc("GET /healthz", serveHealth)
 	starting.Handle("/", unready)
-	var current atomic.Pointer[http.Handler]
-	if d.Started() {
-		built := build()
-		current.Store(&built)
-	} else {
-		var h http.Handler = starting
-		current.Store(&h)
-		go func() {
-			if d.WaitStarted(ctx) == nil {
-				built := build()
-				current.Store(&built)
-			}
-		}()
+	// The handler is built once, by whichever comes first after Start: the
+	// goroutine below or the first request, so no request in between is
+	// answered 503.
+	var once sync.Once
+	var handler http.Handler
+	built := func() http.Handler {
+		once.Do(func() { handler = build() })
+		return handler
 	}
+	go func() {
+		if d.WaitStarted(ctx) == nil {
+			built()
+		}
+	}()
 	return serveOn(ctx, d.Log, name, l, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		(*current.Load()).ServeHTTP(w, r)
+		if !d.Started() {
+			starting.ServeHTTP(w, r)
+			return
+		}
+		built().ServeHTTP(w, r)
 	}))
 }
 
