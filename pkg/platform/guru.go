@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/money"
@@ -173,4 +174,92 @@ func (g *Guru) ProvisionCoupon(ctx context.Context, c Coupon) (CouponResult, err
 			return sameText(l["incidence_type"], typ) && sameAmount(l["incidence_value"], value) && !isFalse(l["is_active"])
 		}}
 	return call.provision(ctx)
+}
+
+// guruMaxWindow is the longest period of one Guru transactions query.
+const guruMaxWindow = 180 * 24 * time.Hour
+
+// guruPage is an answer of GET /transactions.
+type guruPage struct {
+	Data         []guruTransaction `json:"data"`
+	HasMorePages flag              `json:"has_more_pages"`
+	NextCursor   text              `json:"next_cursor"`
+}
+
+// guruTransaction is what a pull reads of a listed transaction: the
+// webhook's fields, except that its dates are Unix seconds.
+type guruTransaction struct {
+	ID      text   `json:"id"`
+	Status  string `json:"status"`
+	Contact object[struct {
+		Name  string `json:"name"`
+		Email string `json:"email"`
+		Doc   text   `json:"doc"`
+	}] `json:"contact"`
+	Payment object[struct {
+		Total    json.RawMessage `json:"total"`
+		Currency string          `json:"currency"`
+		// The API's coupon shape is not documented: its coupon_code when
+		// it is an object that has one, no coupon otherwise.
+		Coupon object[struct {
+			Code text `json:"coupon_code"`
+		}] `json:"coupon"`
+	}] `json:"payment"`
+	Subscription object[struct {
+		ID text `json:"id"`
+	}] `json:"subscription"`
+	Dates object[struct {
+		OrderedAt   json.RawMessage `json:"ordered_at"`
+		ConfirmedAt json.RawMessage `json:"confirmed_at"`
+	}] `json:"dates"`
+}
+
+// Sales lists the transactions confirmed in w, page by page (GET
+// /transactions with confirmed_at_ini and confirmed_at_end, the São Paulo
+// days of w's ends, then the same filters and the cursor of the previous
+// page while has_more_pages says so). w spans at most 180 days.
+func (g *Guru) Sales(ctx context.Context, w Window, page Page) error {
+	if err := w.check("guru", guruMaxWindow); err != nil {
+		return err
+	}
+	const day = "2006-01-02"
+	query := url.Values{
+		"confirmed_at_ini": {w.From.In(SaoPaulo()).Format(day)},
+		"confirmed_at_end": {w.To.In(SaoPaulo()).Format(day)},
+	}
+	for n := 0; n < maxPages; n++ {
+		var answer guruPage
+		if err := g.ep.getJSON(ctx, request{step: "GET transactions", path: "/transactions", query: query}, &answer); err != nil {
+			return err
+		}
+		sales := make([]Sale, 0, len(answer.Data))
+		for _, t := range answer.Data {
+			sales = append(sales, t.sale())
+		}
+		if err := page(sales); err != nil {
+			return err
+		}
+		if !answer.HasMorePages || answer.NextCursor == "" {
+			return nil
+		}
+		query = cloneWith(query, "cursor", string(answer.NextCursor))
+	}
+	return apperr.Errorf(apperr.Unprocessable, "guru GET transactions: more than %d pages", maxPages)
+}
+
+func (t guruTransaction) sale() Sale {
+	p, c, d := t.Payment.V, t.Contact.V, t.Dates.V
+	s := Sale{OrderID: string(t.ID), Status: t.Status, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: string(c.Doc),
+		Currency: p.Currency, CouponCode: string(p.Coupon.V.Code), SubscriptionID: string(t.Subscription.V.ID)}
+	var err error
+	if s.Amount, err = reais(p.Total, "payment.total"); err != nil {
+		return unreadable(s.finish("guru"), err)
+	}
+	if s.OrderedAt, err = epoch(d.OrderedAt, time.Second, "dates.ordered_at"); err != nil {
+		return unreadable(s.finish("guru"), err)
+	}
+	if s.ConfirmedAt, err = epoch(d.ConfirmedAt, time.Second, "dates.confirmed_at"); err != nil {
+		return unreadable(s.finish("guru"), err)
+	}
+	return s.finish("guru")
 }

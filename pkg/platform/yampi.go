@@ -6,6 +6,7 @@ import (
 	"errors"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -190,4 +191,155 @@ func (y *Yampi) ProvisionCoupon(ctx context.Context, c Coupon) (CouponResult, er
 			return sameText(l["discount_type"], typ) && sameAmount(l["value"], value) && !isFalse(l["active"])
 		}}
 	return call.provision(ctx)
+}
+
+// yampiMaxWindow bounds one orders query; Yampi states no limit, and a
+// pull never needs more.
+const yampiMaxWindow = 366 * 24 * time.Hour
+
+// yampiPageSize is the limit of one page of orders.
+const yampiPageSize = 50
+
+// yampiInclude brings the nested objects an order's webhook carries.
+// Whether the list honours it for the promocode is not established:
+// promocode_id, always top-level, is what a pull relies on.
+const yampiInclude = "promocode,customer,status"
+
+// yampiOrders is an answer of GET {alias}/orders.
+type yampiOrders struct {
+	Data []yampiOrder `json:"data"`
+	Meta struct {
+		Pagination struct {
+			CurrentPage json.Number `json:"current_page"`
+			TotalPages  json.Number `json:"total_pages"`
+		} `json:"pagination"`
+	} `json:"meta"`
+}
+
+// yampiOrder is what a pull reads of an order.
+type yampiOrder struct {
+	ID     text `json:"id"`
+	Status object[struct {
+		Data object[struct {
+			Alias string `json:"alias"`
+		}] `json:"data"`
+	}] `json:"status"`
+	ValueTotal  json.RawMessage `json:"value_total"`
+	PromocodeID text            `json:"promocode_id"`
+	Promocode   object[struct {
+		Data object[struct {
+			Code string `json:"code"`
+		}] `json:"data"`
+	}] `json:"promocode"`
+	Customer object[struct {
+		Data object[struct {
+			Name  string `json:"name"`
+			Email string `json:"email"`
+			CPF   text   `json:"cpf"`
+			CNPJ  text   `json:"cnpj"`
+		}] `json:"data"`
+	}] `json:"customer"`
+	CreatedAt yampiDate `json:"created_at"`
+}
+
+// yampiDate is a Yampi date: {"date": "2026-11-20 08:55:00.000000",
+// "timezone": "America/Sao_Paulo"} or the text alone, in São Paulo.
+type yampiDate struct{ text, zone string }
+
+func (d *yampiDate) UnmarshalJSON(b []byte) error {
+	var obj struct {
+		Date     string `json:"date"`
+		Timezone string `json:"timezone"`
+	}
+	if json.Unmarshal(b, &obj) == nil {
+		d.text, d.zone = obj.Date, obj.Timezone
+		return nil
+	}
+	var s string
+	if json.Unmarshal(b, &s) == nil {
+		d.text = s
+	}
+	return nil
+}
+
+func (d yampiDate) time(field string) (time.Time, error) {
+	loc := SaoPaulo()
+	if d.zone != "" && d.zone != "America/Sao_Paulo" {
+		if l, err := time.LoadLocation(d.zone); err == nil {
+			loc = l
+		}
+	}
+	return localTime(d.text, loc, field, "2006-01-02 15:04:05.000000", yampiTimeLayout, time.RFC3339)
+}
+
+// Sales lists the orders created in w, page by page: GET {alias}/orders
+// with date=created_at:<day>|<day> (São Paulo days), page and limit, the
+// nested objects included, and skipCache=true — Yampi's edge otherwise
+// answers a GET from a cache up to half an hour old.
+func (y *Yampi) Sales(ctx context.Context, w Window, page Page) error {
+	if err := w.check("yampi", yampiMaxWindow); err != nil {
+		return err
+	}
+	const day = "2006-01-02"
+	query := url.Values{
+		"date":      {"created_at:" + w.From.In(SaoPaulo()).Format(day) + "|" + w.To.In(SaoPaulo()).Format(day)},
+		"limit":     {strconv.Itoa(yampiPageSize)},
+		"include":   {yampiInclude},
+		"skipCache": {"true"},
+	}
+	for n := 1; n <= maxPages; n++ {
+		var answer yampiOrders
+		q := cloneWith(query, "page", strconv.Itoa(n))
+		if err := y.ep.getJSON(ctx, request{step: "GET orders", path: "/" + y.alias + "/orders", query: q}, &answer); err != nil {
+			return err
+		}
+		sales := make([]Sale, 0, len(answer.Data))
+		for _, o := range answer.Data {
+			sales = append(sales, o.sale())
+		}
+		if err := page(sales); err != nil {
+			return err
+		}
+		total, err := strconv.Atoi(answer.Meta.Pagination.TotalPages.String())
+		if err != nil || n >= total || len(answer.Data) == 0 {
+			return nil
+		}
+	}
+	return apperr.Errorf(apperr.Unprocessable, "yampi GET orders: more than %d pages", maxPages)
+}
+
+// Order reads one order with its promocode and customer (GET
+// {alias}/orders/{id}): for a listed order whose promocode_id matches no
+// coupon Convida created, to read the code itself.
+func (y *Yampi) Order(ctx context.Context, id string) (Sale, error) {
+	var answer struct {
+		Data yampiOrder `json:"data"`
+	}
+	q := url.Values{"include": {yampiInclude}, "skipCache": {"true"}}
+	path := "/" + y.alias + "/orders/" + url.PathEscape(id)
+	if err := y.ep.getJSON(ctx, request{step: "GET order", path: path, query: q}, &answer); err != nil {
+		return Sale{}, err
+	}
+	return answer.Data.sale(), nil
+}
+
+func (o yampiOrder) sale() Sale {
+	c := o.Customer.V.Data.V
+	doc := string(c.CPF)
+	if strings.TrimSpace(doc) == "" {
+		doc = string(c.CNPJ) // a company buyer
+	}
+	s := Sale{OrderID: string(o.ID), Status: o.Status.V.Data.V.Alias, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: doc,
+		CouponCode: o.Promocode.V.Data.V.Code, PromocodeID: string(o.PromocodeID)}
+	if s.PromocodeID == "0" { // no promocode
+		s.PromocodeID = ""
+	}
+	var err error
+	if s.Amount, err = reais(o.ValueTotal, "value_total"); err != nil {
+		return unreadable(s.finish("yampi"), err)
+	}
+	if s.OrderedAt, err = o.CreatedAt.time("created_at"); err != nil {
+		return unreadable(s.finish("yampi"), err)
+	}
+	return s.finish("yampi")
 }
