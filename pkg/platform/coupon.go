@@ -9,8 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/money"
 )
 
@@ -184,18 +186,23 @@ func listedObjects(body []byte) []map[string]json.RawMessage {
 }
 
 // idOf is the id of a created object: "id" at the top of the answer or in
-// its "data" object; "" when neither is there.
+// its "data" object; "" when neither is there, or when it is longer than
+// any id Convida keeps (bounds.ID).
 func idOf(body []byte) string {
+	id := ""
 	for _, obj := range listedObjects(body) {
-		if id := idText(obj["id"]); id != "" {
-			return id
+		if id = idText(obj["id"]); id != "" {
+			break
 		}
 	}
 	var top map[string]json.RawMessage
-	if json.Unmarshal(body, &top) == nil {
-		return idText(top["id"])
+	if id == "" && json.Unmarshal(body, &top) == nil {
+		id = idText(top["id"])
 	}
-	return ""
+	if utf8.RuneCountInString(id) > bounds.ID {
+		return ""
+	}
+	return id
 }
 
 // idText is an id written as a JSON string or number; "" otherwise.
