@@ -200,15 +200,7 @@ WHERE merchant_id = $1 AND member_id = $2 AND platform = $3 AND lease_token = $1
 // stopping and does not know what the platform did): the row is due again
 // at once, and the next try adopts a coupon the platform made meanwhile.
 func (s *CouponStore) ReleaseCoupon(ctx context.Context, j redemption.CouponJob) error {
-	// The coupon's id is kept in coupon_ids too (migration 00020), even
-	// under a lost lease: the platform holds a coupon with it either way.
-	_, err := s.pool.Exec(ctx, `WITH kept AS (
-  INSERT INTO coupon_ids (merchant_id, platform, coupon_id, member_id)
-  SELECT $1, $3, $5, $2 WHERE char_length($5) BETWEEN 1 AND 255
-  ON CONFLICT (merchant_id, platform, coupon_id) DO UPDATE SET member_id = EXCLUDED.member_id, recorded_at = now()
-  WHERE coupon_ids.member_id <> EXCLUDED.member_id
-)
-UPDATE coupon_provisions SET lease_token = NULL, lease_until = NULL
+	_, err := s.pool.Exec(ctx, `UPDATE coupon_provisions SET lease_token = NULL, lease_until = NULL
 WHERE merchant_id = $1 AND member_id = $2 AND platform = $3 AND lease_token = $4`,
 		j.MerchantID, j.MemberID, j.Platform, j.LeaseToken)
 	return err

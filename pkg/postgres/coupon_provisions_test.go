@@ -164,6 +164,16 @@ func TestCouponIDsKept(t *testing.T) {
 		return store.FindMemberByCouponID(ctx, merchantID, platform, couponID)
 	}
 
+	// A row released without an outcome keeps nothing and is due again.
+	jobs, err := store.ClaimCoupons(ctx, 100, time.Minute)
+	if err != nil || len(jobs) != 6 {
+		t.Fatalf("claimed %d rows, %v; want 6", len(jobs), err)
+	}
+	for _, j := range jobs {
+		if err := store.ReleaseCoupon(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
 	finish(ana.ID, "yampi", "4471")
 	if id, code, err := owner(s.merchant.ID, "yampi", "4471"); err != nil || id != ana.ID || code != ana.CouponCode {
 		t.Fatalf("promocode 4471 = %s %q, %v; want %s %q", id, code, err, ana.ID, ana.CouponCode)
