@@ -8,7 +8,8 @@
 // manners: the guarded dialer (netguard: public https addresses only, no
 // redirect followed), a bound on each exchange, at most one identical
 // request in flight per account (the platforms refuse or double-count
-// concurrent twins; Guru answers them 429), answers read up to a bound and
+// concurrent twins; Guru answers them 429; the exchange ends when its last
+// caller has gone), answers read up to a bound and
 // described to the merchant without a credential or an address, and — for
 // the reads of the pulls — retries that wait as long as a 429 or 503's
 // Retry-After asks, within a bound.
@@ -30,8 +31,6 @@ import (
 	"sync"
 	"time"
 	"unicode"
-
-	"golang.org/x/sync/singleflight"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/netguard"
@@ -81,7 +80,7 @@ type Client struct {
 
 	once   sync.Once
 	http   *http.Client
-	flight singleflight.Group
+	flight flight
 	tokens tokenCache
 }
 
@@ -234,24 +233,16 @@ func (e *endpoint) send(ctx context.Context, r request) (reply, error) {
 	if err := ctx.Err(); err != nil {
 		return reply{}, e.networkError(ctx, r.step, err)
 	}
-	// The exchange runs apart from ctx, so that the end of one waiting
-	// caller does not fail the others; it is bounded by the timeout.
-	ch := e.c.flight.DoChan(e.flightKey(r.method, target, body), func() (any, error) {
-		return e.exchange(context.WithoutCancel(ctx), r, target, body, contentType)
+	// Callers of the same request share one exchange, which ends when
+	// they have all gone.
+	rep, err := e.c.flight.do(ctx, e.flightKey(r.method, target, body), func(fctx context.Context) (reply, error) {
+		return e.exchange(fctx, r, target, body, contentType)
 	})
-	select {
-	case res := <-ch:
-		if res.Err != nil {
-			var t *TransientError
-			if errors.As(res.Err, &t) && ctx.Err() != nil {
-				return reply{}, e.networkError(ctx, r.step, ctx.Err())
-			}
-			return reply{}, res.Err
-		}
-		return res.Val.(reply), nil
-	case <-ctx.Done():
+	var t *TransientError
+	if err != nil && ctx.Err() != nil && (errors.Is(err, ctx.Err()) || errors.As(err, &t)) {
 		return reply{}, e.networkError(ctx, r.step, ctx.Err())
 	}
+	return rep, err
 }
 
 // flightKey identifies a request of this account: two requests share it

@@ -2,6 +2,7 @@ package platform
 
 import (
 	"context"
+	"errors"
 	"net/http"
 	"strings"
 	"sync"
@@ -79,6 +80,37 @@ func TestIdenticalRequestsShareOneExchange(t *testing.T) {
 	// Once answered, the same request goes out again.
 	if _, err := same.send(context.Background(), get); err != nil || served.Load() != 3 {
 		t.Errorf("a later request: %v, served %d, want a new exchange", err, served.Load())
+	}
+}
+
+// TestLastCallerEndsTheExchange: a request whose every caller has gone is
+// not left hanging until its timeout: the platform sees it end.
+func TestLastCallerEndsTheExchange(t *testing.T) {
+	t.Parallel()
+	ended := make(chan struct{})
+	entered := make(chan struct{})
+	f := newFakeAPI(t, map[string]http.HandlerFunc{"POST /coupons": func(w http.ResponseWriter, r *http.Request) {
+		close(entered)
+		<-r.Context().Done()
+		close(ended)
+	}})
+	c, _ := testClient(t)
+	c.Timeout = time.Minute
+	g, err := c.Guru(GuruAccount{APIURL: f.srv.URL, UserToken: "guru-user-token"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-entered; cancel() }()
+	_, err = g.ProvisionCoupon(ctx, Coupon{Code: "LOJ-ANA-7KQ2", Percentage: true, Value: 10, Start: window.From, End: window.To})
+	var tr *TransientError
+	if !errors.As(err, &tr) || !strings.Contains(tr.Msg, "interrupted") {
+		t.Errorf("err = %v, want a transient interruption", err)
+	}
+	select {
+	case <-ended:
+	case <-time.After(5 * time.Second):
+		t.Fatal("the platform still holds the request of a caller that left")
 	}
 }
 
