@@ -151,8 +151,8 @@ func (k *Kiwify) sales(ctx context.Context, w Window, fromParam, toParam string,
 			return err
 		}
 		seen += len(answer.Data)
-		count, err := strconv.Atoi(answer.Pagination.Count.String())
-		if err != nil || seen >= count || len(answer.Data) == 0 {
+		if count, err := strconv.Atoi(answer.Pagination.Count.String()); len(answer.Data) == 0 ||
+			(err == nil && seen >= count) || (err != nil && len(answer.Data) < kiwifyPageSize) {
 			return nil
 		}
 	}

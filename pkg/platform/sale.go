@@ -206,3 +206,16 @@ func MaxWindow(provider string) time.Duration {
 	}
 	return 0
 }
+
+// morePages reports whether a numbered list has a page after page n,
+// which held got items of a full page's size: by the total of pages the
+// answer states, or, when it states none, by whether the page was full.
+func morePages(totalPages json.Number, n, got, size int) bool {
+	if got == 0 {
+		return false
+	}
+	if total, err := strconv.Atoi(totalPages.String()); err == nil {
+		return n < total
+	}
+	return got >= size
+}

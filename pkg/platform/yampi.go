@@ -300,8 +300,7 @@ func (y *Yampi) Sales(ctx context.Context, w Window, page Page) error {
 		if err := page(sales); err != nil {
 			return err
 		}
-		total, err := strconv.Atoi(answer.Meta.Pagination.TotalPages.String())
-		if err != nil || n >= total || len(answer.Data) == 0 {
+		if !morePages(answer.Meta.Pagination.TotalPages, n, len(answer.Data), yampiPageSize) {
 			return nil
 		}
 	}
