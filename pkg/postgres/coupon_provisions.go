@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -9,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/redemption"
 )
 
@@ -149,7 +151,8 @@ RETURNING cp.merchant_id, cp.member_id, cp.platform, cp.wanted_version, cp.attem
 }
 
 // FinishCoupon writes the outcome of a claimed job and ends its lease. A
-// coupon id is kept whatever happens next. When provisioning was asked for
+// coupon id is kept whatever happens next, and every id a member's coupon
+// had is kept for FindMemberByCouponID. When provisioning was asked for
 // again meanwhile (a newer version), the row stays pending and due now,
 // for the newer version. It does nothing when the job's lease was lost (it
 // ran out and another dispatcher claimed the row): that one writes its own.
@@ -168,7 +171,15 @@ func (s *CouponStore) FinishCoupon(ctx context.Context, j redemption.CouponJob, 
 	if o.Carries != nil {
 		carriesType, carriesValue = &o.Carries.Type, o.Carries.Value
 	}
-	_, err := s.pool.Exec(ctx, `UPDATE coupon_provisions SET
+	// The coupon's id is kept in coupon_ids too (migration 00020), even
+	// under a lost lease: the platform holds a coupon with it either way.
+	_, err := s.pool.Exec(ctx, `WITH kept AS (
+  INSERT INTO coupon_ids (merchant_id, platform, coupon_id, member_id)
+  SELECT $1, $3, $5, $2 WHERE char_length($5) BETWEEN 1 AND 255
+  ON CONFLICT (merchant_id, platform, coupon_id) DO UPDATE SET member_id = EXCLUDED.member_id, recorded_at = now()
+  WHERE coupon_ids.member_id <> EXCLUDED.member_id
+)
+UPDATE coupon_provisions SET
   coupon_id = COALESCE(NULLIF($5, ''), coupon_id),
   provisioned_version = CASE WHEN $6 = 'provisioned' THEN $4 ELSE provisioned_version END,
   provisioned_discount_type = CASE WHEN $11::text IS NULL THEN provisioned_discount_type ELSE NULLIF($11, '') END,
@@ -193,4 +204,21 @@ func (s *CouponStore) ReleaseCoupon(ctx context.Context, j redemption.CouponJob)
 WHERE merchant_id = $1 AND member_id = $2 AND platform = $3 AND lease_token = $4`,
 		j.MerchantID, j.MemberID, j.Platform, j.LeaseToken)
 	return err
+}
+
+// FindMemberByCouponID finds the member whose coupon at platform got the
+// id couponID (Yampi's promocode_id of an order) from any provisioning,
+// the current or an earlier one (table coupon_ids, migration 00020): her
+// id and her referral code, the coupon's code. It is apperr.NotFound when
+// no coupon of the merchant's members had that id.
+func (s *CouponStore) FindMemberByCouponID(ctx context.Context, merchantID uuid.UUID, platform, couponID string) (uuid.UUID, string, error) {
+	var memberID uuid.UUID
+	var code string
+	err := s.pool.QueryRow(ctx, `SELECT m.id, m.coupon_code FROM coupon_ids ci
+JOIN members m ON m.merchant_id = ci.merchant_id AND m.id = ci.member_id
+WHERE ci.merchant_id = $1 AND ci.platform = $2 AND ci.coupon_id = $3`, merchantID, platform, couponID).Scan(&memberID, &code)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uuid.Nil, "", apperr.Errorf(apperr.NotFound, "no member's %s coupon has the id %s", platform, bounds.Cut(couponID, 60))
+	}
+	return memberID, code, err
 }

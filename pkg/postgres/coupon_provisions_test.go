@@ -126,3 +126,91 @@ func TestCouponProvisionClaims(t *testing.T) {
 		t.Errorf("another merchant's member: %v, want not found", err)
 	}
 }
+
+// TestCouponIDsKept: every id a platform gave a member's coupon finds the
+// member, the current one and an earlier one (the coupon deleted at the
+// platform and created again), within the merchant and the platform only.
+func TestCouponIDsKept(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool := testenv.MustPool(t)
+	c := testenv.FixedCampaign(500, 7)
+	c.RefereeDiscountType, c.RefereeDiscountValue = campaign.RewardPercentage, 10
+	s := mustSeed(t, pool, c, 2)
+	other := mustSeed(t, pool, c, 1)
+	store := postgres.NewCouponStore(pool)
+	ana, bia := s.members[0], s.members[1]
+
+	// finish claims the due rows and writes the outcome of member's at
+	// platform with couponID; the other rows are left pending.
+	finish := func(memberID uuid.UUID, platform, couponID string) {
+		t.Helper()
+		jobs, err := store.ClaimCoupons(ctx, 100, time.Minute)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, j := range jobs {
+			o := redemption.CouponOutcome{Status: redemption.CouponPending, RetryIn: time.Hour}
+			if j.MemberID == memberID && j.Platform == platform {
+				o = redemption.CouponOutcome{Status: redemption.CouponProvisioned, CouponID: couponID, Attempts: 1,
+					Carries: &redemption.Discount{Type: "percentage", Value: 10}}
+			}
+			if err := store.FinishCoupon(ctx, j, o); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	owner := func(merchantID uuid.UUID, platform, couponID string) (uuid.UUID, string, error) {
+		return store.FindMemberByCouponID(ctx, merchantID, platform, couponID)
+	}
+
+	// A row released without an outcome keeps nothing and is due again.
+	jobs, err := store.ClaimCoupons(ctx, 100, time.Minute)
+	if err != nil || len(jobs) != 6 {
+		t.Fatalf("claimed %d rows, %v; want 6", len(jobs), err)
+	}
+	for _, j := range jobs {
+		if err := store.ReleaseCoupon(ctx, j); err != nil {
+			t.Fatal(err)
+		}
+	}
+	finish(ana.ID, "yampi", "4471")
+	if id, code, err := owner(s.merchant.ID, "yampi", "4471"); err != nil || id != ana.ID || code != ana.CouponCode {
+		t.Fatalf("promocode 4471 = %s %q, %v; want %s %q", id, code, err, ana.ID, ana.CouponCode)
+	}
+	// Asked for again and created anew under another id (the first was
+	// deleted at Yampi): an order placed with either attributes to her.
+	if err := store.RequestCoupons(ctx, s.merchant.ID, ana.ID); err != nil {
+		t.Fatal(err)
+	}
+	finish(ana.ID, "yampi", "4480")
+	for _, id := range []string{"4471", "4480"} {
+		if got, _, err := owner(s.merchant.ID, "yampi", id); err != nil || got != ana.ID {
+			t.Errorf("promocode %s = %s, %v; want ana", id, got, err)
+		}
+	}
+	if st, _ := store.CouponStates(ctx, s.merchant.ID, []uuid.UUID{ana.ID}); st[ana.ID]["yampi"].CouponID != "4480" {
+		t.Errorf("current coupon = %+v, want 4480", st[ana.ID]["yampi"])
+	}
+	// An id given again to another member's coupon is hers from then on.
+	if err := store.RequestCoupons(ctx, s.merchant.ID, bia.ID); err != nil {
+		t.Fatal(err)
+	}
+	finish(bia.ID, "yampi", "4471")
+	if got, code, err := owner(s.merchant.ID, "yampi", "4471"); err != nil || got != bia.ID || code != bia.CouponCode {
+		t.Errorf("promocode 4471 after bia's coupon got it = %s %q, %v; want bia", got, code, err)
+	}
+	for _, tc := range []struct {
+		name               string
+		merchant           uuid.UUID
+		platform, couponID string
+	}{
+		{"another merchant", other.merchant.ID, "yampi", "4480"},
+		{"another platform", s.merchant.ID, "guru", "4480"},
+		{"an id never given", s.merchant.ID, "yampi", "9999"},
+	} {
+		if _, _, err := owner(tc.merchant, tc.platform, tc.couponID); !apperr.Is(err, apperr.NotFound) {
+			t.Errorf("%s: err = %v, want not found", tc.name, err)
+		}
+	}
+}

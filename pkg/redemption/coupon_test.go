@@ -9,6 +9,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/platform"
 )
 
 // couponNow is when the coupons of these tests start: 12:00 UTC is 09:00
@@ -228,7 +229,7 @@ func TestProvisionCouponFailures(t *testing.T) {
 func TestCouponJobOutcome(t *testing.T) {
 	t.Parallel()
 	policy := RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Second, 2 * time.Second}}
-	transient := apperr.Wrap(apperr.Unavailable, &transientError{msg: "guru POST coupons answered 500"}, "guru POST coupons answered 500")
+	transient := apperr.Wrap(apperr.Unavailable, &platform.TransientError{Msg: "guru POST coupons answered 500"}, "guru POST coupons answered 500")
 	refused := apperr.Errorf(apperr.Unprocessable, "guru POST coupons answered 400: bad")
 	tests := []struct {
 		name     string

@@ -5,8 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"net/url"
-	"strings"
 	"sync"
 	"time"
 
@@ -14,13 +12,13 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/platform"
 	"github.com/convida/convida/pkg/retry"
 )
 
 // DefaultRequestTimeout bounds one request to a platform when
 // Executor.RequestTimeout is zero.
-const DefaultRequestTimeout = 10 * time.Second
+const DefaultRequestTimeout = platform.DefaultTimeout
 
 // Request is one redemption to carry out.
 type Request struct {
@@ -97,9 +95,10 @@ func (p RetryPolicy) Next(failed int, retryAfter time.Duration) (d time.Duration
 }
 
 // Executor carries out redemptions against the platform of the merchant's
-// settings: Guru for subscription discounts, Yampi for store credit. Its
-// zero value is usable (default client, policy and sleep); it holds no state
-// between calls and is safe for concurrent use.
+// settings: Guru for subscription discounts, Yampi for store credit, through
+// the clients of package platform. Its zero value is usable (default
+// client, policy and sleep); it is safe for concurrent use and must not be
+// copied after its first call.
 type Executor struct {
 	// HTTP sends the requests; nil means a netguard client with private
 	// networks refused, never a plain one: the API URL is the merchant's
@@ -120,6 +119,13 @@ type Executor struct {
 	// derives it from SECRETS_KEY (CouponKeyInfo). Without it no store
 	// credit is carried out.
 	CouponKey []byte
+	// Platform, when set, sends the requests instead of a client built
+	// from HTTP and RequestTimeout: one shared by the roles of a process
+	// lets their identical requests meet (platform.Client).
+	Platform *platform.Client
+
+	once   sync.Once
+	client *platform.Client
 }
 
 // NewExecutor returns an Executor that sends its requests with client (nil
@@ -131,7 +137,8 @@ func NewExecutor(client *http.Client, policy RetryPolicy) *Executor {
 // Execute carries out req with settings — the Guru integration for
 // TypeSubscriptionDiscount, the Yampi one for TypeStoreCredit — and returns
 // what the platform did. Settings come decrypted; an empty APIURL means
-// merchant.DefaultAPIURL of the provider.
+// the platform's public API (platform.DefaultGuruAPIURL,
+// platform.DefaultYampiAPIURL).
 //
 // One attempt runs all the requests of the platform (Guru: read the
 // subscription, then add the discount; Yampi: create the coupon, and confirm
@@ -179,7 +186,7 @@ func (e *Executor) Execute(ctx context.Context, settings merchant.Integration, r
 }
 
 // operation is the platform-specific part of a redemption: one attempt at
-// it. A *transientError means the attempt may be repeated.
+// it. A *platform.TransientError means the attempt may be repeated.
 type operation interface {
 	platformName() string
 	attempt(ctx context.Context) (Result, error)
@@ -188,7 +195,7 @@ type operation interface {
 // run tries op by the retry policy.
 func (e *Executor) run(ctx context.Context, op operation) (Result, error) {
 	policy := e.Retry.withDefaults()
-	var last *transientError
+	var last *platform.TransientError
 	for failed := 0; ; {
 		if err := ctx.Err(); err != nil {
 			return Result{}, stopped(op.platformName(), last, err)
@@ -205,20 +212,20 @@ func (e *Executor) run(ctx context.Context, op operation) (Result, error) {
 		}
 		failed++
 		if failed >= policy.Attempts {
-			return Result{}, apperr.Wrap(apperr.Unavailable, last.cause,
-				fmt.Sprintf("%s (gave up after %d attempts)", last.msg, failed))
+			return Result{}, apperr.Wrap(apperr.Unavailable, last.Cause,
+				fmt.Sprintf("%s (gave up after %d attempts)", last.Msg, failed))
 		}
-		if err := e.sleep(ctx, policy.pause(failed, last.retryAfter)); err != nil {
+		if err := e.sleep(ctx, policy.pause(failed, last.RetryAfter)); err != nil {
 			return Result{}, stopped(op.platformName(), last, err)
 		}
 	}
 }
 
 // stopped is the error of a run whose context ended.
-func stopped(platform string, last *transientError, ctxErr error) error {
-	msg := platform + ": stopped before the platform confirmed the redemption"
+func stopped(provider string, last *platform.TransientError, ctxErr error) error {
+	msg := provider + ": stopped before the platform confirmed the redemption"
 	if last != nil {
-		msg += "; last try: " + last.msg
+		msg += "; last try: " + last.Msg
 	}
 	return apperr.Wrap(apperr.Unavailable, ctxErr, msg)
 }
@@ -230,74 +237,44 @@ func (e *Executor) sleep(ctx context.Context, d time.Duration) error {
 	return retry.Sleep(ctx, d)
 }
 
-// newPlatform checks the API URL of settings and returns the request
-// helper of provider.
-func (e *Executor) newPlatform(provider string, settings merchant.Integration, req Request) (*platform, error) {
-	if settings.Provider != "" && settings.Provider != provider {
-		return nil, apperr.Errorf(apperr.Unprocessable, "a %s redemption needs the %s settings, got those of %q",
+// checkRequest refuses, before any request, a redemption that settings of
+// another provider, no id or no positive amount make impossible.
+func checkRequest(provider string, settings merchant.Integration, req Request) error {
+	switch {
+	case settings.Provider != "" && settings.Provider != provider:
+		return apperr.Errorf(apperr.Unprocessable, "a %s redemption needs the %s settings, got those of %q",
 			req.Type, provider, clip(settings.Provider, 40))
+	case req.RedemptionID == uuid.Nil:
+		return apperr.Errorf(apperr.Unprocessable, "the redemption has no id")
+	case req.Amount <= 0:
+		return apperr.Errorf(apperr.Unprocessable, "the redemption amount must be more than zero")
 	}
-	if req.RedemptionID == uuid.Nil {
-		return nil, apperr.Errorf(apperr.Unprocessable, "the redemption has no id")
-	}
-	if req.Amount <= 0 {
-		return nil, apperr.Errorf(apperr.Unprocessable, "the redemption amount must be more than zero")
-	}
-	p, err := e.platformOf(provider, settings)
-	if err != nil {
-		return nil, err
-	}
-	p.header.Set("Idempotency-Key", req.RedemptionID.String())
-	return p, nil
+	return nil
 }
 
-// platformOf checks the API URL of settings and returns the request helper
-// of provider, with no credentials set yet: each operation sets the
-// headers its platform reads.
-func (e *Executor) platformOf(provider string, settings merchant.Integration) (*platform, error) {
-	raw := settings.APIURL
-	if strings.TrimSpace(raw) == "" {
-		raw = merchant.DefaultAPIURL(provider)
-	}
-	u, err := url.Parse(strings.TrimSpace(raw))
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-		return nil, apperr.Errorf(apperr.Unprocessable, "the %s api url is not an http(s) URL without query", provider)
-	}
-	c := *guardedClient()
-	if e.HTTP != nil {
-		c = *e.HTTP
-	}
-	client := &c
-	client.CheckRedirect = func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	timeout := e.RequestTimeout
-	if timeout <= 0 {
-		timeout = DefaultRequestTimeout
-	}
-	p := &platform{
-		name:    provider,
-		base:    strings.TrimRight(u.String(), "/"),
-		header:  http.Header{},
-		client:  client,
-		timeout: timeout,
-	}
-	p.header.Set("Accept", "application/json")
-	for _, s := range []string{settings.UserToken, settings.UserSecretKey, settings.AccountToken, settings.WebhookSecret} {
-		if len(s) >= 4 {
-			p.secrets = append(p.secrets, s)
+// platforms is the client of the platforms' APIs: Platform, or one built
+// from HTTP and RequestTimeout on the first call.
+func (e *Executor) platforms() *platform.Client {
+	e.once.Do(func() {
+		e.client = e.Platform
+		if e.client == nil {
+			e.client = &platform.Client{HTTP: e.HTTP, Timeout: e.RequestTimeout}
 		}
-	}
-	return p, nil
+	})
+	return e.client
 }
 
-// guardedClient is the client of an Executor without one: public https
-// addresses only. It is shared, so that its connections are reused.
-var guardedClient = sync.OnceValue(func() *http.Client { return netguard.NewClient(netguard.Config{}, 0) })
+// guruAccount and yampiAccount are settings as the platform clients take
+// them; every credential of the merchant is kept out of messages.
+func guruAccount(settings merchant.Integration, idempotencyKey string) platform.GuruAccount {
+	return platform.GuruAccount{APIURL: settings.APIURL, UserToken: settings.UserToken, IdempotencyKey: idempotencyKey,
+		Secrets: []string{settings.UserSecretKey, settings.AccountToken, settings.WebhookSecret}}
+}
+
+func yampiAccount(settings merchant.Integration, idempotencyKey string) platform.YampiAccount {
+	return platform.YampiAccount{APIURL: settings.APIURL, UserToken: settings.UserToken, UserSecretKey: settings.UserSecretKey,
+		StoreAlias: settings.StoreAlias, IdempotencyKey: idempotencyKey, Secrets: []string{settings.AccountToken, settings.WebhookSecret}}
+}
 
 // clip shortens s to n runes for an error message.
-func clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
-}
+func clip(s string, n int) string { return platform.Clip(s, n) }

@@ -1,6 +1,8 @@
-// Package redemption holds redemptions (decision 19) and the clients of the
-// platforms that carry them out: a Guru subscription discount or a Yampi
-// store coupon. The ledger debits the wallet and creates the redemption
+// Package redemption holds redemptions (decision 19) and what carries them
+// out at the platforms: a Guru subscription discount or a Yampi store
+// coupon, and the members' referral codes as coupons there. It decides
+// what to ask for (amounts, codes, validity, retries); package platform
+// makes the calls. The ledger debits the wallet and creates the redemption
 // pending; the dispatcher calls the platform; the ledger then completes it
 // or fails it and returns the money.
 package redemption

@@ -4,12 +4,7 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"encoding/json"
 	"errors"
-	"net/http"
-	"net/url"
-	"strings"
-	"sync"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,16 +12,12 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/convida/convida/pkg/money"
+	"github.com/convida/convida/pkg/platform"
 )
 
 // CouponValidity is how long a Yampi coupon of a redemption is valid
 // (decision 19).
 const CouponValidity = 90 * 24 * time.Hour
-
-// yampiTimeLayout is how Yampi writes start_at and end_at, in the store's
-// time zone (America/Sao_Paulo).
-const yampiTimeLayout = "2006-01-02 15:04:05"
 
 // couponAlphabet is Crockford's base32: no I, L, O or U, so a code read
 // aloud or typed from a screenshot is not mistaken.
@@ -75,36 +66,10 @@ func CouponCodeFor(key []byte, redemptionID uuid.UUID) string {
 	return "CVD-" + string(code)
 }
 
-// saoPaulo is the time zone of Yampi's dates; Brazil has had no daylight
-// saving since 2019, so a fixed UTC−3 stands in when the system has no
-// zone database.
-var saoPaulo = sync.OnceValue(func() *time.Location {
-	if loc, err := time.LoadLocation("America/Sao_Paulo"); err == nil {
-		return loc
-	}
-	return time.FixedZone("-03", -3*60*60)
-})
-
-// yampiPromocode is the body of POST pricing/promocodes.
-type yampiPromocode struct {
-	Active          bool            `json:"active"`
-	Code            string          `json:"code"`
-	Description     string          `json:"description"`
-	DiscountType    string          `json:"discount_type"` // "v": a value in reais
-	Value           json.RawMessage `json:"value"`
-	Quantity        int             `json:"quantity"`
-	OncePerCustomer bool            `json:"once_per_customer"`
-	StartAt         string          `json:"start_at"`
-	EndAt           string          `json:"end_at"`
-}
-
 // yampi creates a single-use coupon in a Yampi store.
 type yampi struct {
-	p       *platform
-	alias   string
-	cents   int64
-	body    yampiPromocode
-	expires time.Time
+	y      *platform.Yampi
+	credit platform.StoreCredit
 }
 
 func (e *Executor) newYampi(settings merchant.Integration, req Request) (*yampi, error) {
@@ -114,132 +79,34 @@ func (e *Executor) newYampi(settings merchant.Integration, req Request) (*yampi,
 	if len(e.CouponKey) == 0 {
 		return nil, errors.New("redemption: the executor has no coupon key (Executor.CouponKey)")
 	}
-	p, err := e.newPlatform(merchant.ProviderYampi, settings, req)
+	if err := checkRequest(merchant.ProviderYampi, settings, req); err != nil {
+		return nil, err
+	}
+	y, err := e.platforms().Yampi(yampiAccount(settings, req.RedemptionID.String()))
 	if err != nil {
 		return nil, err
 	}
-	p.header.Set("User-Token", settings.UserToken)
-	p.header.Set("User-Secret-Key", settings.UserSecretKey)
-
 	now := req.Now
 	if now.IsZero() {
 		now = time.Now()
 	}
-	start := now.Truncate(time.Second).In(saoPaulo())
-	end := start.Add(CouponValidity)
+	start := now.Truncate(time.Second).UTC()
 	desc := "Convida " + ids.Format(ids.Redemption, req.RedemptionID)
 	if req.MemberEmail != "" {
 		desc += " " + req.MemberEmail
 	}
-	y := &yampi{
-		p:     p,
-		alias: strings.TrimSpace(settings.StoreAlias),
-		cents: req.Amount,
-		body: yampiPromocode{
-			Active: true, Code: CouponCodeFor(e.CouponKey, req.RedemptionID), Description: desc,
-			DiscountType: "v", Value: json.RawMessage(money.FormatReais(req.Amount)),
-			Quantity: 1, OncePerCustomer: true,
-			StartAt: start.Format(yampiTimeLayout), EndAt: end.Format(yampiTimeLayout),
-		},
-		expires: end.UTC(),
-	}
-	return y, nil
+	return &yampi{y: y, credit: platform.StoreCredit{Code: CouponCodeFor(e.CouponKey, req.RedemptionID), Description: desc,
+		Cents: req.Amount, Start: start, End: start.Add(CouponValidity)}}, nil
 }
 
-func (y *yampi) platformName() string { return y.p.name }
+func (*yampi) platformName() string { return merchant.ProviderYampi }
 
-func (y *yampi) result() Result {
-	return Result{CouponCode: y.body.Code, ExpiresAt: y.expires}
-}
-
-func (y *yampi) path() string { return "/" + url.PathEscape(y.alias) + "/pricing/promocodes" }
-
-// attempt creates the coupon. Yampi answers 422 to a code already taken:
-// after an earlier attempt (or an earlier Execute) whose answer was lost,
-// that coupon is ours, so a 422 is a success when the coupon can be found
-// with our code and amount, and a refusal otherwise.
+// attempt creates the coupon; the code derives from the redemption, so a
+// repeat finds the coupon of an earlier attempt whose answer was lost
+// instead of creating a second one.
 func (y *yampi) attempt(ctx context.Context) (Result, error) {
-	const step = "POST promocodes"
-	r, err := y.p.send(ctx, step, http.MethodPost, y.path(), nil, y.body)
-	if err != nil {
+	if err := y.y.CreateStoreCredit(ctx, y.credit); err != nil {
 		return Result{}, err
 	}
-	if r.status == http.StatusUnprocessableEntity {
-		found, err := y.exists(ctx)
-		if err != nil {
-			return Result{}, err
-		}
-		if found {
-			return y.result(), nil
-		}
-	}
-	if err := y.p.check(step, r); err != nil {
-		return Result{}, err
-	}
-	return y.result(), nil
-}
-
-// exists looks for the coupon with GET pricing/promocodes?q=<code>. It is
-// false, with no error, when the search does not show a coupon of that code
-// and amount, or refuses (a 4xx): the POST's refusal then stands. A
-// transient failure is returned, so the attempt is retried.
-func (y *yampi) exists(ctx context.Context) (bool, error) {
-	const step = "GET promocodes"
-	r, err := y.p.send(ctx, step, http.MethodGet, y.path(), url.Values{"q": {y.body.Code}}, nil)
-	if err != nil {
-		return false, err
-	}
-	if err := y.p.check(step, r); err != nil {
-		var transient *transientError
-		if errors.As(err, &transient) {
-			return false, err
-		}
-		return false, nil
-	}
-	return y.listed(r.body), nil
-}
-
-// yampiListedCoupon is what exists reads of a coupon in Yampi's answer.
-type yampiListedCoupon struct {
-	Code  string          `json:"code"`
-	Value json.RawMessage `json:"value"`
-}
-
-// listed reports whether body ({"data": [coupons]} or {"data": coupon})
-// holds our code with our amount. A value Yampi writes as a number or a
-// string of reais must match; an absent value is accepted, since the code
-// alone derives from this redemption.
-func (y *yampi) listed(body []byte) bool {
-	var answer struct {
-		Data json.RawMessage `json:"data"`
-	}
-	if json.Unmarshal(body, &answer) != nil || len(answer.Data) == 0 {
-		return false
-	}
-	var coupons []yampiListedCoupon
-	if json.Unmarshal(answer.Data, &coupons) != nil {
-		var one yampiListedCoupon
-		if json.Unmarshal(answer.Data, &one) != nil {
-			return false
-		}
-		coupons = []yampiListedCoupon{one}
-	}
-	for _, c := range coupons {
-		if strings.EqualFold(c.Code, y.body.Code) && y.sameValue(c.Value) {
-			return true
-		}
-	}
-	return false
-}
-
-func (y *yampi) sameValue(raw json.RawMessage) bool {
-	if len(raw) == 0 || string(raw) == "null" {
-		return true
-	}
-	text := string(raw)
-	if raw[0] == '"' && json.Unmarshal(raw, &text) != nil {
-		return false
-	}
-	cents, err := money.ParseReais(strings.TrimSpace(text))
-	return err == nil && cents == y.cents
+	return Result{CouponCode: y.credit.Code, ExpiresAt: y.credit.End}, nil
 }
