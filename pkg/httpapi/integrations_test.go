@@ -339,7 +339,7 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 			wantStatus(t, r, http.StatusOK)
 			want := map[string]any{"data.provider": st.provider, "data.configured": true,
 				"data.webhook_url": ingestURL + "/api/webhooks/" + st.provider + "/" + tn.merchant.ID.String(),
-				"data.user_token": absent{}, "data.store_alias": absent{}}
+				"data.user_token":  absent{}, "data.store_alias": absent{}}
 			for k, v := range st.want {
 				want[k] = v
 			}
