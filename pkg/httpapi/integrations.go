@@ -2,10 +2,13 @@ package httpapi
 
 import (
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redemption"
@@ -46,8 +49,14 @@ type IntegrationRequest struct {
 
 // integration is the request as provider p's settings: Hotmart's hottok
 // is the role of Guru's account token, Kiwify's webhook token that of
-// Yampi's webhook secret (merchant.Integration).
-func (req IntegrationRequest) integration(p string) merchant.Integration {
+// Yampi's webhook secret (merchant.Integration). Those two names are
+// bounded here whatever the provider, as Clean bounds every other field.
+func (req IntegrationRequest) integration(p string) (merchant.Integration, error) {
+	for _, f := range []struct{ name, value string }{{"hottok", req.Hottok}, {"webhook_token", req.WebhookToken}} {
+		if utf8.RuneCountInString(strings.TrimSpace(f.value)) > merchant.MaxIntegrationField {
+			return merchant.Integration{}, bounds.TooLong(f.name, merchant.MaxIntegrationField)
+		}
+	}
 	in := merchant.Integration{Provider: p, AccountToken: req.AccountToken, WebhookSecret: req.WebhookSecret,
 		UserToken: req.UserToken, UserSecretKey: req.UserSecretKey, StoreAlias: req.StoreAlias, ClientID: req.ClientID,
 		ClientSecret: req.ClientSecret, BasicToken: req.BasicToken, AccountID: req.AccountID, APIURL: req.APIURL,
@@ -58,7 +67,7 @@ func (req IntegrationRequest) integration(p string) merchant.Integration {
 	case merchant.ProviderKiwify:
 		in.WebhookSecret = req.WebhookToken
 	}
-	return in
+	return in, nil
 }
 
 // IntegrationView is the answer: secrets masked, the webhook URL to paste
@@ -110,7 +119,10 @@ func (s *Server) putIntegration(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	in, err := req.integration(p).Clean(s.cfg.PlatformAllowPrivateNetworks)
+	in, err := req.integration(p)
+	if err == nil {
+		in, err = in.Clean(s.cfg.PlatformAllowPrivateNetworks)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
