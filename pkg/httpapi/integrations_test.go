@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -379,4 +380,26 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 	// The refusals changed nothing.
 	wantFields(t, tn.get(t, "/api/v1/integrations/kiwify"), map[string]any{"data.account_id": "acc-1",
 		"data.checkout_url": "https://pay.kiwify.com.br/AbC123x?utm_source=x", "data.api_url": "https://kiwify.example.com/v1"})
+}
+
+// A member's Kiwify referral link is the integration's checkout_url with
+// her code in sck, its own query kept; null while no checkout_url is set.
+func TestMemberKiwifyReferralLink(t *testing.T) {
+	t.Parallel()
+	tn := mustEnv(t).mustTenant(t)
+	tn.mustCampaign(t, map[string]any{"name": "Padrão", "reward_type": "fixed", "reward_value": 1000})
+	m := tn.mustMember(t, "ana@example.com", "Ana Souza")
+	path := "/api/v1/members/" + m.prefID
+	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.kiwify": nil})
+
+	r := tn.do(t, http.MethodPut, "/api/v1/integrations/kiwify", map[string]any{"webhook_token": "kiwify-token-0001",
+		"checkout_url": "https://pay.kiwify.com.br/AbC123x?utm_source=insta&sck=old"})
+	wantStatus(t, r, http.StatusOK)
+	want := "https://pay.kiwify.com.br/AbC123x?sck=" + url.QueryEscape(m.coupon) + "&utm_source=insta"
+	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.kiwify": want})
+	created := tn.do(t, http.MethodPost, "/api/v1/members", map[string]any{"email": "bia@example.com", "name": "Bia Lima"})
+	wantStatus(t, created, http.StatusCreated)
+	code, _ := at(created.json, "data.coupon_code")
+	wantFields(t, created, map[string]any{"data.referral_links.kiwify": "https://pay.kiwify.com.br/AbC123x?sck=" +
+		url.QueryEscape(code.(string)) + "&utm_source=insta"})
 }
