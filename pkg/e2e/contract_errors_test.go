@@ -588,8 +588,10 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 	// its own tenants for the ingest.
 	fixed := testenv.FixedCampaign(500, 30)
 	busy := b.withHotmartKiwify(b.newTenant(fixed), "")
-	var down [2]*tenant
-	var coupons [2]string
+	// One merchant per platform: at 1 delivery a second each, the
+	// concurrent deliveries must not meet the ceiling.
+	var down [4]*tenant
+	var coupons [4]string
 	for i := range down {
 		down[i] = b.withHotmartKiwify(b.newTenant(fixed), "")
 		coupons[i] = b.newMember(down[i], "queda"+strconv.Itoa(i)+"@example.com", "Queda").CouponCode
@@ -665,14 +667,14 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 			guru := guruSale(t, down[0], "down-1", coupons[0], 50, "approved")
 			yampi := yampiOrder(t, yampiPaid, 660002, coupons[1], 50)
 			hotmart := fixture(t, hotmartPaid, map[string]any{"data.purchase.transaction": "down-h-1",
-				"data.purchase.offer.coupon_code": coupons[0]})
-			kiwify := fixture(t, kiwifyPaid, map[string]any{"order_id": "down-k-1", "TrackingParameters.sck": coupons[1]})
+				"data.purchase.offer.coupon_code": coupons[2]})
+			kiwify := fixture(t, kiwifyPaid, map[string]any{"order_id": "down-k-1", "TrackingParameters.sck": coupons[3]})
 			for name, p := range map[string]probe{
 				"guru": {"POST", "/api/webhooks/guru/" + down[0].merchant.ID.String(), guru, nil},
 				"yampi": {"POST", "/api/webhooks/yampi/" + down[1].merchant.ID.String(), yampi,
 					map[string]string{"X-Yampi-Hmac-SHA256": yampiSign(down[1].yampiSecret, yampi)}},
-				"hotmart": {"POST", "/api/webhooks/hotmart/" + down[0].merchant.ID.String(), hotmart, hotmartHeader(down[0].hottok)},
-				"kiwify":  {"POST", kiwifyPath(down[1], kiwifySign(down[1].kiwifyToken, kiwify)), kiwify, nil},
+				"hotmart": {"POST", "/api/webhooks/hotmart/" + down[2].merchant.ID.String(), hotmart, hotmartHeader(down[2].hottok)},
+				"kiwify":  {"POST", kiwifyPath(down[3], kiwifySign(down[3].kiwifyToken, kiwify)), kiwify, nil},
 			} {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()

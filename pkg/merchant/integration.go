@@ -274,6 +274,17 @@ func (stored Integration) Merge(update Integration) Integration {
 	return out
 }
 
+// FromFields returns the settings of provider whose fields (as its API
+// names them) are read by value: a form's or a request's values, which
+// Clean then checks. Fields of other providers are not read.
+func FromFields(provider string, value func(name string) string) Integration {
+	in := Integration{Provider: provider}
+	for _, f := range in.fields() {
+		*f.value = value(f.name)
+	}
+	return in
+}
+
 // PullMissing names the fields, as the API names them, that reading
 // Hotmart's or Kiwify's sales still needs; empty when none is missing, and
 // for the other providers (whose API needs are redemption.MissingFields).
