@@ -322,6 +322,17 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 		!strings.Contains(page.body, "Convida can read the sales") {
 		t.Errorf("the page after saving Kiwify: %s", page.body)
 	}
+	// A member's page shows her Kiwify referral link.
+	e.campaignFor(e.demo)
+	ana := e.createMember(owner, "Ana Souza", "ana@example.com")
+	stored, err := postgres.NewMemberStore(e.deps.Pool).FindMemberByID(context.Background(), mid, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memberPage := e.do(owner, http.MethodGet, "/dashboard/members/"+ana.String(), nil)
+	if want := `data-testid="kiwify-link">https://pay.kiwify.com.br/AbC123x?sck=` + stored.CouponCode + "<"; !strings.Contains(memberPage.body, want) {
+		t.Errorf("the member's page lacks her Kiwify link %s: %s", want, memberPage.body)
+	}
 	for _, secret := range []string{hottok, kwToken, "hm-secret-1", "hm-basic-1"} {
 		if strings.Contains(page.body, secret) || e.logged(secret) {
 			t.Errorf("the page or a log line shows the secret %q", secret)

@@ -361,17 +361,12 @@ type ReferralLinks struct {
 	Kiwify *string `json:"kiwify"`
 }
 
-// KiwifyLinkParam is the query parameter of Kiwify's checkout link that
-// carries the member's code to the webhook (TrackingParameters.sck).
-const KiwifyLinkParam = "sck"
-
 // referralLinks are the links of code, kiwifyCheckout being the merchant's
-// Kiwify checkout link ("" when not set); the link keeps the checkout
-// link's own query.
+// Kiwify checkout link ("" when not set: the link is null).
 func referralLinks(code, kiwifyCheckout string) ReferralLinks {
 	var links ReferralLinks
-	if kiwifyCheckout != "" {
-		links.Kiwify = ptr(member.Link(kiwifyCheckout, KiwifyLinkParam, code))
+	if link := member.KiwifyLink(kiwifyCheckout, code); link != "" {
+		links.Kiwify = &link
 	}
 	return links
 }
