@@ -354,6 +354,23 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 		})
 	}
 
+	// The secrets are sealed, each for its own column and row.
+	wantStatus(t, tn.do(t, http.MethodPut, "/api/v1/integrations/hotmart", map[string]any{"client_secret": hmSecret, "basic_token": hmBasic}), http.StatusOK)
+	var hottokEnc, secretEnc []byte
+	if err := env.pool.QueryRow(context.Background(), `SELECT account_token_enc, client_secret_enc FROM integration_settings
+  WHERE merchant_id = $1 AND provider = 'hotmart'`, tn.merchant.ID).Scan(&hottokEnc, &secretEnc); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(hottokEnc, []byte(hottok)) || bytes.Contains(secretEnc, []byte(hmSecret)) {
+		t.Errorf("a Hotmart secret is stored in plain text")
+	}
+	if plain, err := env.box.Open(hottokEnc, postgres.SealedAt("integration_settings", "account_token_enc", tn.merchant.ID, "hotmart")); err != nil || plain != hottok {
+		t.Errorf("the hottok opens to %q, %v", plain, err)
+	}
+	if plain, err := env.box.Open(secretEnc, postgres.SealedAt("integration_settings", "client_secret_enc", tn.merchant.ID, "hotmart")); err != nil || plain != hmSecret {
+		t.Errorf("the client secret opens to %q, %v", plain, err)
+	}
+
 	long := strings.Repeat("x", 256)
 	for _, tc := range []struct {
 		provider string
