@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -15,7 +16,7 @@ import (
 	"github.com/convida/convida/pkg/redemption"
 )
 
-// Integrations: the Guru and Yampi settings (write-only secrets, as
+// Integrations: the Guru, Yampi, Hotmart and Kiwify settings (write-only secrets, as
 // PUT /api/v1/integrations/{provider}), the webhook URL to paste into each
 // platform, and the last inbound deliveries with their bodies redacted.
 
@@ -59,9 +60,26 @@ type platformView struct {
 	Deliveries []inbound.Delivery
 	Alert      string // why the last submission of this form was refused
 	// APIMissing names the settings the platform's API still needs
-	// (redemption.MissingFields), each a field Name; empty when redemptions
-	// and members' coupons can run.
+	// (redemption.MissingFields, or merchant.Integration.PullMissing for
+	// a platform whose sales are read), each a field Name; empty when
+	// redemptions and members' coupons, or the reading of sales, can run.
 	APIMissing []string
+	// ReadsSales: Convida uses the platform's API to read its sales only
+	// (Hotmart, Kiwify), not for redemptions or coupons.
+	ReadsSales bool
+}
+
+// APIStatus is the catalogue key saying whether the platform's API can
+// be used, and for what (followed by APIMissing when it cannot).
+func (v platformView) APIStatus() string {
+	use := "api"
+	if v.ReadsSales {
+		use = "pull"
+	}
+	if len(v.APIMissing) > 0 {
+		return "integrations." + use + "_not_configured"
+	}
+	return "integrations." + use + "_configured"
 }
 
 type integrationsData struct{ Platforms []platformView }
@@ -71,7 +89,27 @@ type deliveryData struct {
 	Body     string // redacted and indented; "" when the body cannot be shown
 }
 
-var platformNames = map[string]string{merchant.ProviderGuru: "Guru", merchant.ProviderYampi: "Yampi"}
+var platformNames = map[string]string{merchant.ProviderGuru: "Guru", merchant.ProviderYampi: "Yampi",
+	merchant.ProviderHotmart: "Hotmart", merchant.ProviderKiwify: "Kiwify"}
+
+// readsSales reports whether Convida's use of provider's API is reading
+// its sales (Hotmart, Kiwify) rather than redemptions and members' coupons.
+func readsSales(provider string) bool {
+	return provider == merchant.ProviderHotmart || provider == merchant.ProviderKiwify
+}
+
+// apiMissing names the settings provider's API still needs, in is nil
+// when nothing is saved.
+func apiMissing(provider string, in *merchant.Integration) []string {
+	saved := merchant.Integration{Provider: provider}
+	if in != nil {
+		saved = *in
+	}
+	if readsSales(provider) {
+		return saved.PullMissing()
+	}
+	return redemption.MissingFields(provider, saved)
+}
 
 // platformFields lists each platform's inputs, in the form's order.
 func platformFields(provider string, in *merchant.Integration) []integrationField {
@@ -90,11 +128,30 @@ func platformFields(provider string, in *merchant.Integration) []integrationFiel
 	// (merchant.Integration.Merge): the form says so beside them.
 	rebinds := "integrations.rebinds_" + provider
 	apiURL := integrationField{Name: "api_url", Label: "integrations.api_url", Value: saved.APIURL, Hint: rebinds}
-	if provider == merchant.ProviderGuru {
+	switch provider {
+	case merchant.ProviderGuru:
 		return []integrationField{
 			secret("account_token", "integrations.account_token", saved.AccountToken),
 			secret("user_token", "integrations.user_token", saved.UserToken),
 			apiURL,
+		}
+	case merchant.ProviderHotmart:
+		return []integrationField{
+			secret("hottok", "integrations.hottok", saved.AccountToken),
+			{Name: "client_id", Label: "integrations.client_id", Value: saved.ClientID},
+			secret("client_secret", "integrations.client_secret", saved.ClientSecret),
+			secret("basic_token", "integrations.basic_token", saved.BasicToken),
+			apiURL,
+			{Name: "auth_url", Label: "integrations.auth_url", Value: saved.AuthURL, Hint: rebinds},
+		}
+	case merchant.ProviderKiwify:
+		return []integrationField{
+			secret("webhook_token", "integrations.webhook_token", saved.WebhookSecret),
+			{Name: "client_id", Label: "integrations.client_id", Value: saved.ClientID},
+			secret("client_secret", "integrations.client_secret", saved.ClientSecret),
+			{Name: "account_id", Label: "integrations.account_id", Value: saved.AccountID},
+			apiURL,
+			{Name: "checkout_url", Label: "integrations.checkout_url", Value: saved.CheckoutURL, Hint: "integrations.checkout_url_hint"},
 		}
 	}
 	return []integrationField{
@@ -120,19 +177,17 @@ func (d *Dashboard) integrations(w http.ResponseWriter, r *http.Request, c *Ctx)
 // form of provider alertFor, whose non-secret fields keep what was typed.
 func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *Ctx, alertFor, alert string, status int) {
 	var data integrationsData
-	for _, p := range []string{merchant.ProviderGuru, merchant.ProviderYampi} {
+	for _, p := range merchant.Providers {
 		in, err := d.cfg.Integrations.FindIntegration(r.Context(), c.MerchantID(), p)
 		if err != nil && !apperr.Is(err, apperr.NotFound) {
 			d.fail(w, r, c, err)
 			return
 		}
 		v := platformView{Provider: p, Name: platformNames[p], Fields: platformFields(p, in),
-			WebhookURL: merchant.WebhookURL(d.cfg.IngestPublicURL, p, c.MerchantID())}
+			WebhookURL: merchant.WebhookURL(d.cfg.IngestPublicURL, p, c.MerchantID()), APIMissing: apiMissing(p, in),
+			ReadsSales: readsSales(p)}
 		if in != nil {
 			v.Configured, v.UpdatedAt = true, in.UpdatedAt
-			v.APIMissing = redemption.MissingFields(p, *in)
-		} else {
-			v.APIMissing = redemption.MissingFields(p, merchant.Integration{})
 		}
 		if p == alertFor {
 			v.Alert = alert
@@ -160,10 +215,7 @@ func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *C
 		d.notFound(w, r, c)
 		return
 	}
-	in, err := merchant.Integration{Provider: p, AccountToken: r.PostFormValue("account_token"),
-		WebhookSecret: r.PostFormValue("webhook_secret"), UserToken: r.PostFormValue("user_token"),
-		UserSecretKey: r.PostFormValue("user_secret_key"), StoreAlias: r.PostFormValue("store_alias"),
-		APIURL: r.PostFormValue("api_url")}.Clean(d.cfg.PlatformAllowPrivateNetworks)
+	in, err := merchant.FromFields(p, r.PostFormValue).Clean(d.cfg.PlatformAllowPrivateNetworks)
 	if apperr.Is(err, apperr.Invalid) {
 		d.showIntegrations(w, r, c, p, integrationAlert(err), http.StatusUnprocessableEntity)
 		return
@@ -185,6 +237,8 @@ func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *C
 // else an API URL that is not a URL.
 func integrationAlert(err error) string {
 	switch {
+	case strings.HasPrefix(apperr.MessageOf(err), "checkout_url:") && !errors.Is(err, merchant.ErrFieldTooLong):
+		return "integrations.bad_checkout_url"
 	case errors.Is(err, netguard.ErrNotPublic):
 		return "integrations.api_url_not_public"
 	case errors.Is(err, netguard.ErrNotHTTPS):

@@ -272,3 +272,70 @@ func TestIntegrationsDeliveries(t *testing.T) {
 		}
 	}
 }
+
+// Hotmart's and Kiwify's forms save their own fields by the API's rules:
+// the hottok and the webhook token are write-only, Kiwify's checkout link
+// is checked (never fetched) and shown, and the page says what reading the
+// sales still needs.
+func TestIntegrationsHotmartKiwify(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner()
+	mid := uuid.MustParse(e.demo.MerchantID)
+	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	for _, p := range []string{"hotmart", "kiwify"} {
+		want := `data-testid="webhook-url-` + p + `" id="webhook-url-` + p + `">` + merchant.WebhookURL(e.deps.Config.IngestPublicURL, p, mid) + "<"
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the page lacks the %s webhook URL: %s", p, page.body)
+		}
+	}
+	if !strings.Contains(page.body, "reading the sales still needs: Client ID, Client secret, Basic token.") {
+		t.Errorf("the page does not say what Hotmart's sales pull needs: %s", page.body)
+	}
+
+	const hottok, kwToken = "hottok-secret-0123456789", "kiwify-token-secret-9876"
+	r := e.do(owner, http.MethodPost, "/dashboard/integrations/hotmart", url.Values{"hottok": {hottok}, "client_id": {"hm-client"},
+		"client_secret": {"hm-secret-1"}, "basic_token": {"hm-basic-1"}, "account_token": {"not-hotmart's"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save Hotmart: %d: %s", r.StatusCode, r.body)
+	}
+	h := e.integration(e.demo.MerchantID, "hotmart")
+	if h.AccountToken != hottok || h.ClientID != "hm-client" || h.ClientSecret != "hm-secret-1" || h.BasicToken != "hm-basic-1" ||
+		h.AuthURL != merchant.DefaultAuthURL("hotmart") {
+		t.Errorf("Hotmart saved as %+v", h)
+	}
+	r = e.do(owner, http.MethodPost, "/dashboard/integrations/kiwify", url.Values{"webhook_token": {kwToken},
+		"checkout_url": {"http://pay.kiwify.com.br/x"}})
+	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, "The checkout link must be an https URL") {
+		t.Errorf("an http checkout link: %d, want 422 with its alert: %s", r.StatusCode, r.body)
+	}
+	r = e.do(owner, http.MethodPost, "/dashboard/integrations/kiwify", url.Values{"webhook_token": {kwToken},
+		"checkout_url": {"https://pay.kiwify.com.br/AbC123x"}, "account_id": {"acc-1"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save Kiwify: %d: %s", r.StatusCode, r.body)
+	}
+	if k := e.integration(e.demo.MerchantID, "kiwify"); k.WebhookSecret != kwToken || k.CheckoutURL != "https://pay.kiwify.com.br/AbC123x" || k.AccountID != "acc-1" {
+		t.Errorf("Kiwify saved as %+v", k)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if !strings.Contains(page.body, `value="https://pay.kiwify.com.br/AbC123x"`) || !strings.Contains(page.body, "The Kiwify settings were saved.") ||
+		!strings.Contains(page.body, "Convida can read the sales") {
+		t.Errorf("the page after saving Kiwify: %s", page.body)
+	}
+	// A member's page shows her Kiwify referral link.
+	e.campaignFor(e.demo)
+	ana := e.createMember(owner, "Ana Souza", "ana@example.com")
+	stored, err := postgres.NewMemberStore(e.deps.Pool).FindMemberByID(context.Background(), mid, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memberPage := e.do(owner, http.MethodGet, "/dashboard/members/"+ana.String(), nil)
+	if want := `data-testid="kiwify-link">https://pay.kiwify.com.br/AbC123x?sck=` + stored.CouponCode + "<"; !strings.Contains(memberPage.body, want) {
+		t.Errorf("the member's page lacks her Kiwify link %s: %s", want, memberPage.body)
+	}
+	for _, secret := range []string{hottok, kwToken, "hm-secret-1", "hm-basic-1"} {
+		if strings.Contains(page.body, secret) || e.logged(secret) {
+			t.Errorf("the page or a log line shows the secret %q", secret)
+		}
+	}
+}

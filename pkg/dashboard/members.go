@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/money"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
@@ -224,6 +225,9 @@ type memberData struct {
 	Redemptions  []redemption.Listed
 	Creator      *creator.Profile
 	Coupons      []couponRow
+	// KiwifyLink is the member's referral link at Kiwify (her code in the
+	// checkout link's sck); "" while Kiwify has no checkout link.
+	KiwifyLink string
 	// The redeem form: its one-time key (the redemption's name, so a form
 	// sent twice redeems once; kept when the ledger did not answer in
 	// time, so the retry is the same redemption), what was typed, and why
@@ -290,6 +294,13 @@ func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m
 			st = redemption.CouponState{Status: redemption.CouponNotConfigured}
 		}
 		data.Coupons = append(data.Coupons, couponRow{Platform: p, CouponState: st})
+	}
+	switch kiwify, err := d.cfg.Integrations.FindIntegration(ctx, m.MerchantID, merchant.ProviderKiwify); {
+	case err == nil:
+		data.KiwifyLink = member.KiwifyLink(kiwify.CheckoutURL, m.CouponCode)
+	case !apperr.Is(err, apperr.NotFound):
+		d.fail(w, r, c, err)
+		return
 	}
 	campaigns, err := d.cfg.MemberCampaigns.CampaignChoices(ctx, m.MerchantID)
 	if err != nil {

@@ -267,7 +267,8 @@ func startBounds(t *testing.T) *boundsRun {
 	t.Helper()
 	s := startStack(t, stackOptions{})
 	// Limits well above the test's pace.
-	tn := s.newTenantWith(merchant.Merchant{RateLimitPerSecond: 10_000, RateLimitBurst: 10_000}, testenv.FixedCampaign(1000, 7))
+	tn := s.withHotmartKiwify(s.newTenantWith(merchant.Merchant{RateLimitPerSecond: 10_000, RateLimitBurst: 10_000},
+		testenv.FixedCampaign(1000, 7)), "")
 	v := openapitest.New(t)
 	return &boundsRun{t: t, s: s, tn: tn, ana: s.newMember(tn, "ana@example.com", "Ana Souza"),
 		api: v.Client(s.apiURL), ingest: v.Client(s.ingestURL)}
@@ -327,10 +328,17 @@ func (b *boundsRun) call(method, path string, body any) (status int, code, msg s
 func (b *boundsRun) deliver(platform string, body map[string]any) (int, string) {
 	b.t.Helper()
 	raw := encode(body)
-	req, _ := http.NewRequest(http.MethodPost, b.s.ingestURL+"/api/webhooks/"+platform+"/"+b.tn.merchant.ID.String(), bytes.NewReader(raw))
+	path := "/api/webhooks/" + platform + "/" + b.tn.merchant.ID.String()
+	if platform == "kiwify" {
+		path = kiwifyPath(b.tn, kiwifySign(b.tn.kiwifyToken, raw))
+	}
+	req, _ := http.NewRequest(http.MethodPost, b.s.ingestURL+path, bytes.NewReader(raw))
 	req.Header.Set("Content-Type", "application/json")
-	if platform == "yampi" {
+	switch platform {
+	case "yampi":
 		req.Header.Set("X-Yampi-Hmac-SHA256", yampiSign(b.tn.yampiSecret, raw))
+	case "hotmart":
+		req.Header.Set("X-HOTMART-HOTTOK", b.tn.hottok)
 	}
 	res, err := b.ingest.Do(req)
 	if err != nil {
@@ -479,6 +487,26 @@ func (b *boundsRun) cases() map[string]boundsCase {
 			"resource.customer.data.cnpj": 200, "resource.promocode.data.code": 200,
 			"event": 200, "resource.status.data.alias": 200, // not handled (ignored), or not read for order.paid
 			"resource.id": 422, "time": 422,
+		}},
+		"receiveHotmartWebhook": {platform: "hotmart", body: func() map[string]any {
+			return b.fixtureBody(hotmartPaid, map[string]any{"data.purchase.transaction": fmt.Sprintf("bounds-h-%d", b.next()),
+				"data.purchase.offer.coupon_code": b.ana.CouponCode})
+		}, over: map[string]int{
+			"data.buyer.name": 200, "data.buyer.email": 200, "data.buyer.document": 200,
+			"data.purchase.price.currency_value": 200, "data.purchase.offer.coupon_code": 200,
+			"event":                     200, // not handled: ignored
+			"data.purchase.transaction": 422, // the dedupe key: refused, never cut
+		}},
+		"receiveKiwifyWebhook": {platform: "kiwify", body: func() map[string]any {
+			return b.fixtureBody(kiwifyPaid, map[string]any{"order_id": fmt.Sprintf("bounds-k-%d", b.next()),
+				"TrackingParameters.sck": b.ana.CouponCode})
+		}, over: map[string]int{
+			"Customer.full_name": 200, "Customer.email": 200, "Customer.CPF": 200, "Customer.cnpj": 200,
+			"Commissions.currency": 200, "subscription_id": 200, "TrackingParameters.sck": 200,
+			"TrackingParameters.src": 200, "TrackingParameters.s1": 200, // sck is read first
+			"webhook_event_type": 200, "order_status": 200, // not handled, or not read with an event type
+			"created_at": 200, // not read with an approved_date
+			"order_id":   422, "approved_date": 422,
 		}},
 	}
 }

@@ -40,6 +40,7 @@ import (
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
@@ -169,13 +170,34 @@ func (s *stack) run(ctx context.Context, name string, fn func(context.Context, *
 	}()
 }
 
-// tenant is a merchant with Guru and Yampi configured and a campaign.
+// tenant is a merchant with Guru and Yampi configured and a campaign;
+// Hotmart and Kiwify once withHotmartKiwify configured them.
 type tenant struct {
 	merchant    *merchant.Merchant
 	campaign    *campaign.Campaign
 	guruToken   string
 	yampiSecret string
+	hottok      string
+	kiwifyToken string
 	apiKey      string
+}
+
+// withHotmartKiwify saves Hotmart's hottok and Kiwify's webhook token for
+// tn (and, when checkoutURL is set, Kiwify's checkout link), as the API
+// would, and returns tn.
+func (s *stack) withHotmartKiwify(tn *tenant, checkoutURL string) *tenant {
+	s.t.Helper()
+	tn.hottok, tn.kiwifyToken = "hottok-"+strings.Repeat("h", 24), "kiwify-token-"+strings.Repeat("k", 16)
+	store := postgres.NewMerchantStore(s.deps.Pool, s.deps.Box)
+	for _, in := range []merchant.Integration{
+		{Provider: merchant.ProviderHotmart, AccountToken: tn.hottok},
+		{Provider: merchant.ProviderKiwify, WebhookSecret: tn.kiwifyToken, CheckoutURL: checkoutURL},
+	} {
+		if _, err := store.PutIntegration(context.Background(), tn.merchant.ID, in); err != nil {
+			s.t.Fatal(err)
+		}
+	}
+	return tn
 }
 
 func (s *stack) newTenant(c campaign.Campaign) *tenant {
@@ -222,6 +244,8 @@ const (
 	guruRefunded  = "guru/transaction-refunded.json"
 	yampiPaid     = "yampi/order-paid.json"
 	yampiRefunded = "yampi/order-status-updated-refunded.json"
+	hotmartPaid   = "hotmart/purchase-approved.json"
+	kiwifyPaid    = "kiwify/order-approved.json"
 )
 
 // fixture returns a body of pkg/inbound/testdata with JSON fields replaced
@@ -310,6 +334,32 @@ func (s *stack) postYampi(tn *tenant, body []byte, signature string) response {
 	}
 	return do(s.t, http.MethodPost, s.ingestURL+"/api/webhooks/yampi/"+tn.merchant.ID.String(), body,
 		map[string]string{"Content-Type": "application/json", "X-Yampi-Hmac-SHA256": signature})
+}
+
+// hotmartHeader is the header of a Hotmart delivery carrying hottok.
+func hotmartHeader(hottok string) map[string]string {
+	return map[string]string{"Content-Type": "application/json", "X-HOTMART-HOTTOK": hottok}
+}
+
+func (s *stack) postHotmart(tn *tenant, body []byte, hottok string) response {
+	return do(s.t, http.MethodPost, s.ingestURL+"/api/webhooks/hotmart/"+tn.merchant.ID.String(), body, hotmartHeader(hottok))
+}
+
+// kiwifySign is Kiwify's signature of body: hex(HMAC-SHA1(body, token)).
+func kiwifySign(token string, body []byte) string { return inbound.KiwifySignature(body, token) }
+
+// kiwifyPath is the path of tn's Kiwify webhooks with signature in the
+// query (none when empty).
+func kiwifyPath(tn *tenant, signature string) string {
+	path := "/api/webhooks/kiwify/" + tn.merchant.ID.String()
+	if signature != "" {
+		path += "?signature=" + url.QueryEscape(signature)
+	}
+	return path
+}
+
+func (s *stack) postKiwify(tn *tenant, body []byte, signature string) response {
+	return do(s.t, http.MethodPost, s.ingestURL+kiwifyPath(tn, signature), body, map[string]string{"Content-Type": "application/json"})
 }
 
 // api calls the API with the tenant's key and decodes the JSON answer.

@@ -128,7 +128,7 @@ func walk(t *testing.T, name string, r *mux.Router) []route {
 // {provider}: the document has one operation per provider, since their
 // bodies and authentication differ. A new inbound adapter is added here and
 // to the document.
-var receiverProviders = []string{inbound.ProviderGuru, inbound.ProviderYampi}
+var receiverProviders = []string{inbound.ProviderGuru, inbound.ProviderYampi, inbound.ProviderHotmart, inbound.ProviderKiwify}
 
 // expandProvider writes the receiver route once per provider.
 func expandProvider(t *testing.T, path string) []string {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 
@@ -277,4 +278,145 @@ func TestIntegrationsBoundFields(t *testing.T) {
 	r := tn.do(t, http.MethodPut, "/api/v1/integrations/yampi", map[string]any{"store_alias": strings.Repeat("é", 255),
 		"api_url": "https://api.example.com/" + strings.Repeat("v", 2024)})
 	wantStatus(t, r, http.StatusOK)
+}
+
+// Hotmart and Kiwify: their webhook secret and pull credentials are
+// write-only and masked, each shows only its own fields, the defaults
+// show before the first save, and a new api_url or auth_url drops the
+// stored client secret (and Hotmart's basic token).
+func TestIntegrationsHotmartKiwify(t *testing.T) {
+	t.Parallel()
+	env := mustEnv(t)
+	tn := env.mustTenant(t)
+	const (
+		hottok      = "hottok-0123456789abcdefWXYZ"
+		hmSecret    = "hotmart-client-secret-9876"
+		hmBasic     = "aG90bWFydC1iYXNpYy10b2tlbg==BASC"
+		kwToken     = "kiwify-webhook-token-QRST"
+		kwSecret    = "kiwify-client-secret-7777"
+		hotmartAPI  = "https://developers.hotmart.com/payments/api/v1"
+		hotmartAuth = "https://api-sec-vlc.hotmart.com/security/oauth/token"
+	)
+	secrets := []string{hottok, hmSecret, hmBasic, kwToken, kwSecret}
+	r := tn.get(t, "/api/v1/integrations/hotmart")
+	wantStatus(t, r, http.StatusOK)
+	wantFields(t, r, map[string]any{"data.configured": false, "data.api_url": hotmartAPI, "data.auth_url": hotmartAuth,
+		"data.hottok": "", "data.client_id": "", "data.account_token": absent{}, "data.user_token": absent{}})
+	wantMissing(t, r, "[client_id client_secret basic_token]")
+	r = tn.get(t, "/api/v1/integrations/kiwify")
+	wantFields(t, r, map[string]any{"data.configured": false, "data.api_url": "https://public-api.kiwify.com/v1",
+		"data.checkout_url": "", "data.webhook_token": "", "data.auth_url": absent{}, "data.webhook_secret": absent{}})
+	wantMissing(t, r, "[client_id client_secret account_id]")
+
+	for _, st := range []struct {
+		name, provider string
+		body, want     map[string]any
+		missing        string
+	}{
+		{"hotmart first PUT", "hotmart",
+			map[string]any{"hottok": hottok, "client_id": "hm-client", "client_secret": hmSecret, "basic_token": hmBasic,
+				"account_token": "ignored-for-hotmart"},
+			map[string]any{"data.hottok": "****WXYZ", "data.client_id": "hm-client", "data.client_secret": "****9876",
+				"data.basic_token": "****BASC", "data.api_url": hotmartAPI, "data.auth_url": hotmartAuth,
+				"data.api_configured": true, "data.account_token": absent{}}, "[]"},
+		{"hotmart the default auth_url again keeps the secrets", "hotmart", map[string]any{"auth_url": hotmartAuth},
+			map[string]any{"data.client_secret": "****9876", "data.basic_token": "****BASC", "data.api_configured": true}, "[]"},
+		{"hotmart another auth_url drops them", "hotmart", map[string]any{"auth_url": "https://auth.example.com/oauth/token"},
+			map[string]any{"data.hottok": "****WXYZ", "data.client_id": "hm-client", "data.client_secret": "",
+				"data.basic_token": "", "data.auth_url": "https://auth.example.com/oauth/token", "data.api_configured": false},
+			"[client_secret basic_token]"},
+		{"kiwify first PUT", "kiwify",
+			map[string]any{"webhook_token": kwToken, "client_id": "kw-client", "client_secret": kwSecret, "account_id": "acc-1",
+				"checkout_url": "https://pay.kiwify.com.br/AbC123x?utm_source=x"},
+			map[string]any{"data.webhook_token": "****QRST", "data.client_id": "kw-client", "data.client_secret": "****7777",
+				"data.account_id": "acc-1", "data.checkout_url": "https://pay.kiwify.com.br/AbC123x?utm_source=x",
+				"data.api_configured": true}, "[]"},
+		{"kiwify another api_url drops the client secret", "kiwify", map[string]any{"api_url": "https://kiwify.example.com/v1"},
+			map[string]any{"data.webhook_token": "****QRST", "data.client_secret": "", "data.account_id": "acc-1",
+				"data.api_url": "https://kiwify.example.com/v1", "data.api_configured": false}, "[client_secret]"},
+	} {
+		t.Run(st.name, func(t *testing.T) {
+			r := tn.do(t, http.MethodPut, "/api/v1/integrations/"+st.provider, st.body)
+			wantStatus(t, r, http.StatusOK)
+			want := map[string]any{"data.provider": st.provider, "data.configured": true,
+				"data.webhook_url": ingestURL + "/api/webhooks/" + st.provider + "/" + tn.merchant.ID.String(),
+				"data.user_token":  absent{}, "data.store_alias": absent{}}
+			for k, v := range st.want {
+				want[k] = v
+			}
+			wantFields(t, r, want)
+			wantMissing(t, r, st.missing)
+			for _, s := range secrets {
+				if bytes.Contains(r.raw, []byte(s)) {
+					t.Errorf("response shows the secret %q: %s", s, r.raw)
+				}
+			}
+		})
+	}
+
+	// The secrets are sealed, each for its own column and row.
+	wantStatus(t, tn.do(t, http.MethodPut, "/api/v1/integrations/hotmart", map[string]any{"client_secret": hmSecret, "basic_token": hmBasic}), http.StatusOK)
+	var hottokEnc, secretEnc []byte
+	if err := env.pool.QueryRow(context.Background(), `SELECT account_token_enc, client_secret_enc FROM integration_settings
+  WHERE merchant_id = $1 AND provider = 'hotmart'`, tn.merchant.ID).Scan(&hottokEnc, &secretEnc); err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(hottokEnc, []byte(hottok)) || bytes.Contains(secretEnc, []byte(hmSecret)) {
+		t.Errorf("a Hotmart secret is stored in plain text")
+	}
+	if plain, err := env.box.Open(hottokEnc, postgres.SealedAt("integration_settings", "account_token_enc", tn.merchant.ID, "hotmart")); err != nil || plain != hottok {
+		t.Errorf("the hottok opens to %q, %v", plain, err)
+	}
+	if plain, err := env.box.Open(secretEnc, postgres.SealedAt("integration_settings", "client_secret_enc", tn.merchant.ID, "hotmart")); err != nil || plain != hmSecret {
+		t.Errorf("the client secret opens to %q, %v", plain, err)
+	}
+
+	long := strings.Repeat("x", 256)
+	for _, tc := range []struct {
+		provider string
+		body     any
+		message  string
+	}{
+		{"hotmart", map[string]any{"hottok": long}, "hottok: must be at most 255 characters"},
+		{"hotmart", map[string]any{"basic_token": long}, "basic_token: must be at most 255 characters"},
+		{"kiwify", map[string]any{"webhook_token": long}, "webhook_token: must be at most 255 characters"},
+		{"kiwify", map[string]any{"account_id": long}, "account_id: must be at most 255 characters"},
+		{"kiwify", map[string]any{"checkout_url": "https://pay.kiwify.com.br/" + strings.Repeat("p", 2030)},
+			"checkout_url: must be at most 2048 characters"},
+		{"hotmart", map[string]any{"auth_url": "https://127.0.0.1:8443/oauth"}, "auth_url: the address is not public"},
+		{"hotmart", map[string]any{"api_url": "http://developers.hotmart.com/x"}, "api_url: only https URLs are allowed"},
+		{"kiwify", map[string]any{"api_url": "https://10.0.0.5/v1"}, "api_url: the address is not public"},
+		{"kiwify", map[string]any{"checkout_url": "http://pay.kiwify.com.br/x"}, "checkout_url: must be an https URL"},
+		{"kiwify", map[string]any{"checkout_url": "pay.kiwify.com.br/x"}, "checkout_url: must be an absolute URL with a host"},
+		{"kiwify", map[string]any{"checkout_url": "https://u:p@pay.kiwify.com.br/x"}, "checkout_url: must be a URL without credentials or fragment"},
+	} {
+		r := tn.do(t, http.MethodPut, "/api/v1/integrations/"+tc.provider, tc.body)
+		wantError(t, r, http.StatusBadRequest, "validation_error", "")
+		wantFields(t, r, map[string]any{"error.message": tc.message})
+	}
+	// The refusals changed nothing.
+	wantFields(t, tn.get(t, "/api/v1/integrations/kiwify"), map[string]any{"data.account_id": "acc-1",
+		"data.checkout_url": "https://pay.kiwify.com.br/AbC123x?utm_source=x", "data.api_url": "https://kiwify.example.com/v1"})
+}
+
+// A member's Kiwify referral link is the integration's checkout_url with
+// her code in sck, its own query kept; null while no checkout_url is set.
+func TestMemberKiwifyReferralLink(t *testing.T) {
+	t.Parallel()
+	tn := mustEnv(t).mustTenant(t)
+	tn.mustCampaign(t, map[string]any{"name": "Padrão", "reward_type": "fixed", "reward_value": 1000})
+	m := tn.mustMember(t, "ana@example.com", "Ana Souza")
+	path := "/api/v1/members/" + m.prefID
+	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.kiwify": nil})
+
+	r := tn.do(t, http.MethodPut, "/api/v1/integrations/kiwify", map[string]any{"webhook_token": "kiwify-token-0001",
+		"checkout_url": "https://pay.kiwify.com.br/AbC123x?utm_source=insta&sck=old"})
+	wantStatus(t, r, http.StatusOK)
+	want := "https://pay.kiwify.com.br/AbC123x?sck=" + url.QueryEscape(m.coupon) + "&utm_source=insta"
+	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.kiwify": want})
+	created := tn.do(t, http.MethodPost, "/api/v1/members", map[string]any{"email": "bia@example.com", "name": "Bia Lima"})
+	wantStatus(t, created, http.StatusCreated)
+	code, _ := at(created.json, "data.coupon_code")
+	wantFields(t, created, map[string]any{"data.referral_links.kiwify": "https://pay.kiwify.com.br/AbC123x?sck=" +
+		url.QueryEscape(code.(string)) + "&utm_source=insta"})
 }

@@ -110,17 +110,22 @@ func (s *Server) exportMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	checkout, err := s.kiwifyCheckout(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	w.Header().Set("Cache-Control", "no-store")
 	w.Header().Set("Content-Disposition", `attachment; filename="`+ids.Format(ids.Member, id)+`.json"`)
-	respond.JSON(w, http.StatusOK, Data[MemberExport]{Data: exportOf(rec, s.cfg.Now())})
+	respond.JSON(w, http.StatusOK, Data[MemberExport]{Data: exportOf(rec, s.cfg.Now(), checkout)})
 }
 
 // exportOf renders rec in MemberExport, every list present (empty rather
-// than null).
-func exportOf(rec *privacy.Records, now time.Time) MemberExport {
+// than null); kiwifyCheckout makes the member's Kiwify referral link.
+func exportOf(rec *privacy.Records, now time.Time, kiwifyCheckout string) MemberExport {
 	m := rec.Member
 	out := MemberExport{
-		Member:             adminMember(m, rec.Wallet, rec.Stats, rec.Coupons),
+		Member:             adminMember(m, rec.Wallet, rec.Stats, rec.Coupons, kiwifyCheckout),
 		Wallet:             adminWallet(m, rec.Wallet),
 		Transactions:       make([]ledger.TransactionView, len(rec.Entries)),
 		WalletTransactions: make([]ExportTransaction, len(rec.Transactions)),

@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/respond"
 )
@@ -85,11 +86,16 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m.CampaignID = c.ID
+	checkout, err := s.kiwifyCheckout(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	if err := s.cfg.Members.CreateMember(r.Context(), m, mer.CodePrefix); err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{}, s.newCoupons(c))})
+	respond.JSON(w, http.StatusCreated, Data[AdminMember]{Data: adminMember(m, ledger.Wallet{}, member.Stats{}, s.newCoupons(c), checkout)})
 }
 
 // memberByPath loads the member of the {id} path parameter (404 when
@@ -135,7 +141,11 @@ func (s *Server) adminMemberView(r *http.Request, m *member.Member) (AdminMember
 	if err != nil {
 		return AdminMember{}, err
 	}
-	return adminMember(m, wallet, st, coupons[m.ID]), nil
+	checkout, err := s.kiwifyCheckout(r)
+	if err != nil {
+		return AdminMember{}, err
+	}
+	return adminMember(m, wallet, st, coupons[m.ID], checkout), nil
 }
 
 func (s *Server) getMemberWallet(w http.ResponseWriter, r *http.Request) {
@@ -242,9 +252,14 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
+	checkout, err := s.kiwifyCheckout(r)
+	if err != nil {
+		s.fail(w, r, err)
+		return
+	}
 	respond.JSON(w, http.StatusOK, listOf(list, func(l *member.Listed) AdminMember {
 		return adminMember(&l.Member, ledger.Wallet{Pending: l.Pending, Available: l.Available, TotalEarned: l.TotalEarned},
-			l.Stats, coupons[l.ID])
+			l.Stats, coupons[l.ID], checkout)
 	}, pageNum, perPage, total))
 }
 
@@ -335,11 +350,43 @@ func (s *Server) memberUpdate(r *http.Request, req PatchMemberRequest) (member.U
 type AdminMember struct {
 	member.AdminView
 	CouponProvisioning redemption.CouponProvisioningView `json:"coupon_provisioning"`
+	ReferralLinks      ReferralLinks                     `json:"referral_links"`
 }
 
-func adminMember(m *member.Member, w ledger.Wallet, st member.Stats, coupons map[string]redemption.CouponState) AdminMember {
+// ReferralLinks are the member's links at the platforms that attribute a
+// sale by the link it came through rather than a coupon: Kiwify passes the
+// checkout link's sck to its webhook (inbound.Kiwify). A link is null
+// while the merchant has set no checkout link for the platform.
+type ReferralLinks struct {
+	Kiwify *string `json:"kiwify"`
+}
+
+// referralLinks are the links of code, kiwifyCheckout being the merchant's
+// Kiwify checkout link ("" when not set: the link is null).
+func referralLinks(code, kiwifyCheckout string) ReferralLinks {
+	var links ReferralLinks
+	if link := member.KiwifyLink(kiwifyCheckout, code); link != "" {
+		links.Kiwify = &link
+	}
+	return links
+}
+
+// kiwifyCheckout is the merchant's Kiwify checkout link, "" when Kiwify
+// is not configured or has none.
+func (s *Server) kiwifyCheckout(r *http.Request) (string, error) {
+	in, err := s.cfg.Merchants.FindIntegration(r.Context(), merchantOf(r).ID, merchant.ProviderKiwify)
+	if apperr.Is(err, apperr.NotFound) {
+		return "", nil
+	}
+	if err != nil {
+		return "", err
+	}
+	return in.CheckoutURL, nil
+}
+
+func adminMember(m *member.Member, w ledger.Wallet, st member.Stats, coupons map[string]redemption.CouponState, kiwifyCheckout string) AdminMember {
 	return AdminMember{AdminView: m.AdminView(w.Pending, w.Available, w.TotalEarned, st.TotalReferrals),
-		CouponProvisioning: redemption.CouponView(coupons)}
+		CouponProvisioning: redemption.CouponView(coupons), ReferralLinks: referralLinks(m.CouponCode, kiwifyCheckout)}
 }
 
 // Coupons is what the API needs of members' coupons at the platforms

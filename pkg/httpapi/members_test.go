@@ -16,7 +16,7 @@ import (
 )
 
 var memberKeys = []string{"id", "email", "name", "external_id", "coupon_code", "campaign_id", "status", "wallet",
-	"stats", "metadata", "created_at", "updated_at", "erased_at", "coupon_provisioning"}
+	"stats", "metadata", "created_at", "updated_at", "erased_at", "coupon_provisioning", "referral_links"}
 
 // codeOf is the referral-code shape of decision 8 for merchant prefix LOJ.
 func codeOf(namePart string) *regexp.Regexp {

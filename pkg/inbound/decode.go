@@ -146,7 +146,7 @@ func complete(ev *OrderEvent, idField string) (*OrderEvent, error) {
 		Email:    platformText(ev.Customer.Email, bounds.Email),
 		Document: platformText(ev.Customer.Document, bounds.ID),
 	}
-	ev.DedupeKey = ev.Provider + ":" + ev.OrderID + ":" + string(ev.Kind)
+	ev.DedupeKey = CommandID(ev.Provider, ev.OrderID, ev.Kind)
 	return ev, nil
 }
 

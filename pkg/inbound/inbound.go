@@ -29,8 +29,10 @@ const (
 
 // Provider names, as they appear in the ingest URL and in OrderEvent.Provider.
 const (
-	ProviderGuru  = "guru"
-	ProviderYampi = "yampi"
+	ProviderGuru    = "guru"
+	ProviderYampi   = "yampi"
+	ProviderHotmart = "hotmart"
+	ProviderKiwify  = "kiwify"
 )
 
 // Customer is the buyer of an order, as the platform sent it, trimmed and
@@ -44,9 +46,9 @@ type Customer struct {
 
 // OrderEvent is the canonical order event every provider maps to.
 type OrderEvent struct {
-	Provider       string    `json:"provider"`        // "guru" | "yampi"
+	Provider       string    `json:"provider"`        // "guru" | "yampi" | "hotmart" | "kiwify"
 	Kind           Kind      `json:"kind"`            // sale | refund
-	EventName      string    `json:"event_name"`      // "transaction.approved", "transaction.refunded", "order.paid", "order.status.updated"
+	EventName      string    `json:"event_name"`      // the platform's event, e.g. "transaction.approved", "order.paid", "PURCHASE_APPROVED", "order_approved"
 	OrderID        string    `json:"order_id"`        // never empty, at most 255 characters (a longer one is refused)
 	Amount         int64     `json:"amount"`          // cents, >= 0
 	Currency       string    `json:"currency"`        // upper case, "BRL" unless the platform says otherwise
@@ -54,7 +56,7 @@ type OrderEvent struct {
 	Customer       Customer  `json:"customer"`        //
 	SubscriptionID string    `json:"subscription_id"` // guru only, cut to 255 characters; "" when none
 	OccurredAt     time.Time `json:"occurred_at"`     // UTC; zero when the platform sent no time (the caller uses the receipt time)
-	DedupeKey      string    `json:"dedupe_key"`      // "{provider}:{order id}:{kind}"
+	DedupeKey      string    `json:"dedupe_key"`      // CommandID(provider, order id, kind)
 }
 
 // Credentials are a merchant's stored secrets for the providers, in plain
@@ -63,6 +65,24 @@ type OrderEvent struct {
 type Credentials struct {
 	GuruAccountToken   string // compared in constant time with the body field api_token
 	YampiWebhookSecret string // key of X-Yampi-Hmac-SHA256 = base64(HMAC-SHA256(raw body, secret))
+	HotmartHottok      string // compared in constant time with the header X-HOTMART-HOTTOK
+	KiwifyWebhookToken string // key of the signature = hex(HMAC-SHA1(raw body, token))
+}
+
+// CommandID is the id of the ledger command of an order event, and its
+// DedupeKey: "{provider}:{order id}:{kind}". It depends only on the
+// platform, the platform's order id (Guru's transaction id, Yampi's order
+// id, Hotmart's transaction HP…, Kiwify's order_id) and whether the event
+// is a sale or a refund: never on the event's name, its delivery or its
+// time. So every event that credits one order (Hotmart's
+// PURCHASE_APPROVED then PURCHASE_COMPLETE, Kiwify's compra_aprovada and
+// subscription_renewed of one order_id, a redelivery) has one command id,
+// and so will the same sale found by a pull of the platform's API, which
+// must build its id here: whichever arrives second is a duplicate the
+// ledger applies once. A refund, chargeback or cancellation of one order
+// is one refund the same way.
+func CommandID(provider, orderID string, kind Kind) string {
+	return provider + ":" + orderID + ":" + string(kind)
 }
 
 // Outcome is the result of a delivery that authenticated and parsed.
@@ -74,7 +94,7 @@ type Outcome struct {
 
 // Adapter is one provider.
 type Adapter interface {
-	// Provider returns the provider name ("guru", "yampi").
+	// Provider returns the provider name ("guru", "yampi", "hotmart", "kiwify").
 	Provider() string
 	// Handle authenticates raw (the exact request body bytes) with header,
 	// then parses and maps it. It is deterministic and safe to repeat: the
@@ -110,7 +130,8 @@ func notAuthenticated(err error) error {
 	return &marked
 }
 
-// Lookup returns the adapter for a provider name ("guru", "yampi"; exact
+// Lookup returns the adapter for a provider name ("guru", "yampi",
+// "hotmart", "kiwify"; exact
 // lower case, as in the ingest URL), or false for any other name.
 func Lookup(provider string) (Adapter, bool) {
 	switch provider {
@@ -118,6 +139,10 @@ func Lookup(provider string) (Adapter, bool) {
 		return Guru(), true
 	case ProviderYampi:
 		return Yampi(), true
+	case ProviderHotmart:
+		return Hotmart(), true
+	case ProviderKiwify:
+		return Kiwify(), true
 	}
 	return nil, false
 }

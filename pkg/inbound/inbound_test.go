@@ -21,7 +21,13 @@ const (
 	placeholder = "REPLACE_WITH_THE_MERCHANT_ACCOUNT_TOKEN_40"
 )
 
-var testCreds = Credentials{GuruAccountToken: testToken, YampiWebhookSecret: testSecret}
+const (
+	testHottok      = "hottok_0123456789abcdefABCDEF"
+	testKiwifyToken = "kiwify_wh_token_9876"
+)
+
+var testCreds = Credentials{GuruAccountToken: testToken, YampiWebhookSecret: testSecret, HotmartHottok: testHottok,
+	KiwifyWebhookToken: testKiwifyToken}
 
 // want is the expected result of one Handle call: an event, an ignored
 // delivery, or an error code.
@@ -221,6 +227,8 @@ func TestErrorsBeforeAuthenticationAreMarked(t *testing.T) {
 	yampi := mustFixture(t, "yampi/order-paid.json")
 	badAmount := edit(t, guru, "payment.total", "97.999")
 	yampiBad := edit(t, yampi, "resource.value_total", `"x"`)
+	hotmartBody := mustFixture(t, "hotmart/purchase-approved.json")
+	kiwifyBody := mustFixture(t, "kiwify/order-approved.json")
 	tests := []struct {
 		name    string
 		adapter Adapter
@@ -238,6 +246,13 @@ func TestErrorsBeforeAuthenticationAreMarked(t *testing.T) {
 		{"yampi not configured", Yampi(), yampi, signed(yampi, testSecret), Credentials{}, true},
 		{"yampi signed body not JSON", Yampi(), []byte(`nope`), signed([]byte(`nope`), testSecret), testCreds, false},
 		{"yampi signed bad amount", Yampi(), yampiBad, signed(yampiBad, testSecret), testCreds, false},
+		{"hotmart wrong hottok", Hotmart(), hotmartBody, hottok("other"), testCreds, true},
+		{"hotmart not configured", Hotmart(), hotmartBody, hottok(testHottok), Credentials{}, true},
+		{"hotmart body not JSON", Hotmart(), []byte(`nope`), hottok(testHottok), testCreds, false},
+		{"kiwify missing signature", Kiwify(), kiwifyBody, nil, testCreds, true},
+		{"kiwify wrong signature", Kiwify(), kiwifyBody, kiwifySigned(kiwifyBody, "other"), testCreds, true},
+		{"kiwify not configured", Kiwify(), kiwifyBody, kiwifySigned(kiwifyBody, testKiwifyToken), Credentials{}, true},
+		{"kiwify signed body not JSON", Kiwify(), []byte(`nope`), kiwifySigned([]byte(`nope`), testKiwifyToken), testCreds, false},
 	}
 	for _, tt := range tests {
 		_, err := tt.adapter.Handle(tt.body, tt.header, tt.creds)

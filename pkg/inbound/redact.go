@@ -12,11 +12,13 @@ import (
 const Redacted = "[redacted]"
 
 // sensitiveWords mark a field whose value is a credential: Guru's
-// api_token (the merchant's account token) and anything named like it.
-var sensitiveWords = []string{"token", "secret", "password"}
+// api_token (the merchant's account token), Hotmart's hottok (which its
+// older postbacks carried in the body) and anything named like them.
+var sensitiveWords = []string{"token", "secret", "password", "hottok"}
 
 // SensitiveField reports whether a JSON field named name holds a
-// credential: its name contains token, secret or password, in any case.
+// credential: its name contains token, secret, password or hottok, in any
+// case.
 func SensitiveField(name string) bool {
 	lower := strings.ToLower(name)
 	for _, w := range sensitiveWords {

@@ -166,7 +166,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, src, d, refusal{raw: body, err: apperr.Errorf(apperr.Invalid, "cannot read request body")})
 		return
 	}
-	out, err := adapter.Handle(body, r.Header, creds)
+	out, err := adapter.Handle(body, adapterHeader(r), creds)
 	if errors.Is(err, inbound.ErrNotAuthenticated) {
 		s.refuse(w, r, src, d, refusal{raw: body, kept: redact(d.Provider, body, creds, false), err: err})
 		return
@@ -182,6 +182,22 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	s.accept(ctx, w, d, out.Event)
+}
+
+// adapterHeader is the header an adapter authenticates with: the
+// request's, and for Kiwify, which signs in the URL's query, that
+// signature under inbound.KiwifySignatureHeader, set only from the query
+// (a client's own header of that name is dropped).
+func adapterHeader(r *http.Request) http.Header {
+	if mux.Vars(r)["provider"] != inbound.ProviderKiwify {
+		return r.Header
+	}
+	h := r.Header.Clone()
+	h.Del(inbound.KiwifySignatureHeader)
+	if sig := r.URL.Query().Get(inbound.KiwifySignatureParam); sig != "" {
+		h.Set(inbound.KiwifySignatureHeader, sig)
+	}
+	return h
 }
 
 // source is the client of a request as the failed-authentication limit
@@ -485,18 +501,24 @@ func keptHeaders(h http.Header) map[string]string {
 // body is stored. A delivery that authenticated carries the merchant's own
 // token; the others are parsed to find theirs (another account's, perhaps)
 // and lose the merchant's too, should it be in a body that did not parse.
+// Hotmart's hottok travels in a header, which is not kept; it is hidden
+// from the body too, should a platform ever put it there (its older
+// postbacks did).
 func redact(provider string, body []byte, creds inbound.Credentials, authenticated bool) []byte {
-	if provider != inbound.ProviderGuru {
-		return body
-	}
-	tokens := []string{creds.GuruAccountToken}
-	if !authenticated {
-		var probe struct {
-			APIToken string `json:"api_token"`
+	var tokens []string
+	switch provider {
+	case inbound.ProviderGuru:
+		tokens = []string{creds.GuruAccountToken}
+		if !authenticated {
+			var probe struct {
+				APIToken string `json:"api_token"`
+			}
+			if json.Unmarshal(body, &probe) == nil {
+				tokens = append(tokens, probe.APIToken)
+			}
 		}
-		if json.Unmarshal(body, &probe) == nil {
-			tokens = append(tokens, probe.APIToken)
-		}
+	case inbound.ProviderHotmart:
+		tokens = []string{creds.HotmartHottok}
 	}
 	for _, token := range tokens {
 		if len(token) >= 4 {
@@ -572,7 +594,14 @@ func (s providerSettings) credentials() inbound.Credentials {
 	if s.integration == nil {
 		return inbound.Credentials{}
 	}
-	return inbound.Credentials{GuruAccountToken: s.integration.AccountToken, YampiWebhookSecret: s.integration.WebhookSecret}
+	in := s.integration
+	switch in.Provider {
+	case merchant.ProviderHotmart:
+		return inbound.Credentials{HotmartHottok: in.AccountToken}
+	case merchant.ProviderKiwify:
+		return inbound.Credentials{KiwifyWebhookToken: in.WebhookSecret}
+	}
+	return inbound.Credentials{GuruAccountToken: in.AccountToken, YampiWebhookSecret: in.WebhookSecret}
 }
 
 type providerSettings struct {

@@ -58,6 +58,8 @@ func TestEveryRequestStringHasMaxLength(t *testing.T) {
 		"createMember body name", "updateMember body metadata", "putCampaignTiers body tiers[0].name",
 		"createWebhook body events[0]", "createCampaign body referee_discount_type", "getMemberMe query name",
 		"receiveYampiWebhook body resource.customer.data.name", "receiveGuruWebhook body id",
+		"receiveHotmartWebhook body data.purchase.transaction", "receiveKiwifyWebhook body TrackingParameters.sck",
+		"receiveKiwifyWebhook query signature",
 	} {
 		found := false
 		for _, v := range values {

@@ -224,17 +224,19 @@ ON CONFLICT (merchant_id, provider) DO NOTHING`, merchantID, in.Provider); err !
 			return err
 		}
 		saved := stored.Merge(in)
+		seal := func(c sealedColumn, plain string) []byte { return c.seal(s.box, plain, merchantID, in.Provider) }
 		if _, err := tx.Exec(ctx, `UPDATE integration_settings SET account_token_enc = $3, webhook_secret_enc = $4,
-  user_token_enc = $5, user_secret_key_enc = $6, store_alias = $7, api_url = $8, updated_at = now()
+  user_token_enc = $5, user_secret_key_enc = $6, client_secret_enc = $7, basic_token_enc = $8, store_alias = $9,
+  api_url = $10, client_id = $11, account_id = $12, auth_url = $13, checkout_url = $14, updated_at = now()
 WHERE merchant_id = $1 AND provider = $2`,
-			merchantID, in.Provider, accountTokenColumn.seal(s.box, saved.AccountToken, merchantID, in.Provider),
-			webhookSecretColumn.seal(s.box, saved.WebhookSecret, merchantID, in.Provider),
-			userTokenColumn.seal(s.box, saved.UserToken, merchantID, in.Provider),
-			userSecretKeyColumn.seal(s.box, saved.UserSecretKey, merchantID, in.Provider), saved.StoreAlias, saved.APIURL); err != nil {
+			merchantID, in.Provider, seal(accountTokenColumn, saved.AccountToken), seal(webhookSecretColumn, saved.WebhookSecret),
+			seal(userTokenColumn, saved.UserToken), seal(userSecretKeyColumn, saved.UserSecretKey),
+			seal(clientSecretColumn, saved.ClientSecret), seal(basicTokenColumn, saved.BasicToken),
+			saved.StoreAlias, saved.APIURL, saved.ClientID, saved.AccountID, saved.AuthURL, saved.CheckoutURL); err != nil {
 			return err
 		}
 		// The event before rewantCoupons locks coupon rows (writeAudit).
-		if fields := integrationChanges(stored, saved); len(fields) > 0 {
+		if fields := stored.Changes(saved); len(fields) > 0 {
 			if err := writeAudit(ctx, tx, merchantID, audit.IntegrationUpdated,
 				audit.Target{Type: audit.TargetIntegration, ID: in.Provider}, audit.Fields(fields)); err != nil {
 				return err
@@ -248,39 +250,15 @@ WHERE merchant_id = $1 AND provider = $2`,
 	return s.FindIntegration(ctx, merchantID, in.Provider)
 }
 
-// integrationChanges names the fields, as the API names them, whose
-// stored value a save changed: those sent with a new value, and the API
-// credentials a new api_url or store_alias dropped. Names only: the
-// integration.updated event never holds a value.
-func integrationChanges(before, after merchant.Integration) []string {
-	fields := []struct {
-		name          string
-		before, after string
-	}{
-		{"account_token", before.AccountToken, after.AccountToken},
-		{"webhook_secret", before.WebhookSecret, after.WebhookSecret},
-		{"user_token", before.UserToken, after.UserToken},
-		{"user_secret_key", before.UserSecretKey, after.UserSecretKey},
-		{"store_alias", before.StoreAlias, after.StoreAlias},
-		{"api_url", before.APIURL, after.APIURL},
-	}
-	changed := []string{}
-	for _, f := range fields {
-		if f.before != f.after {
-			changed = append(changed, f.name)
-		}
-	}
-	return changed
-}
-
 // sqlIntegration reads one integration_settings row by merchant and
 // provider, in scanIntegration's order.
 const sqlIntegration = `SELECT account_token_enc, webhook_secret_enc, user_token_enc, user_secret_key_enc,
-  store_alias, api_url, updated_at FROM integration_settings WHERE merchant_id = $1 AND provider = $2`
+  client_secret_enc, basic_token_enc, store_alias, api_url, client_id, account_id, auth_url, checkout_url, updated_at
+FROM integration_settings WHERE merchant_id = $1 AND provider = $2`
 
 // FindIntegration returns the merchant's settings for provider with the
-// secrets decrypted, or apperr.NotFound when none were saved. An API URL
-// left empty reads as the provider's public API.
+// secrets decrypted, or apperr.NotFound when none were saved. An API or
+// auth URL left empty reads as the provider's public one.
 func (s *MerchantStore) FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error) {
 	in, err := s.scanIntegration(s.pool.QueryRow(ctx, sqlIntegration, merchantID, provider), merchantID, provider)
 	if err != nil {
@@ -289,19 +267,23 @@ func (s *MerchantStore) FindIntegration(ctx context.Context, merchantID uuid.UUI
 	if in.APIURL == "" {
 		in.APIURL = merchant.DefaultAPIURL(provider)
 	}
+	if in.AuthURL == "" {
+		in.AuthURL = merchant.DefaultAuthURL(provider)
+	}
 	return &in, nil
 }
 
 // scanIntegration reads a row of sqlIntegration, the secrets decrypted
 // and the API URL as stored.
 func (s *MerchantStore) scanIntegration(row pgx.Row, merchantID uuid.UUID, provider string) (merchant.Integration, error) {
-	var sealed [4][]byte
+	var sealed [6][]byte
 	in := merchant.Integration{Provider: provider}
-	if err := row.Scan(&sealed[0], &sealed[1], &sealed[2], &sealed[3], &in.StoreAlias, &in.APIURL, &in.UpdatedAt); err != nil {
+	if err := row.Scan(&sealed[0], &sealed[1], &sealed[2], &sealed[3], &sealed[4], &sealed[5], &in.StoreAlias, &in.APIURL,
+		&in.ClientID, &in.AccountID, &in.AuthURL, &in.CheckoutURL, &in.UpdatedAt); err != nil {
 		return merchant.Integration{}, err
 	}
-	targets := []*string{&in.AccountToken, &in.WebhookSecret, &in.UserToken, &in.UserSecretKey}
-	columns := []sealedColumn{accountTokenColumn, webhookSecretColumn, userTokenColumn, userSecretKeyColumn}
+	targets := []*string{&in.AccountToken, &in.WebhookSecret, &in.UserToken, &in.UserSecretKey, &in.ClientSecret, &in.BasicToken}
+	columns := integrationColumns
 	for i, t := range targets {
 		var err error
 		if *t, err = columns[i].open(s.box, sealed[i], merchantID, provider); err != nil {

@@ -24,10 +24,17 @@ var (
 	webhookSecretColumn    = sealedColumn{"integration_settings", "webhook_secret_enc"}
 	userTokenColumn        = sealedColumn{"integration_settings", "user_token_enc"}
 	userSecretKeyColumn    = sealedColumn{"integration_settings", "user_secret_key_enc"}
+	clientSecretColumn     = sealedColumn{"integration_settings", "client_secret_enc"}
+	basicTokenColumn       = sealedColumn{"integration_settings", "basic_token_enc"}
 	endpointSecretColumn   = sealedColumn{"webhook_endpoints", "secret_sealed"}
 	endpointPreviousColumn = sealedColumn{"webhook_endpoints", "previous_secret_sealed"}
 	creatorTokenColumn     = sealedColumn{"creator_profiles", "token_enc"}
 )
+
+// integrationColumns are the sealed columns of integration_settings, in
+// the order the merchant store reads them.
+var integrationColumns = []sealedColumn{accountTokenColumn, webhookSecretColumn, userTokenColumn, userSecretKeyColumn,
+	clientSecretColumn, basicTokenColumn}
 
 // sealedTable is a table with sealed columns, and the column that keys a
 // row within its merchant (with merchant_id, the primary key).
@@ -43,7 +50,7 @@ type sealedTable struct {
 // leaves it under the old key.
 var sealedTables = []sealedTable{
 	{name: "integration_settings", key: "provider", keyType: "text",
-		columns: []sealedColumn{accountTokenColumn, webhookSecretColumn, userTokenColumn, userSecretKeyColumn}},
+		columns: integrationColumns},
 	{name: "webhook_endpoints", key: "id", keyType: "uuid",
 		columns: []sealedColumn{endpointSecretColumn, endpointPreviousColumn}},
 	{name: "creator_profiles", key: "member_id", keyType: "uuid", columns: []sealedColumn{creatorTokenColumn}},

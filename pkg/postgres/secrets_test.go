@@ -109,7 +109,7 @@ func sealedValues(t *testing.T, pool *pgxpool.Pool) map[string][]byte {
 	t.Helper()
 	out := map[string][]byte{}
 	for _, q := range []struct{ table, key, cols string }{
-		{"integration_settings", "provider", "account_token_enc, webhook_secret_enc, user_token_enc, user_secret_key_enc"},
+		{"integration_settings", "provider", "account_token_enc, webhook_secret_enc, user_token_enc, user_secret_key_enc, client_secret_enc, basic_token_enc"},
 		{"webhook_endpoints", "id::text", "secret_sealed, previous_secret_sealed"},
 		{"creator_profiles", "member_id::text", "token_enc"},
 	} {
