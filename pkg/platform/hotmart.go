@@ -15,8 +15,8 @@ import (
 // Hotmart's public endpoints: the API, and the token service of its OAuth
 // client credentials.
 const (
-	DefaultHotmartAPIURL  = "https://developers.hotmart.com"
-	DefaultHotmartAuthURL = "https://api-sec-vlc.hotmart.com"
+	DefaultHotmartAPIURL  = "https://developers.hotmart.com/payments/api/v1"
+	DefaultHotmartAuthURL = "https://api-sec-vlc.hotmart.com/security/oauth/token"
 )
 
 // hotmartMaxWindow bounds one pull. Hotmart states no limit, but answers
@@ -87,14 +87,15 @@ func (c *Client) Hotmart(a HotmartAccount) (*Hotmart, error) {
 		tokenKey: tokenKey("hotmart", auth.base, a.ClientID, a.ClientSecret, basic)}, nil
 }
 
-// tokens is the account's token source: POST security/oauth/token with
-// the client credentials in the query and the basic token.
+// tokens is the account's token source: POST to the token endpoint
+// (AuthURL, the whole URL) with the client credentials in the query and
+// the basic token.
 func (h *Hotmart) tokens() tokenSource {
 	return tokenSource{key: h.tokenKey, name: "hotmart", fallback: hotmartTokenLife,
 		fetch: func(ctx context.Context) (oauthAnswer, error) {
 			var ans oauthAnswer
 			err := h.auth.getJSON(ctx, request{step: "POST oauth token", method: http.MethodPost,
-				path: "/security/oauth/token", query: h.query, limit: maxAnswer}, &ans)
+				path: "", query: h.query, limit: maxAnswer}, &ans)
 			return ans, err
 		}}
 }
@@ -159,7 +160,7 @@ func (h *Hotmart) Sales(ctx context.Context, w Window, page Page) error {
 			query.Set("transaction_status", status)
 		}
 		coupons := map[string]string{}
-		err := hotmartPages(ctx, h, "GET sales price details", "/payments/api/v1/sales/price/details", query,
+		err := hotmartPages(ctx, h, "GET sales price details", "/sales/price/details", query,
 			func(items []hotmartPrice) error {
 				for _, it := range items {
 					if code := strings.TrimSpace(it.Coupon.V.Code); code != "" && it.Transaction != "" {
@@ -171,7 +172,7 @@ func (h *Hotmart) Sales(ctx context.Context, w Window, page Page) error {
 		if err != nil {
 			return err
 		}
-		err = hotmartPages(ctx, h, "GET sales history", "/payments/api/v1/sales/history", query, func(items []hotmartSale) error {
+		err = hotmartPages(ctx, h, "GET sales history", "/sales/history", query, func(items []hotmartSale) error {
 			sales := make([]Sale, 0, len(items))
 			for _, it := range items {
 				sales = append(sales, it.sale(coupons))

@@ -105,7 +105,7 @@ func TestHotmartSales(t *testing.T) {
 	c, p := testClient(t)
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	c.Now = func() time.Time { return now }
-	h, err := c.Hotmart(HotmartAccount{APIURL: f.srv.URL, AuthURL: f.srv.URL, ClientID: "hm-client", ClientSecret: "hm-secret",
+	h, err := c.Hotmart(HotmartAccount{APIURL: f.srv.URL + "/payments/api/v1", AuthURL: f.srv.URL + "/security/oauth/token", ClientID: "hm-client", ClientSecret: "hm-secret",
 		BasicToken: "Basic aG0tYmFzaWM="})
 	if err != nil {
 		t.Fatal(err)
@@ -165,7 +165,7 @@ func TestHotmartBadCredentials(t *testing.T) {
 	t.Parallel()
 	f := newHotmartFake(t)
 	c, _ := testClient(t)
-	h, err := c.Hotmart(HotmartAccount{APIURL: f.srv.URL, AuthURL: f.srv.URL, ClientID: "hm-client", ClientSecret: "wrong-secret",
+	h, err := c.Hotmart(HotmartAccount{APIURL: f.srv.URL + "/payments/api/v1", AuthURL: f.srv.URL + "/security/oauth/token", ClientID: "hm-client", ClientSecret: "wrong-secret",
 		BasicToken: "aG0tYmFzaWM="})
 	if err != nil {
 		t.Fatal(err)

@@ -13,7 +13,7 @@ import (
 )
 
 // DefaultKiwifyAPIURL is Kiwify's public API.
-const DefaultKiwifyAPIURL = "https://public-api.kiwify.com"
+const DefaultKiwifyAPIURL = "https://public-api.kiwify.com/v1"
 
 // kiwifyMaxWindow is the longest period of one sales query (Kiwify's).
 const kiwifyMaxWindow = 90 * 24 * time.Hour
@@ -68,13 +68,13 @@ func (c *Client) Kiwify(a KiwifyAccount) (*Kiwify, error) {
 		tokenKey: tokenKey("kiwify", ep.base, a.ClientID, a.ClientSecret)}, nil
 }
 
-// tokens is the account's token source: POST v1/oauth/token with the
+// tokens is the account's token source: POST {api_url}/oauth/token with the
 // client credentials as a form.
 func (k *Kiwify) tokens() tokenSource {
 	return tokenSource{key: k.tokenKey, name: "kiwify", fallback: kiwifyTokenLife,
 		fetch: func(ctx context.Context) (oauthAnswer, error) {
 			var ans oauthAnswer
-			err := k.ep.getJSON(ctx, request{step: "POST oauth token", method: http.MethodPost, path: "/v1/oauth/token",
+			err := k.ep.getJSON(ctx, request{step: "POST oauth token", method: http.MethodPost, path: "/oauth/token",
 				form: k.form, limit: maxAnswer}, &ans)
 			return ans, err
 		}}
@@ -140,7 +140,7 @@ func (k *Kiwify) sales(ctx context.Context, w Window, fromParam, toParam string,
 	for n := 1; n <= maxPages; n++ {
 		var answer kiwifyPage
 		q := cloneWith(query, "page_number", strconv.Itoa(n))
-		if err := k.c.getAuthed(ctx, k.tokens(), k.ep, request{step: "GET sales", path: "/v1/sales", query: q}, &answer); err != nil {
+		if err := k.c.getAuthed(ctx, k.tokens(), k.ep, request{step: "GET sales", path: "/sales", query: q}, &answer); err != nil {
 			return err
 		}
 		sales := make([]Sale, 0, len(answer.Data))

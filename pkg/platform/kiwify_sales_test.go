@@ -56,7 +56,7 @@ func TestKiwifySales(t *testing.T) {
 	var tokens atomic.Int64
 	f := kiwifyFake(t, &tokens).throttleOnce("GET /v1/sales")
 	c, p := testClient(t)
-	k, err := c.Kiwify(KiwifyAccount{APIURL: f.srv.URL, ClientID: "kw-client", ClientSecret: "kw-secret", AccountID: "acc-77"})
+	k, err := c.Kiwify(KiwifyAccount{APIURL: f.srv.URL + "/v1", ClientID: "kw-client", ClientSecret: "kw-secret", AccountID: "acc-77"})
 	if err != nil {
 		t.Fatal(err)
 	}
