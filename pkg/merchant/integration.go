@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/platform"
 )
 
 // Providers whose webhooks the ingest accepts. Guru's and Yampi's APIs also
@@ -53,13 +54,13 @@ type Integration struct {
 func DefaultAPIURL(provider string) string {
 	switch provider {
 	case ProviderGuru:
-		return "https://digitalmanager.guru/api/v2"
+		return platform.DefaultGuruAPIURL
 	case ProviderYampi:
-		return "https://api.dooki.com.br/v2"
+		return platform.DefaultYampiAPIURL
 	case ProviderHotmart:
-		return "https://developers.hotmart.com/payments/api/v1"
+		return platform.DefaultHotmartAPIURL
 	case ProviderKiwify:
-		return "https://public-api.kiwify.com/v1"
+		return platform.DefaultKiwifyAPIURL
 	}
 	return ""
 }
@@ -69,7 +70,7 @@ func DefaultAPIURL(provider string) string {
 // its API base).
 func DefaultAuthURL(provider string) string {
 	if provider == ProviderHotmart {
-		return "https://api-sec-vlc.hotmart.com/security/oauth/token"
+		return platform.DefaultHotmartAuthURL
 	}
 	return ""
 }
