@@ -67,12 +67,12 @@ func CheckWindow(provider string, from, to time.Time) error {
 // Begin records a new run of the merchant's integration over [from, to),
 // running, and returns it. claimed says whether the caller runs it now
 // (the scheduler) or leaves it for the leading scheduler to claim (the
-// API). It is apperr.Unprocessable when in has no pull credentials,
+// API). It is apperr.IntegrationNotConfigured when in has no pull credentials,
 // apperr.Invalid for a bad window and apperr.Conflict when a run of the
 // integration is running.
 func (r *Reconciler) Begin(ctx context.Context, merchantID uuid.UUID, in merchant.Integration, from, to time.Time, claimed bool) (Run, error) {
 	if !Configured(in) {
-		return Run{}, apperr.Errorf(apperr.Unprocessable, "the %s integration has no API credentials to pull its sales with", in.Provider)
+		return Run{}, apperr.Errorf(apperr.IntegrationNotConfigured, "the %s integration has no API credentials to pull its sales with", in.Provider)
 	}
 	if err := CheckWindow(in.Provider, from, to); err != nil {
 		return Run{}, err
