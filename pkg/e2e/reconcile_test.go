@@ -123,6 +123,17 @@ func TestReconciliationFindsLostSales(t *testing.T) {
 			reconcileLostSales(t, s, provider)
 		})
 	}
+	// Each provider: 10 sales and 1 refund found missing.
+	metrics := scrape(t, s.opsURL+"/metrics")
+	for _, provider := range []string{"guru", "yampi"} {
+		if n := metricSample(metrics, `convida_reconcile_missing_total{provider="`+provider+`"}`); n != 11 {
+			t.Errorf("convida_reconcile_missing_total{provider=%q} = %v, want 11", provider, n)
+		}
+		at := metricSample(metrics, `convida_reconcile_last_success_timestamp_seconds{provider="`+provider+`"}`)
+		if at < float64(time.Now().Add(-time.Minute).Unix()) {
+			t.Errorf("convida_reconcile_last_success_timestamp_seconds{provider=%q} = %v, want a run within the minute", provider, at)
+		}
+	}
 }
 
 func reconcileLostSales(t *testing.T, s *stack, provider string) {
@@ -249,5 +260,79 @@ func reconcileLostSales(t *testing.T, s *stack, provider string) {
 	time.Sleep(300 * time.Millisecond)
 	if got := s.count(`SELECT count(*) FROM referrals WHERE merchant_id = $1`, tn.merchant.ID); got != 100 {
 		t.Errorf("referrals = %d, want 100 (credited once each)", got)
+	}
+}
+
+// TestScheduledReconciliation: the scheduler's task starts a run for each
+// integration with pull credentials every RECONCILE_INTERVAL over the last
+// RECONCILE_WINDOW (an integration that ran within the interval waits), and
+// ends failed a run whose process stopped writing its heartbeat, so that
+// its integration runs again.
+func TestScheduledReconciliation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startStack(t, stackOptions{})
+	tn := s.newTenant(testenv.FixedCampaign(1000, 7))
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	api := newSalesAPI(t, "guru", m.CouponCode)
+	now := time.Now().UTC()
+	for i := range 5 {
+		api.sales = append(api.sales, pulledSale{order: "sch-" + strconv.Itoa(i), status: "approved", at: now.Add(-time.Duration(i+1) * time.Hour)})
+	}
+	for p, body := range map[string]string{"guru": `{"user_token": "guru-user-token", "api_url": "` + api.srv.URL + `"}`,
+		"yampi": `{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "` + api.srv.URL + `"}`} {
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
+			t.Fatalf("PUT integration %s = %d %v", p, status, res)
+		}
+	}
+	task := program.NewReconcile(s.deps)
+	task.Interval, task.Window = time.Hour, 72*time.Hour
+	runs := func(provider string) []string {
+		var out []string
+		rows, err := s.deps.Pool.Query(ctx, `SELECT status || ' ' || missing FROM reconciliation_runs WHERE merchant_id = $1 AND provider = $2
+ORDER BY started_at`, tn.merchant.ID, provider)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r string
+			_ = rows.Scan(&r)
+			out = append(out, r)
+		}
+		return out
+	}
+	tick := func(at time.Time) {
+		t.Helper()
+		if err := task.Run(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		task.Wait()
+	}
+	tick(now)
+	if got := fmt.Sprint(runs("guru"), runs("yampi")); got != "[succeeded 5] [succeeded 0]" {
+		t.Errorf("after the first tick: guru and yampi runs %s, want one each, guru finding the 5 sales", got)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 5000, pending: 5000})
+	tick(now.Add(2 * time.Minute)) // within the interval: nothing due
+	if got := fmt.Sprint(runs("guru"), runs("yampi")); got != "[succeeded 5] [succeeded 0]" {
+		t.Errorf("within the interval: %s, want no new run", got)
+	}
+
+	// A run left running by a process that died blocks its integration
+	// until the stale sweep ends it.
+	if _, err := s.deps.Pool.Exec(ctx, `INSERT INTO reconciliation_runs (merchant_id, id, provider, status, window_from, window_to,
+    started_at, claimed_at, heartbeat_at) VALUES ($1, gen_random_uuid(), 'guru', 'running', $2, $3, $3, $3, $3)`,
+		tn.merchant.ID, now.Add(-72*time.Hour), now.Add(-61*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	tick(now.Add(61 * time.Minute)) // due again; the abandoned run is older than 15 minutes
+	guru := runs("guru")
+	if len(guru) != 3 || guru[0] != "failed 0" || guru[2] != "succeeded 0" {
+		t.Errorf("guru runs after an hour = %v, want the abandoned one failed and a new one finding nothing missing", guru)
+	}
+	if got := s.count(`SELECT count(*) FROM reconciliation_runs WHERE merchant_id = $1 AND error = 'abandoned: the process running it stopped'`,
+		tn.merchant.ID); got != 1 {
+		t.Errorf("abandoned runs = %d, want 1", got)
 	}
 }

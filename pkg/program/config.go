@@ -194,7 +194,7 @@ var Settings = []Setting{
 		Programs: []string{"scheduler"}},
 	{Name: "RETENTION_AUDIT_EVENTS", Default: "365d", Meaning: "how long the audit trail is kept (0 keeps it forever)",
 		Programs: []string{"scheduler"}},
-	{Name: "RECONCILE_INTERVAL", Default: "1h", Meaning: "how often the scheduler's leader pulls each integration's recent sales from its platform to find those whose webhook was lost (a duration: 15m, 1h, 1d)",
+	{Name: "RECONCILE_INTERVAL", Default: "1h", Meaning: "how often the scheduler's leader pulls each integration's recent sales from its platform to find those whose webhook was lost (a duration: 15m, 1h, 1d; 0 runs only those asked for through the API)",
 		Programs: []string{"scheduler"}},
 	{Name: "RECONCILE_WINDOW", Default: "72h", Meaning: "how far back each scheduled reconciliation, and one the API asks for without a window, looks (a duration, at most 31d)",
 		Programs: []string{"api", "scheduler"}},
@@ -327,8 +327,8 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	if c.ReconcileInterval, err = retentionSetting(get, "RECONCILE_INTERVAL"); err != nil {
 		return c, err
 	}
-	if c.ReconcileInterval <= 0 {
-		return c, fmt.Errorf("RECONCILE_INTERVAL: want a positive duration such as 1h, got %q", get("RECONCILE_INTERVAL"))
+	if c.ReconcileInterval < 0 {
+		return c, fmt.Errorf("RECONCILE_INTERVAL: want a duration such as 1h (0: no scheduled run), got %q", get("RECONCILE_INTERVAL"))
 	}
 	if c.ReconcileWindow, err = retentionSetting(get, "RECONCILE_WINDOW"); err != nil {
 		return c, err

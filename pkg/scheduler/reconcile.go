@@ -47,7 +47,7 @@ type Reconcile struct {
 	Integrations Integrations
 	Reconciler   *reconcile.Reconciler
 	Log          *zap.Logger
-	Interval     time.Duration // default 1 h (RECONCILE_INTERVAL)
+	Interval     time.Duration // 0 starts no scheduled run, only those asked for (RECONCILE_INTERVAL=0)
 	Window       time.Duration // default 72 h (RECONCILE_WINDOW)
 	Stale        time.Duration // default 15 min
 	Concurrency  int           // default 4
@@ -77,7 +77,7 @@ func (t *Reconcile) Run(ctx context.Context, now time.Time) error {
 	for _, run := range requested {
 		t.start(ctx, run)
 	}
-	if now.Sub(t.lastScan) < min(scanEvery, t.interval()) {
+	if t.Interval <= 0 || now.Sub(t.lastScan) < min(scanEvery, t.Interval) {
 		return nil
 	}
 	t.lastScan = now
@@ -87,7 +87,7 @@ func (t *Reconcile) Run(ctx context.Context, now time.Time) error {
 // scheduled starts a run for each due integration with pull credentials,
 // as far as the concurrency allows; the others are due at the next scan.
 func (t *Reconcile) scheduled(ctx context.Context, now time.Time) error {
-	due, err := t.Store.DueIntegrations(ctx, reconcile.Providers(), now.Add(-t.interval()))
+	due, err := t.Store.DueIntegrations(ctx, reconcile.Providers(), now.Add(-t.Interval))
 	if err != nil {
 		return err
 	}
@@ -163,7 +163,6 @@ func (t *Reconcile) free() int {
 	return c - len(t.running)
 }
 
-func (t *Reconcile) interval() time.Duration { return orDefault(t.Interval, time.Hour) }
 func (t *Reconcile) window() time.Duration   { return orDefault(t.Window, 72*time.Hour) }
 func (t *Reconcile) stale() time.Duration    { return orDefault(t.Stale, 15*time.Minute) }
 
@@ -199,13 +198,14 @@ func NewReconcileMetrics(reg prometheus.Registerer) *ReconcileMetrics {
 		}, []string{"provider"}),
 		lastSuccess: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Name: "convida_reconcile_last_success_timestamp_seconds",
-			Help: "Unix time at which a reconciliation run of the provider last succeeded in this process (absent before one).",
+			Help: "Unix time at which a reconciliation run of the provider last succeeded in this process (0 before one).",
 		}, []string{"provider"}),
 	}
 	m.missing = register(reg, m.missing)
 	m.lastSuccess = register(reg, m.lastSuccess)
 	for _, p := range reconcile.Providers() {
 		m.missing.WithLabelValues(p) // shown at 0 from the start
+		m.lastSuccess.WithLabelValues(p)
 	}
 	return m
 }
