@@ -163,8 +163,8 @@ func (t *Reconcile) free() int {
 	return c - len(t.running)
 }
 
-func (t *Reconcile) window() time.Duration   { return orDefault(t.Window, 72*time.Hour) }
-func (t *Reconcile) stale() time.Duration    { return orDefault(t.Stale, 15*time.Minute) }
+func (t *Reconcile) window() time.Duration { return orDefault(t.Window, 72*time.Hour) }
+func (t *Reconcile) stale() time.Duration  { return orDefault(t.Stale, 15*time.Minute) }
 
 func orDefault(d, def time.Duration) time.Duration {
 	if d <= 0 {
