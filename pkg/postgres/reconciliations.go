@@ -65,13 +65,24 @@ func (s *ReconcileStore) FinishRun(ctx context.Context, r reconcile.Run) error {
 	return nil
 }
 
-// Applied returns which of commandIDs the ledger has applied for the
-// merchant (processed_commands), or whose webhook the ingest accepted
-// (its command may still be on its way to the ledger).
-func (s *ReconcileStore) Applied(ctx context.Context, merchantID uuid.UUID, commandIDs []string) (map[string]bool, error) {
+// Applied returns, by dedupe key, which of the order events the ledger
+// has applied for the merchant: their command id is in processed_commands
+// (its primary key), or, for a sale, its order has a referral (one per
+// order, decision 14), which still holds after RETENTION_PROCESSED_COMMANDS
+// forgot the command id.
+func (s *ReconcileStore) Applied(ctx context.Context, merchantID uuid.UUID, evs []*inbound.OrderEvent) (map[string]bool, error) {
+	keys := make([]string, len(evs))
+	var sources, orders []string
+	for i, ev := range evs {
+		keys[i] = ev.DedupeKey
+		if ev.Kind == inbound.KindSale {
+			sources, orders = append(sources, ev.Provider), append(orders, ev.OrderID)
+		}
+	}
 	rows, err := s.pool.Query(ctx, `SELECT command_id FROM processed_commands WHERE merchant_id = $1 AND command_id = ANY($2)
-UNION SELECT dedupe_key FROM inbound_deliveries WHERE merchant_id = $1 AND dedupe_key = ANY($2) AND outcome = '`+inbound.DeliveryAccepted+`'`,
-		merchantID, commandIDs)
+UNION SELECT r.source || ':' || r.order_id || ':`+string(inbound.KindSale)+`' FROM referrals r
+  JOIN unnest($3::text[], $4::text[]) AS o(source, order_id) ON r.source = o.source AND r.order_id = o.order_id
+  WHERE r.merchant_id = $1`, merchantID, keys, sources, orders)
 	if err != nil {
 		return nil, fmt.Errorf("applied commands: %w", err)
 	}
@@ -80,8 +91,8 @@ UNION SELECT dedupe_key FROM inbound_deliveries WHERE merchant_id = $1 AND dedup
 		return nil, fmt.Errorf("applied commands: %w", err)
 	}
 	out := make(map[string]bool, len(found))
-	for _, id := range found {
-		out[id] = true
+	for _, key := range found {
+		out[key] = true
 	}
 	return out, nil
 }

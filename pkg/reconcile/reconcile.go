@@ -58,9 +58,9 @@ type Store interface {
 	Heartbeat(ctx context.Context, r Run) error
 	// FinishRun writes r's end: status, counts, error, finished_at.
 	FinishRun(ctx context.Context, r Run) error
-	// Applied returns which of the command ids the ledger has applied for
-	// the merchant, or whose webhook was accepted.
-	Applied(ctx context.Context, merchantID uuid.UUID, commandIDs []string) (map[string]bool, error)
+	// Applied returns, by dedupe key (the command id), which of the
+	// order events the ledger has applied for the merchant.
+	Applied(ctx context.Context, merchantID uuid.UUID, evs []*inbound.OrderEvent) (map[string]bool, error)
 }
 
 // Coupons attributes a sale to a member: by its coupon code, or by the

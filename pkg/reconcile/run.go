@@ -148,18 +148,18 @@ type pulled struct {
 func (r *Reconciler) page(ctx context.Context, run *Run, puller Puller, sales []platform.Sale) error {
 	run.Seen += len(sales)
 	items := make([]pulled, 0, len(sales))
-	keys := make([]string, 0, len(sales))
+	evs := make([]*inbound.OrderEvent, 0, len(sales))
 	for _, s := range sales {
 		ev, ok := r.event(run, s)
 		if ok {
 			items = append(items, pulled{sale: s, ev: ev})
-			keys = append(keys, ev.DedupeKey)
+			evs = append(evs, ev)
 		}
 	}
 	if len(items) == 0 {
 		return nil
 	}
-	applied, err := r.Store.Applied(ctx, run.MerchantID, keys)
+	applied, err := r.Store.Applied(ctx, run.MerchantID, evs)
 	if err != nil {
 		return err
 	}
