@@ -12,6 +12,7 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/redemption"
 )
 
@@ -62,6 +63,11 @@ type platformView struct {
 	// (redemption.MissingFields), each a field Name; empty when redemptions
 	// and members' coupons can run.
 	APIMissing []string
+	// CanReconcile: the settings hold the credentials of a pull
+	// (reconcile.Configured) and the dashboard can ask for a run; Runs
+	// are the last runs, newest first.
+	CanReconcile bool
+	Runs         []reconcile.Run
 }
 
 type integrationsData struct{ Platforms []platformView }
@@ -109,6 +115,7 @@ func platformFields(provider string, in *merchant.Integration) []integrationFiel
 func (d *Dashboard) integrationRoutes() {
 	d.page("GET "+Prefix+"/integrations", d.integrations)
 	d.action("POST "+Prefix+"/integrations/{provider}", d.saveIntegration)
+	d.action("POST "+Prefix+"/integrations/{provider}/reconcile", d.reconcileIntegration)
 	d.page("GET "+Prefix+"/integrations/deliveries/{id}", d.inboundDelivery)
 }
 
@@ -131,6 +138,7 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 		if in != nil {
 			v.Configured, v.UpdatedAt = true, in.UpdatedAt
 			v.APIMissing = redemption.MissingFields(p, *in)
+			v.CanReconcile = d.cfg.Reconciler != nil && reconcile.Configured(*in)
 		} else {
 			v.APIMissing = redemption.MissingFields(p, merchant.Integration{})
 		}
@@ -143,6 +151,10 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 			}
 		}
 		if v.Deliveries, err = d.cfg.Deliveries.ListDeliveries(r.Context(), c.MerchantID(), p, recentDeliveries); err != nil {
+			d.fail(w, r, c, err)
+			return
+		}
+		if v.Runs, err = d.runsOf(r.Context(), c.MerchantID(), p); err != nil {
 			d.fail(w, r, c, err)
 			return
 		}

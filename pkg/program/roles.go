@@ -259,11 +259,14 @@ func (a *API) Router() *mux.Router {
 		RedemptionMembers: members,
 
 		// Integrations and webhooks.
-		Integrations:    merchants,
-		Deliveries:      postgres.NewDeliveryStore(d.Pool),
-		IngestPublicURL: d.Config.IngestPublicURL,
-		Webhooks:        webhooks,
-		WebhookSender:   NewWebhookSender(d.Config),
+		Integrations:       merchants,
+		Deliveries:         postgres.NewDeliveryStore(d.Pool),
+		IngestPublicURL:    d.Config.IngestPublicURL,
+		Reconciler:         &reconcile.Reconciler{Store: postgres.NewReconcileStore(d.Pool), Now: a.Now},
+		ReconciliationRuns: postgres.NewReconcileStore(d.Pool),
+		ReconcileWindow:    d.Config.ReconcileWindow,
+		Webhooks:           webhooks,
+		WebhookSender:      NewWebhookSender(d.Config),
 
 		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
 		// Members and Creators.
