@@ -225,9 +225,12 @@ type reconcileCoupons struct {
 // Close gives up the leadership.
 func (s *Scheduler) Close() { s.release() }
 
-// Run ticks until ctx ends, then gives up the leadership.
+// Run ticks until ctx ends, then waits for the reconciliation runs under
+// way to record their end (before the pool closes) and gives up the
+// leadership.
 func (s *Scheduler) Run(ctx context.Context) error {
 	defer s.Close()
+	defer s.Reconcile.Wait()
 	return s.Scheduler.Run(ctx)
 }
 
