@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -109,8 +110,8 @@ func (s *Server) reconcile(w http.ResponseWriter, r *http.Request) {
 func (s *Server) reconcileWindow(req ReconcileRequest) (from, to time.Time, err error) {
 	to = s.cfg.Now().UTC()
 	if req.To != nil {
-		if to, err = time.Parse(time.RFC3339Nano, *req.To); err != nil {
-			return from, to, apperr.Errorf(apperr.Invalid, "to: must be an RFC 3339 time")
+		if to, err = windowEnd("to", *req.To); err != nil {
+			return from, to, err
 		}
 	}
 	window := s.cfg.Reconcile.Window
@@ -119,11 +120,27 @@ func (s *Server) reconcileWindow(req ReconcileRequest) (from, to time.Time, err 
 	}
 	from = to.Add(-window)
 	if req.From != nil {
-		if from, err = time.Parse(time.RFC3339Nano, *req.From); err != nil {
-			return from, to, apperr.Errorf(apperr.Invalid, "from: must be an RFC 3339 time")
+		if from, err = windowEnd("from", *req.From); err != nil {
+			return from, to, err
 		}
 	}
 	return from, to, nil
+}
+
+// maxWindowEnd bounds the text of a window's end (the document's
+// maxLength): an RFC 3339 time is about 30 characters.
+const maxWindowEnd = 64
+
+// windowEnd reads the RFC 3339 time of the body field named field.
+func windowEnd(field, text string) (time.Time, error) {
+	if utf8.RuneCountInString(text) > maxWindowEnd {
+		return time.Time{}, apperr.Errorf(apperr.Invalid, "%s: must be at most %d characters", field, maxWindowEnd)
+	}
+	t, err := time.Parse(time.RFC3339Nano, text)
+	if err != nil {
+		return time.Time{}, apperr.Errorf(apperr.Invalid, "%s: must be an RFC 3339 time", field)
+	}
+	return t, nil
 }
 
 func (s *Server) listReconciliations(w http.ResponseWriter, r *http.Request) {
