@@ -81,21 +81,39 @@ func newSalesAPI(t *testing.T, provider, coupon string) *salesAPI {
 			to := min(from+size, len(sales))
 			items := []map[string]any{}
 			for _, s := range sales[from:to] {
-				id, _ := strconv.Atoi(s.order)
-				items = append(items, map[string]any{"id": id, "status": map[string]any{"data": map[string]any{"alias": s.status}},
-					"value_total": 100, "promocode_id": 555,
-					"customer":   map[string]any{"data": map[string]any{"name": "Bia", "email": "bia@example.com", "cpf": "12345678909"}},
-					"created_at": map[string]any{"date": s.at.In(time.FixedZone("-03", -3*3600)).Format("2006-01-02 15:04:05.000000"), "timezone": "America/Sao_Paulo"}})
+				items = append(items, yampiPulled(s, false, coupon))
 			}
 			total := (len(sales) + size - 1) / size
 			_ = json.NewEncoder(w).Encode(map[string]any{"data": items,
 				"meta": map[string]any{"pagination": map[string]any{"total": len(sales), "per_page": size, "current_page": page, "total_pages": total}}})
 		default:
+			for _, s := range sales {
+				if r.URL.Path == "/loja/orders/"+s.order && r.URL.Query().Get("include") != "" {
+					_ = json.NewEncoder(w).Encode(map[string]any{"data": yampiPulled(s, true, coupon)})
+					return
+				}
+			}
 			w.WriteHeader(http.StatusNotFound)
 		}
 	}))
 	t.Cleanup(a.srv.Close)
 	return a
+}
+
+// yampiPulled is a Yampi order as GET orders lists it: with promocode_id
+// and without the promocode, whose id is one of a member's coupons (555)
+// for an odd order id and one Convida never kept (777) for an even one,
+// which only GET orders/{id} (whole: with the promocode) attributes.
+func yampiPulled(s pulledSale, whole bool, coupon string) map[string]any {
+	id, _ := strconv.Atoi(s.order)
+	o := map[string]any{"id": id, "status": map[string]any{"data": map[string]any{"alias": s.status}},
+		"value_total": 100, "promocode_id": map[bool]int{true: 777, false: 555}[id%2 == 0],
+		"customer":   map[string]any{"data": map[string]any{"name": "Bia", "email": "bia@example.com", "cpf": "12345678909"}},
+		"created_at": map[string]any{"date": s.at.In(time.FixedZone("-03", -3*3600)).Format("2006-01-02 15:04:05.000000"), "timezone": "America/Sao_Paulo"}}
+	if whole {
+		o["promocode"] = map[string]any{"data": map[string]any{"code": coupon}}
+	}
+	return o
 }
 
 func (a *salesAPI) set(order, status string) {
@@ -114,7 +132,8 @@ func (a *salesAPI) set(order, status string) {
 // credited exactly once; the 10 webhooks sent afterwards answer duplicate
 // and change nothing; a second run finds nothing missing; a refund known
 // only to the pull reverses its reward. The Yampi orders carry only
-// promocode_id, attributed through coupon_ids.
+// promocode_id, attributed through coupon_ids, or, for an id Convida never
+// kept, by reading the order whole.
 func TestReconciliationFindsLostSales(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})

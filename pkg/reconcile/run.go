@@ -3,6 +3,7 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 
@@ -251,10 +252,17 @@ func (r *Reconciler) attribute(ctx context.Context, run *Run, puller Puller, s p
 		}
 		if reader, ok := puller.(OrderReader); ok && s.CouponCode == "" {
 			whole, err := reader.Order(ctx, s.OrderID)
-			if err != nil {
-				return uuid.Nil, "", err
+			var transient *platform.TransientError
+			switch {
+			case err == nil:
+				s.CouponCode = whole.CouponCode
+			case errors.As(err, &transient) || apperr.Is(err, apperr.Unavailable) || ctx.Err() != nil:
+				return uuid.Nil, "", err // the platform is struggling: the run fails, the next one tries again
+			default:
+				// This order alone cannot be read (gone, refused): it
+				// stays unattributed rather than fail every run.
+				r.log().Warn("pulled order unreadable", zap.String("provider", run.Provider), zap.String("order", s.OrderID), zap.Error(err))
 			}
-			s.CouponCode = whole.CouponCode
 		}
 	}
 	for _, code := range []string{s.CouponCode, s.ReferralCode} {
