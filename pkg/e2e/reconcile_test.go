@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -354,4 +355,56 @@ ORDER BY started_at`, tn.merchant.ID, provider)
 		tn.merchant.ID); got != 1 {
 		t.Errorf("abandoned runs = %d, want 1", got)
 	}
+}
+
+// TestReconciliationPlatformDown: a platform that keeps answering 503
+// (Retry-After: 1) past the retries of a page ends the run failed with
+// the platform's answer, nothing credited; once it answers again, the next
+// run credits the sales.
+func TestReconciliationPlatformDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startStack(t, stackOptions{})
+	tn := s.newTenant(testenv.FixedCampaign(1000, 7))
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	api := newSalesAPI(t, "guru", m.CouponCode)
+	api.sales = []pulledSale{{order: "down-1", status: "approved", at: time.Now().Add(-time.Hour)}}
+	var down sync.Mutex // held: the platform answers 503
+	down.Lock()
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.TryLock() {
+			down.Unlock()
+			api.srv.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"message":"maintenance"}`))
+	}))
+	t.Cleanup(front.Close)
+	if status, res := s.api(tn, http.MethodPut, "/integrations/guru", []byte(`{"user_token": "guru-user-token", "api_url": "`+front.URL+`"}`)); status != 200 {
+		t.Fatalf("PUT integration = %d %v", status, res)
+	}
+	task := program.NewReconcile(s.deps)
+	run := func() map[string]any {
+		t.Helper()
+		if status, res := s.api(tn, http.MethodPost, "/integrations/guru/reconcile", nil); status != http.StatusAccepted {
+			t.Fatalf("POST reconcile = %d %v", status, res)
+		}
+		if err := task.Run(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		task.Wait()
+		_, res := s.api(tn, http.MethodGet, "/integrations/guru/reconciliations?per_page=1", nil)
+		return res["data"].([]any)[0].(map[string]any)
+	}
+	failed := run()
+	if failed["status"] != "failed" || !strings.Contains(failed["error"].(string), "503") || failed["missing"] != float64(0) {
+		t.Errorf("with the platform down: %v, want failed with its 503", failed)
+	}
+	down.Unlock()
+	if ok := run(); ok["status"] != "succeeded" || ok["credited"] != float64(1) {
+		t.Errorf("with the platform back: %v, want the sale credited", ok)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 1000, pending: 1000})
 }
