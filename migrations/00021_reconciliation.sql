@@ -35,6 +35,8 @@ CREATE TABLE reconciliation_runs (
 CREATE UNIQUE INDEX reconciliation_runs_running ON reconciliation_runs (merchant_id, provider) WHERE status = 'running';
 -- The leader's pick-up of requested runs.
 CREATE INDEX reconciliation_runs_unclaimed ON reconciliation_runs (started_at) WHERE status = 'running' AND claimed_at IS NULL;
+-- The retention sweep (kept as long as inbound_deliveries).
+CREATE INDEX reconciliation_runs_started ON reconciliation_runs (started_at) WHERE status <> 'running';
 -- The API's list, newest first, and the scheduler's "last run".
 CREATE INDEX reconciliation_runs_list ON reconciliation_runs (merchant_id, provider, started_at DESC, id DESC);
 
