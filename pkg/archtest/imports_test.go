@@ -31,7 +31,7 @@ var (
 		"netguard", "clientip", "bounds"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
-		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "platform"}
+		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "platform", "reconcile"}
 	// adapters talk to a dependency.
 	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker"}
 	// contracts bind domain types to an adapter's wire (topic names and

@@ -78,6 +78,12 @@ type Config struct {
 	Integrations    IntegrationStore
 	Deliveries      InboundDeliveries
 	IngestPublicURL string
+	// Reconciler and ReconciliationRuns serve the "Reconcile now" button
+	// and the last runs (reconcile.go); nil leaves them out.
+	// ReconcileWindow (RECONCILE_WINDOW) is how far back a run looks.
+	Reconciler         Reconciler
+	ReconciliationRuns ReconciliationRuns
+	ReconcileWindow    time.Duration
 	// PlatformAllowPrivateNetworks lets an integration's API URL name
 	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
 	PlatformAllowPrivateNetworks bool

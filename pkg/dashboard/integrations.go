@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/redemption"
 )
 
@@ -67,6 +68,11 @@ type platformView struct {
 	// ReadsSales: Convida uses the platform's API to read its sales only
 	// (Hotmart, Kiwify), not for redemptions or coupons.
 	ReadsSales bool
+	// CanReconcile: the settings hold the credentials of a pull
+	// (reconcile.Configured) and the dashboard can ask for a run; Runs
+	// are the last runs, newest first.
+	CanReconcile bool
+	Runs         []reconcile.Run
 }
 
 // APIStatus is the catalogue key saying whether the platform's API can
@@ -166,6 +172,7 @@ func platformFields(provider string, in *merchant.Integration) []integrationFiel
 func (d *Dashboard) integrationRoutes() {
 	d.page("GET "+Prefix+"/integrations", d.integrations)
 	d.action("POST "+Prefix+"/integrations/{provider}", d.saveIntegration)
+	d.action("POST "+Prefix+"/integrations/{provider}/reconcile", d.reconcileIntegration)
 	d.page("GET "+Prefix+"/integrations/deliveries/{id}", d.inboundDelivery)
 }
 
@@ -188,6 +195,7 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 			ReadsSales: readsSales(p)}
 		if in != nil {
 			v.Configured, v.UpdatedAt = true, in.UpdatedAt
+			v.CanReconcile = d.cfg.Reconciler != nil && reconcile.Configured(*in)
 		}
 		if p == alertFor {
 			v.Alert = alert
@@ -198,6 +206,10 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 			}
 		}
 		if v.Deliveries, err = d.cfg.Deliveries.ListDeliveries(r.Context(), c.MerchantID(), p, recentDeliveries); err != nil {
+			d.fail(w, r, c, err)
+			return
+		}
+		if v.Runs, err = d.runsOf(r.Context(), c.MerchantID(), p); err != nil {
 			d.fail(w, r, c, err)
 			return
 		}

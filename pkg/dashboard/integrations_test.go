@@ -246,7 +246,7 @@ func TestIntegrationsDeliveries(t *testing.T) {
 	owner := e.owner()
 	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
 	for _, want := range []string{`href="/dashboard/integrations/deliveries/` + mine.String() + `">Nov 25, 2026 2:03 PM<`,
-		"<td>Unauthorized</td><td>401</td><td>api_token does not match</td>", "/dashboard/integrations/deliveries/" + junk.String()} {
+		"<td>Unauthorized</td><td>401</td><td>Webhook</td><td>api_token does not match</td>", "/dashboard/integrations/deliveries/" + junk.String()} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the integrations page lacks %q", want)
 		}
@@ -337,5 +337,55 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 		if strings.Contains(page.body, secret) || e.logged(secret) {
 			t.Errorf("the page or a log line shows the secret %q", secret)
 		}
+	}
+}
+
+// "Reconcile now": shown once the platform's API credentials are saved;
+// a click records a run over RECONCILE_WINDOW for the scheduler and says
+// so, a second while it runs says one is running, and the page lists the
+// last runs. A viewer cannot ask for one.
+func TestIntegrationsReconcileNow(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner()
+	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if strings.Contains(page.body, `data-testid="reconcile-guru"`) || !strings.Contains(page.body, "No reconciliation yet.") {
+		t.Errorf("before the API credentials: the page offers a reconciliation: %s", page.body)
+	}
+	if r := e.do(owner, http.MethodPost, "/dashboard/integrations/guru/reconcile", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reconcile without credentials: %d", r.StatusCode)
+	}
+	if page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil); !strings.Contains(page.body, "Reconciliation needs the platform&#39;s API credentials") {
+		t.Errorf("reconcile without credentials: the page does not say why: %s", page.body)
+	}
+	if r := e.do(owner, http.MethodPost, "/dashboard/integrations/guru", url.Values{"user_token": {"guru-user"}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save the user token: %d", r.StatusCode)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if !strings.Contains(page.body, `data-testid="reconcile-guru">Reconcile now<`) || strings.Contains(page.body, `data-testid="reconcile-yampi"`) {
+		t.Errorf("with Guru's user token: want the button for Guru alone: %s", page.body)
+	}
+	if r := e.do(owner, http.MethodPost, "/dashboard/integrations/guru/reconcile", nil); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("reconcile: %d", r.StatusCode)
+	}
+	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	if !strings.Contains(page.body, "Reconciliation requested") || !strings.Contains(page.body, `data-testid="runs-guru"`) ||
+		!strings.Contains(page.body, "<td>Running</td>") {
+		t.Errorf("after asking: want the notice and the running run: %s", page.body)
+	}
+	var from, to time.Time
+	if err := e.deps.Pool.QueryRow(context.Background(), `SELECT window_from, window_to FROM reconciliation_runs WHERE merchant_id = $1 AND provider = 'guru'`,
+		uuid.MustParse(e.demo.MerchantID)).Scan(&from, &to); err != nil || to.Sub(from) != e.deps.Config.ReconcileWindow {
+		t.Errorf("the run's window: %s to %s (%v), want RECONCILE_WINDOW", from, to, err)
+	}
+	e.do(owner, http.MethodPost, "/dashboard/integrations/guru/reconcile", nil)
+	if page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil); !strings.Contains(page.body, "already running") {
+		t.Errorf("a second while one runs: the page does not say so: %s", page.body)
+	}
+	if r := e.do(e.viewer(), http.MethodPost, "/dashboard/integrations/guru/reconcile", nil); r.StatusCode != http.StatusForbidden {
+		t.Errorf("a viewer's reconcile: %d, want 403", r.StatusCode)
+	}
+	if r := e.do(owner, http.MethodPost, "/dashboard/integrations/shopify/reconcile", nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("an unknown platform: %d, want 404", r.StatusCode)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -19,7 +20,9 @@ func integrationsDataForRender(at time.Time, mid uuid.UUID, d inbound.Delivery) 
 	return integrationsData{Platforms: []platformView{
 		{Provider: "guru", Name: "Guru", Configured: true, UpdatedAt: at, Fields: platformFields("guru", guru),
 			WebhookURL: merchant.WebhookURL("https://ingest.example.com/", "guru", mid), Deliveries: []inbound.Delivery{d},
-			APIMissing: redemption.MissingFields("guru", *guru)},
+			APIMissing: redemption.MissingFields("guru", *guru), CanReconcile: true,
+			Runs: []reconcile.Run{{ID: uuid.New(), Provider: "guru", Status: reconcile.StatusSucceeded, StartedAt: at, Seen: 100, Missing: 10, Credited: 9, Reversed: 1},
+				{ID: uuid.New(), Provider: "guru", Status: reconcile.StatusFailed, StartedAt: at.Add(-time.Hour), Error: "guru GET transactions: 429"}}},
 		{Provider: "yampi", Name: "Yampi", Fields: platformFields("yampi", nil), Alert: "integrations.bad_api_url",
 			WebhookURL: merchant.WebhookURL("https://ingest.example.com", "yampi", mid),
 			APIMissing: redemption.MissingFields("yampi", merchant.Integration{})},

@@ -466,6 +466,7 @@ func (b *boundsRun) cases() map[string]boundsCase {
 				t.Fatalf("restore the Yampi webhook secret: %d %s", status, msg)
 			}
 		}},
+		"reconcileIntegration":  {path: fixed("/api/v1/integrations/guru/reconcile"), body: func() map[string]any { return map[string]any{} }},
 		"provisionMemberCoupon": none, "rotateCreatorToken": none, "testWebhook": none, "eraseMember": none,
 		"retryWebhookLog": none, "rotateWebhookSecret": none,
 		"receiveGuruWebhook": {platform: "guru", body: func() map[string]any {

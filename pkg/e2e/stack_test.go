@@ -90,7 +90,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 	// client address (127.0.0.1) and one Redis: a test of the
 	// failed-authentication limit turns it on itself, with addresses of its
 	// own (forged_test.go).
-	env := map[string]string{"PLATFORM_ALLOW_PRIVATE_NETWORKS": "true", "AUTH_FAILURE_LIMIT": "0"}
+	// A scheduler runs no scheduled reconciliation (the tenants' API URLs
+	// are the platforms' own): a test asks for its runs.
+	env := map[string]string{"PLATFORM_ALLOW_PRIVATE_NETWORKS": "true", "AUTH_FAILURE_LIMIT": "0", "RECONCILE_INTERVAL": "0"}
 	maps.Copy(env, opt.env)
 	cfg, err := program.LoadConfig(func(k string) string { return env[k] })
 	if err != nil {

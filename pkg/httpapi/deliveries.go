@@ -46,6 +46,9 @@ type DeliveryView struct {
 	// 4 KiB; null for the others.
 	BodySHA256 *string `json:"body_sha256"`
 	BodyLength *int    `json:"body_length"`
+	// Source is "webhook", or "reconciliation" for a sale a pull found
+	// that no webhook had brought.
+	Source string `json:"source"`
 }
 
 // registerDeliveries adds the inbound delivery records of the merchant,
@@ -77,7 +80,10 @@ func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
 
 func deliveryView(d inbound.Delivery) DeliveryView {
 	v := DeliveryView{ID: ids.Format(ids.InboundDelivery, d.ID), Provider: d.Provider, ReceivedAt: jsontime.Format(d.ReceivedAt),
-		Status: d.HTTPStatus, Outcome: d.Outcome, Error: d.Error}
+		Status: d.HTTPStatus, Outcome: d.Outcome, Error: d.Error, Source: d.Source}
+	if v.Source == "" {
+		v.Source = inbound.SourceWebhook
+	}
 	if order := d.OrderID(); order != "" {
 		v.OrderID = &order
 	}

@@ -94,11 +94,11 @@ func TestInboundDeliveries(t *testing.T) {
 	// The first page: the refused delivery, then the last sale.
 	r := tn.get(t, "/api/v1/integrations/guru/deliveries")
 	wantPage(t, r, 1, 20, 25, 2)
-	wantKeys(t, r, "data.0", "id", "provider", "received_at", "status", "outcome", "error", "order_id", "body", "body_sha256", "body_length")
+	wantKeys(t, r, "data.0", "id", "provider", "received_at", "status", "outcome", "error", "order_id", "body", "body_sha256", "body_length", "source")
 	wantFields(t, r, map[string]any{
 		"data.0.status": 401, "data.0.outcome": "unauthorized", "data.0.error": "api_token does not match", "data.0.order_id": nil,
 		"data.0.body": nil, "data.0.body_sha256": hex.EncodeToString(digest[:]), "data.0.body_length": 5000,
-		"data.0.received_at": "2026-11-20T13:00:00.000Z", "data.0.provider": "guru",
+		"data.0.received_at": "2026-11-20T13:00:00.000Z", "data.0.provider": "guru", "data.0.source": "webhook",
 		"data.1.status": 200, "data.1.outcome": "accepted", "data.1.error": "", "data.1.order_id": "guru-order-1023",
 		"data.1.body.api_token": inbound.Redacted, "data.1.body.id": "guru-order-1023",
 		"data.1.body_sha256": nil, "data.1.body_length": nil, "data.1.received_at": "2026-11-20T12:23:00.000Z",

@@ -85,6 +85,10 @@ type Config struct {
 	// Deliveries serves GET /api/v1/integrations/{provider}/deliveries
 	// (deliveries.go); nil leaves it out.
 	Deliveries InboundDeliveries
+	// Reconcile serves POST /api/v1/integrations/{provider}/reconcile and
+	// GET …/reconciliations (reconciliations.go); nil stores leave them
+	// out.
+	Reconcile ReconcileConfig
 
 	Catalog    CatalogConfig    // lists and updates (members.go, campaigns.go, referrals.go)
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
@@ -158,6 +162,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerRedemptions(mf, admin)
 	s.registerIntegrations(admin)
 	s.registerDeliveries(admin)
+	s.registerReconciliations(admin)
 	s.registerWebhooks(admin)
 	s.registerCreators(admin, public)
 	s.registerAuditEvents(admin)

@@ -23,6 +23,9 @@ const (
 	// InboundDelivery is a platform's webhook as received (GET
 	// /integrations/{provider}/deliveries).
 	InboundDelivery = "dlv_"
+	// Reconciliation is a run of a platform's pull (GET
+	// /integrations/{provider}/reconciliations).
+	Reconciliation = "rec_"
 )
 
 // Format returns prefix + the 32 hex digits of id.

@@ -30,7 +30,17 @@ type Delivery struct {
 	BodyLength int
 	BodySHA256 []byte
 	ReceivedAt time.Time
+	// Source is where the delivery came from: SourceWebhook ("" reads as
+	// it) or SourceReconciliation, a sale a pull found that no webhook had
+	// brought.
+	Source string
 }
+
+// Sources of a delivery.
+const (
+	SourceWebhook        = "webhook"
+	SourceReconciliation = "reconciliation"
+)
 
 // OrderID is the platform's order id of the delivery, read from its
 // dedupe key (provider:order:kind, as complete builds it); "" for a

@@ -296,7 +296,7 @@ func retryAfterHeader(d time.Duration) string {
 
 func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, ev *inbound.OrderEvent) {
 	d.DedupeKey = ev.DedupeKey
-	fastKey := "ingest:dedupe:" + d.MerchantID.String() + ":" + ev.DedupeKey
+	fastKey := inbound.FastDedupeKey(d.MerchantID, ev.DedupeKey)
 	if s.dedupe != nil {
 		if seen, err := s.dedupe.Seen(ctx, fastKey); err == nil && seen {
 			s.ok(ctx, w, d, inbound.DeliveryDuplicate, "already received")
@@ -318,7 +318,7 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.
 	// in time. A publish that still lands later is harmless: the retried
 	// delivery publishes the same command id, which the ledger applies
 	// once, and its own record.
-	cmd := command(ev, d.MerchantID, memberID, d.ReceivedAt)
+	cmd := ev.Command(d.MerchantID, memberID, d.ReceivedAt)
 	d.Outcome, d.HTTPStatus = inbound.DeliveryAccepted, http.StatusOK
 	pctx, cancel := context.WithTimeout(ctx, PublishTimeout)
 	err = s.publisher.PublishDelivery(pctx, *d, &cmd)

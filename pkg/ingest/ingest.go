@@ -62,28 +62,6 @@ const MaxBody = 1 << 20
 // platform within Yampi's 5 s.
 const PublishTimeout = 3 * time.Second
 
-// command maps a canonical order event to its ledger command. The command
-// id is the dedupe key, so a duplicate that slips through every dedupe
-// layer is still applied once.
-func command(ev *inbound.OrderEvent, merchantID, memberID uuid.UUID, received time.Time) ledger.Command {
-	typ := ledger.CmdCreditSale
-	if ev.Kind == inbound.KindRefund {
-		typ = ledger.CmdRefund
-	}
-	paid := ev.OccurredAt
-	if paid.IsZero() {
-		paid = received
-	}
-	return ledger.Command{
-		ID: ev.DedupeKey, Type: typ, MerchantID: merchantID, MemberID: memberID, IssuedAt: received,
-		Sale: &ledger.Sale{
-			Source: ev.Provider, OrderID: ev.OrderID, Amount: ev.Amount, Currency: ev.Currency,
-			CouponCode: ev.CouponCode, BuyerName: ev.Customer.Name, BuyerEmail: ev.Customer.Email,
-			BuyerDocument: ev.Customer.Document, SubscriptionID: ev.SubscriptionID, PaidAt: paid.UTC(),
-		},
-	}
-}
-
 // errBrokerBehind refuses a record while the background queue finds the
 // broker down.
 var errBrokerBehind = errors.New("delivery records are waiting for the broker")

@@ -42,7 +42,12 @@ func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Deliv
 	bodies, digests := make([][]byte, n), make([][]byte, n)
 	lengths := make([]*int32, n)
 	received := make([]time.Time, n)
+	sources := make([]string, n)
 	for i, d := range ds {
+		sources[i] = d.Source
+		if sources[i] == "" {
+			sources[i] = inbound.SourceWebhook
+		}
 		h, err := json.Marshal(d.Headers)
 		if err != nil || d.Headers == nil {
 			h = []byte("{}")
@@ -59,12 +64,12 @@ func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Deliv
 		}
 	}
 	_, err := s.pool.Exec(ctx, `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body,
-    body_length, body_sha256, received_at)
+    body_length, body_sha256, received_at, source)
 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::bytea[],
-    $10::int[], $11::bytea[], $12::timestamptz[])
+    $10::int[], $11::bytea[], $12::timestamptz[], $13::text[])
 ON CONFLICT (merchant_id, id) DO UPDATE SET outcome = EXCLUDED.outcome, http_status = EXCLUDED.http_status, error = EXCLUDED.error
 WHERE EXCLUDED.outcome = '`+inbound.DeliveryUnavailable+`' AND inbound_deliveries.outcome = '`+inbound.DeliveryAccepted+`'`,
-		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, lengths, digests, received)
+		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, lengths, digests, received, sources)
 	if err != nil {
 		return fmt.Errorf("record deliveries: %w", err)
 	}
@@ -94,7 +99,7 @@ func answeredRecords(ds []inbound.Delivery) []inbound.Delivery {
 // ListDeliveries returns the merchant's last limit delivery records from
 // provider, newest first, without their bodies (the dashboard's list).
 func (s *DeliveryStore) ListDeliveries(ctx context.Context, merchantID uuid.UUID, provider string, limit int) ([]inbound.Delivery, error) {
-	rows, err := s.pool.Query(ctx, `SELECT id, outcome, http_status, error, received_at FROM inbound_deliveries
+	rows, err := s.pool.Query(ctx, `SELECT id, outcome, http_status, error, received_at, source FROM inbound_deliveries
 WHERE merchant_id = $1 AND provider = $2 ORDER BY received_at DESC, id LIMIT $3`, merchantID, provider, limit)
 	if err != nil {
 		return nil, fmt.Errorf("list deliveries: %w", err)
@@ -102,7 +107,7 @@ WHERE merchant_id = $1 AND provider = $2 ORDER BY received_at DESC, id LIMIT $3`
 	return pgx.CollectRows(rows, func(row pgx.CollectableRow) (inbound.Delivery, error) {
 		d := inbound.Delivery{MerchantID: merchantID, Provider: provider}
 		var status int32
-		err := row.Scan(&d.ID, &d.Outcome, &status, &d.Error, &d.ReceivedAt)
+		err := row.Scan(&d.ID, &d.Outcome, &status, &d.Error, &d.ReceivedAt, &d.Source)
 		d.HTTPStatus = int(status)
 		return d, err
 	})
@@ -149,13 +154,13 @@ FROM inbound_deliveries WHERE merchant_id = $1 AND id = $2`, merchantID, id), d,
 
 // keptColumns are what a delivery record keeps of the answer and the body
 // (scanKept reads them).
-const keptColumns = `outcome, http_status, error, body, body_length, body_sha256, received_at`
+const keptColumns = `outcome, http_status, error, body, body_length, body_sha256, received_at, source`
 
 // scanKept scans row's lead columns into lead, then keptColumns into d.
 func scanKept(row pgx.Row, d *inbound.Delivery, lead ...any) error {
 	var status int32
 	var length *int32
-	if err := row.Scan(append(lead, &d.Outcome, &status, &d.Error, &d.Body, &length, &d.BodySHA256, &d.ReceivedAt)...); err != nil {
+	if err := row.Scan(append(lead, &d.Outcome, &status, &d.Error, &d.Body, &length, &d.BodySHA256, &d.ReceivedAt, &d.Source)...); err != nil {
 		return err
 	}
 	d.HTTPStatus = int(status)

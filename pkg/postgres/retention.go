@@ -62,6 +62,9 @@ var purgeSQL = map[string]string{
 	// order, amounts, status, dates and ledger rows, and updated_at, since
 	// nothing about the sale changed. The predicate is the partial index's
 	// (referrals_buyer_data), which holds only referrals not yet cleared.
+	// A run still running is kept: it holds its integration's turn.
+	retention.ReconciliationRuns: `DELETE FROM reconciliation_runs WHERE ctid = ANY(ARRAY(SELECT ctid FROM reconciliation_runs
+  WHERE started_at < $1 AND status <> 'running' ORDER BY started_at LIMIT $2 FOR UPDATE SKIP LOCKED))`,
 	retention.BuyerData: `UPDATE referrals SET referee_name = '', referee_email = '', referee_external_id = ''
 WHERE ctid = ANY(ARRAY(SELECT ctid FROM referrals
   WHERE created_at < $1 AND (referee_name <> '' OR referee_email <> '' OR referee_external_id <> '')

@@ -97,6 +97,11 @@ type Config struct {
 	// long each kind of record is kept.
 	RetentionInterval time.Duration
 	Retention         Retention
+	// ReconcileInterval is how often the scheduler's leader pulls each
+	// integration's recent sales from its platform (RECONCILE_INTERVAL);
+	// ReconcileWindow is how far back each run looks (RECONCILE_WINDOW).
+	ReconcileInterval time.Duration
+	ReconcileWindow   time.Duration
 	// SecretsKeyPrevious is the key being rotated away from
 	// (SECRETS_KEY_PREVIOUS): secrets sealed with it still open.
 	SecretsKeyPrevious string
@@ -189,8 +194,12 @@ var Settings = []Setting{
 		Programs: []string{"scheduler"}},
 	{Name: "RETENTION_AUDIT_EVENTS", Default: "365d", Meaning: "how long the audit trail is kept (0 keeps it forever)",
 		Programs: []string{"scheduler"}},
-	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the Guru and Yampi API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
-		Programs: []string{"api", "dispatcher"}},
+	{Name: "RECONCILE_INTERVAL", Default: "1h", Meaning: "how often the scheduler's leader pulls each integration's recent sales from its platform to find those whose webhook was lost (a duration: 15m, 1h, 1d; 0 runs only those asked for through the API)",
+		Programs: []string{"scheduler"}},
+	{Name: "RECONCILE_WINDOW", Default: "72h", Meaning: "how far back each scheduled reconciliation, and one the API asks for without a window, looks (a duration, at most 31d)",
+		Programs: []string{"api", "scheduler"}},
+	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the platforms' API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
+		Programs: []string{"api", "dispatcher", "scheduler"}},
 	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API and at the ingest, after a burst of 10, before 429; 0 is none",
 		Programs: []string{"api", "ingest"}},
 	{Name: "TRUSTED_PROXIES", Meaning: "comma-separated CIDRs of the operator's reverse proxies; only a request from one of them has its X-Forwarded-For believed (empty: none)",
@@ -315,6 +324,18 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 			return c, err
 		}
 	}
+	if c.ReconcileInterval, err = retentionSetting(get, "RECONCILE_INTERVAL"); err != nil {
+		return c, err
+	}
+	if c.ReconcileInterval < 0 {
+		return c, fmt.Errorf("RECONCILE_INTERVAL: want a duration such as 1h (0: no scheduled run), got %q", get("RECONCILE_INTERVAL"))
+	}
+	if c.ReconcileWindow, err = retentionSetting(get, "RECONCILE_WINDOW"); err != nil {
+		return c, err
+	}
+	if c.ReconcileWindow <= 0 || c.ReconcileWindow > maxReconcileWindow {
+		return c, fmt.Errorf("RECONCILE_WINDOW: want a positive duration of at most 31d such as 72h, got %q", get("RECONCILE_WINDOW"))
+	}
 	if c.PlatformAllowPrivateNetworks, err = strconv.ParseBool(get("PLATFORM_ALLOW_PRIVATE_NETWORKS")); err != nil {
 		return c, fmt.Errorf("PLATFORM_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("PLATFORM_ALLOW_PRIVATE_NETWORKS"))
 	}
@@ -346,6 +367,10 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	return c, nil
 }
+
+// maxReconcileWindow is the longest RECONCILE_WINDOW: the shortest
+// window a platform's pull takes at once (Hotmart's 31 days).
+const maxReconcileWindow = 31 * 24 * time.Hour
 
 // retentionSetting reads a duration that may count days: a Go duration
 // (90s, 15m, 1h30m) or a whole number of days (30d); "0" is zero, which a

@@ -111,3 +111,27 @@ func TestRetentionSettings(t *testing.T) {
 		}
 	}
 }
+
+func TestReconcileSettings(t *testing.T) {
+	t.Parallel()
+	c, err := program.LoadConfig(func(string) string { return "" })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.ReconcileInterval != time.Hour || c.ReconcileWindow != 72*time.Hour {
+		t.Errorf("defaults: every %s over %s, want every 1h over 72h", c.ReconcileInterval, c.ReconcileWindow)
+	}
+	env := map[string]string{"RECONCILE_INTERVAL": "0", "RECONCILE_WINDOW": "7d"}
+	if c, err = program.LoadConfig(func(k string) string { return env[k] }); err != nil {
+		t.Fatal(err)
+	}
+	if c.ReconcileInterval != 0 || c.ReconcileWindow != 7*24*time.Hour {
+		t.Errorf("set: every %s over %s, want 0 (off) over 7 days", c.ReconcileInterval, c.ReconcileWindow)
+	}
+	for _, bad := range []map[string]string{{"RECONCILE_INTERVAL": "-1h"}, {"RECONCILE_INTERVAL": "hourly"}, {"RECONCILE_WINDOW": "0"},
+		{"RECONCILE_WINDOW": "32d"}} {
+		if _, err := program.LoadConfig(func(k string) string { return bad[k] }); err == nil {
+			t.Errorf("%v: no error", bad)
+		}
+	}
+}

@@ -10,8 +10,11 @@ import (
 	"github.com/convida/convida/pkg/dispatch"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/platform"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/redemption"
+	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/retention"
 	"github.com/convida/convida/pkg/scheduler"
 	"github.com/convida/convida/pkg/topic"
@@ -145,7 +148,10 @@ func RunDispatcher(ctx context.Context, d *Deps) error {
 // its retention (expired dashboard sessions among it).
 type Scheduler struct {
 	*scheduler.Scheduler
-	release func()
+	// Reconcile is the reconciliation task: tests may call its Run and
+	// Wait.
+	Reconcile *scheduler.Reconcile
+	release   func()
 }
 
 // NewScheduler returns the scheduler role as production runs it. Tests
@@ -155,7 +161,8 @@ func NewScheduler(d *Deps) *Scheduler {
 	leader := postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey)
 	waker := retryWaker{w: &dispatch.Waker{Jobs: postgres.NewWebhookStore(d.Pool, d.Box), Publisher: d.Events,
 		Topic: topic.Events, Lease: d.Config.WebhookLease}, log: d.Log.Named("scheduler")}
-	return &Scheduler{Scheduler: &scheduler.Scheduler{
+	reconciliation := NewReconcile(d)
+	return &Scheduler{Reconcile: reconciliation, Scheduler: &scheduler.Scheduler{
 		Store:     postgres.NewSchedulerStore(d.Pool),
 		Leader:    leader,
 		Publisher: d.Commands,
@@ -164,7 +171,7 @@ func NewScheduler(d *Deps) *Scheduler {
 		Now:       d.Now,
 		Interval:  d.Config.SchedulerInterval,
 		Tasks: []scheduler.Task{waker.wake, NewRetention(d).Run,
-			scheduler.NewGauges(d.Registry, postgres.NewBacklogStore(d.Pool)).Update},
+			scheduler.NewGauges(d.Registry, postgres.NewBacklogStore(d.Pool)).Update, reconciliation.Run},
 	}, release: func() { leader.Release(context.Background()) }}
 }
 
@@ -177,12 +184,53 @@ func NewRetention(d *Deps) *scheduler.Retention {
 		Interval: d.Config.RetentionInterval}
 }
 
+// NewReconcile returns the scheduler's reconciliation task as production
+// runs it: every RECONCILE_INTERVAL, the last RECONCILE_WINDOW of each
+// integration with pull credentials, and the runs the API asked for.
+func NewReconcile(d *Deps) *scheduler.Reconcile {
+	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
+	return &scheduler.Reconcile{
+		Store:        postgres.NewReconcileStore(d.Pool),
+		Integrations: merchants,
+		Reconciler:   newReconciler(d),
+		Log:          d.Log.Named("reconcile"),
+		Interval:     d.Config.ReconcileInterval,
+		Window:       d.Config.ReconcileWindow,
+	}
+}
+
+// newReconciler is the reconciliation's core as production wires it: the
+// platforms through the guarded client, the ingest's fast dedupe, the
+// delivery records and commands to the broker.
+func newReconciler(d *Deps) *reconcile.Reconciler {
+	return &reconcile.Reconciler{
+		Store:     postgres.NewReconcileStore(d.Pool),
+		Coupons:   reconcileCoupons{postgres.NewMemberStore(d.Pool), postgres.NewCouponStore(d.Pool)},
+		Publisher: d.Commands,
+		Dedupe:    redisx.NewDedupe(d.Redis, d.RedisBreaker),
+		Platforms: &platform.Client{HTTP: platformClient(d.Config)},
+		Observer:  scheduler.NewReconcileMetrics(d.Registry),
+		Log:       d.Log.Named("reconcile"),
+		Now:       d.Now,
+	}
+}
+
+// reconcileCoupons attributes a pulled sale by its code (members) or by
+// its coupon's id at the platform (coupon_ids).
+type reconcileCoupons struct {
+	*postgres.MemberStore
+	*postgres.CouponStore
+}
+
 // Close gives up the leadership.
 func (s *Scheduler) Close() { s.release() }
 
-// Run ticks until ctx ends, then gives up the leadership.
+// Run ticks until ctx ends, then waits for the reconciliation runs under
+// way to record their end (before the pool closes) and gives up the
+// leadership.
 func (s *Scheduler) Run(ctx context.Context) error {
 	defer s.Close()
+	defer s.Reconcile.Wait()
 	return s.Scheduler.Run(ctx)
 }
 

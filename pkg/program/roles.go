@@ -15,6 +15,7 @@ import (
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/topic"
@@ -199,8 +200,10 @@ func (a *API) Router() *mux.Router {
 		Webhooks:        webhooks,
 		DeliveryLog:     webhooks,
 		Deliveries:      postgres.NewDeliveryStore(d.Pool),
-		EventPayloads:   webhooks,
-		WebhookSender:   NewWebhookSender(d.Config),
+		Reconcile: httpapi.ReconcileConfig{Reconciler: &reconcile.Reconciler{Store: postgres.NewReconcileStore(d.Pool), Now: a.Now},
+			Runs: postgres.NewReconcileStore(d.Pool), Window: d.Config.ReconcileWindow},
+		EventPayloads: webhooks,
+		WebhookSender: NewWebhookSender(d.Config),
 
 		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
 		Catalog: httpapi.CatalogConfig{
@@ -256,11 +259,14 @@ func (a *API) Router() *mux.Router {
 		RedemptionMembers: members,
 
 		// Integrations and webhooks.
-		Integrations:    merchants,
-		Deliveries:      postgres.NewDeliveryStore(d.Pool),
-		IngestPublicURL: d.Config.IngestPublicURL,
-		Webhooks:        webhooks,
-		WebhookSender:   NewWebhookSender(d.Config),
+		Integrations:       merchants,
+		Deliveries:         postgres.NewDeliveryStore(d.Pool),
+		IngestPublicURL:    d.Config.IngestPublicURL,
+		Reconciler:         &reconcile.Reconciler{Store: postgres.NewReconcileStore(d.Pool), Now: a.Now},
+		ReconciliationRuns: postgres.NewReconcileStore(d.Pool),
+		ReconcileWindow:    d.Config.ReconcileWindow,
+		Webhooks:           webhooks,
+		WebhookSender:      NewWebhookSender(d.Config),
 
 		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
 		// Members and Creators.

@@ -13,6 +13,10 @@ const (
 	// InboundDeliveries are the platforms' deliveries (inbound_deliveries),
 	// by the time they were received.
 	InboundDeliveries = "inbound_deliveries"
+	// ReconciliationRuns are the runs of the platforms' pulls
+	// (reconciliation_runs), by the time they started, kept as long as
+	// the deliveries they found; a run still running is kept.
+	ReconciliationRuns = "reconciliation_runs"
 	// WebhookAttempts is the outbound webhooks' delivery log
 	// (webhook_attempts), by the time of the attempt; the attempts of an
 	// event still owed to its endpoint (a job waiting for its next try)
@@ -75,7 +79,7 @@ type Plan []Rule
 func NewPlan(p Policy) Plan {
 	plan := Plan{}
 	for _, r := range []Rule{
-		{InboundDeliveries, p.InboundDeliveries}, {WebhookAttempts, p.WebhookAttempts}, {Outbox, p.Outbox},
+		{InboundDeliveries, p.InboundDeliveries}, {ReconciliationRuns, p.InboundDeliveries}, {WebhookAttempts, p.WebhookAttempts}, {Outbox, p.Outbox},
 		{ProcessedCommands, p.ProcessedCommands}, {AuditEvents, p.AuditEvents},
 	} {
 		if r.Keep > 0 {
@@ -91,6 +95,6 @@ func NewPlan(p Policy) Plan {
 
 // Kinds are every kind a plan may hold, in the plan's order.
 func Kinds() []string {
-	return []string{InboundDeliveries, WebhookAttempts, Outbox, ProcessedCommands, AuditEvents, Sessions,
+	return []string{InboundDeliveries, ReconciliationRuns, WebhookAttempts, Outbox, ProcessedCommands, AuditEvents, Sessions,
 		SignInAttempts, BuyerData}
 }

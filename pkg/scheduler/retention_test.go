@@ -78,6 +78,9 @@ func (rt retentionTenant) exec(t *testing.T, sql string, args ...any) {
 var dueAndKept = map[string]string{
 	retention.InboundDeliveries: `SELECT count(*) FILTER (WHERE received_at < $1), count(*) FILTER (WHERE received_at >= $1)
 FROM inbound_deliveries`,
+	// Kept: a run still running, whatever its age.
+	retention.ReconciliationRuns: `SELECT count(*) FILTER (WHERE started_at < $1 AND status <> 'running'),
+  count(*) FILTER (WHERE started_at >= $1 OR status = 'running') FROM reconciliation_runs`,
 	retention.WebhookAttempts: `SELECT count(*) FILTER (WHERE a.created_at < $1 AND j.event_id IS NULL),
   count(*) FILTER (WHERE a.created_at >= $1 OR j.event_id IS NOT NULL)
 FROM webhook_attempts a LEFT JOIN webhook_jobs j USING (merchant_id, webhook_id, event_id)`,
@@ -237,7 +240,7 @@ func TestRetentionZeroKeepsForever(t *testing.T) {
 		t.Errorf("swept %v, want %v", counts, want)
 	}
 	due, _ := countDue(t, rt.pool, retention.NewPlan(everyKind), now)
-	for _, kind := range []string{retention.InboundDeliveries, retention.WebhookAttempts, retention.Outbox,
+	for _, kind := range []string{retention.InboundDeliveries, retention.ReconciliationRuns, retention.WebhookAttempts, retention.Outbox,
 		retention.ProcessedCommands, retention.AuditEvents, retention.BuyerData} {
 		if due[kind] != 4 {
 			t.Errorf("%s: %d of the 4 rows of 1,000 days ago left, want all kept", kind, due[kind])

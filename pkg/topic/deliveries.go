@@ -30,6 +30,7 @@ type delivery struct {
 	BodyLength int               `json:"body_length,omitempty"`
 	BodySHA256 []byte            `json:"body_sha256,omitempty"`
 	ReceivedAt time.Time         `json:"received_at"`
+	Source     string            `json:"source,omitempty"`
 }
 
 // DeliveryMessage renders a delivery record as a message of Deliveries:

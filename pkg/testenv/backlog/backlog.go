@@ -47,6 +47,9 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, merchantID, memberID uuid.UUI
   http_status, body, received_at)
 SELECT $1, gen_random_uuid(), 'guru', 'guru:retention-' || g || ':sale', 'accepted', 200, '\x7b7d', $3
 FROM generate_series(1, $2) g`, common},
+		{retention.ReconciliationRuns, `INSERT INTO reconciliation_runs (merchant_id, id, provider, status, window_from,
+  window_to, started_at, heartbeat_at, finished_at)
+SELECT $1, gen_random_uuid(), 'guru', 'succeeded', $3::timestamptz - interval '72 hours', $3, $3, $3, $3 FROM generate_series(1, $2)`, common},
 		{retention.WebhookAttempts, `INSERT INTO webhook_attempts (merchant_id, id, webhook_id, event_id, event_type,
   status, attempt, response_status, created_at)
 SELECT $1, gen_random_uuid(), $4, gen_random_uuid(), 'referral.created', 'success', 1, 200, $3

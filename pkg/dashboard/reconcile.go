@@ -1,0 +1,77 @@
+package dashboard
+
+import (
+	"context"
+	"net/http"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/reconcile"
+)
+
+// Reconciliation on the Integrations page: a "Reconcile now" button per
+// platform with pull credentials, and its last runs.
+
+// Reconciler records a run asked for (reconcile.Reconciler): the leading
+// scheduler claims and carries it out.
+type Reconciler interface {
+	Begin(ctx context.Context, merchantID uuid.UUID, in merchant.Integration, from, to time.Time, claimed bool) (reconcile.Run, error)
+}
+
+// ReconciliationRuns lists an integration's runs (postgres.ReconcileStore).
+type ReconciliationRuns interface {
+	PageRuns(ctx context.Context, merchantID uuid.UUID, provider string, offset, limit int) ([]reconcile.Run, int, error)
+}
+
+// recentRuns is how many runs each platform's section shows.
+const recentRuns = 5
+
+// runsOf returns the last runs of the merchant's integration, none when
+// the dashboard has no reconciliation wired.
+func (d *Dashboard) runsOf(ctx context.Context, merchantID uuid.UUID, provider string) ([]reconcile.Run, error) {
+	if d.cfg.ReconciliationRuns == nil {
+		return nil, nil
+	}
+	runs, _, err := d.cfg.ReconciliationRuns.PageRuns(ctx, merchantID, provider, 0, recentRuns)
+	return runs, err
+}
+
+// reconcileIntegration asks for a run over the last RECONCILE_WINDOW and
+// says so; a run already running, or an integration without the API
+// credentials, is said instead.
+func (d *Dashboard) reconcileIntegration(w http.ResponseWriter, r *http.Request, c *Ctx) {
+	p := r.PathValue("provider")
+	if !merchant.KnownProvider(p) || d.cfg.Reconciler == nil {
+		d.notFound(w, r, c)
+		return
+	}
+	in, err := d.cfg.Integrations.FindIntegration(r.Context(), c.MerchantID(), p)
+	if apperr.Is(err, apperr.NotFound) {
+		in, err = &merchant.Integration{Provider: p}, nil
+	}
+	if err != nil {
+		d.fail(w, r, c, err)
+		return
+	}
+	window := d.cfg.ReconcileWindow
+	if window <= 0 {
+		window = 72 * time.Hour
+	}
+	to := d.cfg.Now().UTC()
+	_, err = d.cfg.Reconciler.Begin(r.Context(), c.MerchantID(), *in, to.Add(-window), to, false)
+	switch {
+	case err == nil:
+		d.flash(r, "integrations.reconcile_requested")
+	case apperr.Is(err, apperr.Conflict):
+		d.flash(r, "integrations.reconcile_running")
+	case apperr.Is(err, apperr.IntegrationNotConfigured):
+		d.flash(r, "integrations.reconcile_not_configured")
+	default:
+		d.fail(w, r, c, err)
+		return
+	}
+	http.Redirect(w, r, Prefix+"/integrations", http.StatusSeeOther)
+}

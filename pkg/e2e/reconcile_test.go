@@ -1,0 +1,410 @@
+package e2e
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/testenv"
+)
+
+// salesAPI plays the pull contract of Guru (GET /transactions, cursor
+// pages, Unix-second dates, one 429 with Retry-After: 1 first) and Yampi
+// (GET /{alias}/orders, numbered pages, promocode_id without the
+// promocode), serving the sales of one provider.
+type salesAPI struct {
+	srv      *httptest.Server
+	mu       sync.Mutex
+	provider string
+	sales    []pulledSale
+	limited  bool // the first request was answered 429
+}
+
+type pulledSale struct {
+	order  string
+	status string // "approved"/"refunded" (guru), "paid"/"refunded" (yampi)
+	at     time.Time
+}
+
+func newSalesAPI(t *testing.T, provider, coupon string) *salesAPI {
+	a := &salesAPI{provider: provider}
+	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		a.mu.Lock()
+		defer a.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		if !a.limited {
+			a.limited = true
+			w.Header().Set("Retry-After", "1")
+			w.WriteHeader(http.StatusTooManyRequests)
+			_, _ = w.Write([]byte(`{"message":"too many requests"}`))
+			return
+		}
+		var sales []pulledSale
+		if (r.URL.Path == "/transactions") == (a.provider == "guru") {
+			sales = a.sales
+		}
+		switch r.URL.Path {
+		case "/transactions":
+			if r.Header.Get("Authorization") != "Bearer guru-user-token" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			from, _ := strconv.Atoi(r.URL.Query().Get("cursor"))
+			to := min(from+30, len(sales))
+			items := []map[string]any{}
+			for _, s := range sales[from:to] {
+				items = append(items, map[string]any{"id": s.order, "status": s.status,
+					"contact": map[string]any{"name": "Bia", "email": "bia@example.com", "doc": "12345678909"},
+					"payment": map[string]any{"total": json.Number("100.00"), "currency": "BRL", "coupon": map[string]any{"coupon_code": coupon}},
+					"dates":   map[string]any{"ordered_at": s.at.Unix(), "confirmed_at": s.at.Unix()}})
+			}
+			more := any(to < len(sales))
+			if from > 0 {
+				more = map[bool]int{true: 1, false: 0}[to < len(sales)] // both spellings occur
+			}
+			_ = json.NewEncoder(w).Encode(map[string]any{"data": items, "has_more_pages": more, "next_cursor": strconv.Itoa(to)})
+		case "/loja/orders":
+			if r.Header.Get("User-Token") != "yt" || r.Header.Get("User-Secret-Key") != "ys" {
+				w.WriteHeader(http.StatusUnauthorized)
+				return
+			}
+			const size = 50
+			page, _ := strconv.Atoi(r.URL.Query().Get("page"))
+			from := min((page-1)*size, len(sales))
+			to := min(from+size, len(sales))
+			items := []map[string]any{}
+			for _, s := range sales[from:to] {
+				items = append(items, yampiPulled(s, false, coupon))
+			}
+			total := (len(sales) + size - 1) / size
+			_ = json.NewEncoder(w).Encode(map[string]any{"data": items,
+				"meta": map[string]any{"pagination": map[string]any{"total": len(sales), "per_page": size, "current_page": page, "total_pages": total}}})
+		default:
+			for _, s := range sales {
+				if r.URL.Path == "/loja/orders/"+s.order && r.URL.Query().Get("include") != "" {
+					_ = json.NewEncoder(w).Encode(map[string]any{"data": yampiPulled(s, true, coupon)})
+					return
+				}
+			}
+			w.WriteHeader(http.StatusNotFound)
+		}
+	}))
+	t.Cleanup(a.srv.Close)
+	return a
+}
+
+// yampiPulled is a Yampi order as GET orders lists it: with promocode_id
+// and without the promocode, whose id is one of a member's coupons (555)
+// for an odd order id and one Convida never kept (777) for an even one,
+// which only GET orders/{id} (whole: with the promocode) attributes.
+func yampiPulled(s pulledSale, whole bool, coupon string) map[string]any {
+	id, _ := strconv.Atoi(s.order)
+	o := map[string]any{"id": id, "status": map[string]any{"data": map[string]any{"alias": s.status}},
+		"value_total": 100, "promocode_id": map[bool]int{true: 777, false: 555}[id%2 == 0],
+		"customer":   map[string]any{"data": map[string]any{"name": "Bia", "email": "bia@example.com", "cpf": "12345678909"}},
+		"created_at": map[string]any{"date": s.at.In(time.FixedZone("-03", -3*3600)).Format("2006-01-02 15:04:05.000000"), "timezone": "America/Sao_Paulo"}}
+	if whole {
+		o["promocode"] = map[string]any{"data": map[string]any{"code": coupon}}
+	}
+	return o
+}
+
+func (a *salesAPI) set(order, status string) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	for i := range a.sales {
+		if a.sales[i].order == order {
+			a.sales[i].status = status
+		}
+	}
+}
+
+// TestReconciliationFindsLostSales: for Guru and Yampi, 100 paid sales of
+// which 10 never reach the ingest. A reconciliation asked for through the
+// API and run by the scheduler's task credits the 10, so all 100 are
+// credited exactly once; the 10 webhooks sent afterwards answer duplicate
+// and change nothing; a second run finds nothing missing; a refund known
+// only to the pull reverses its reward. The Yampi orders carry only
+// promocode_id, attributed through coupon_ids, or, for an id Convida never
+// kept, by reading the order whole.
+func TestReconciliationFindsLostSales(t *testing.T) {
+	t.Parallel()
+	s := startStack(t, stackOptions{})
+	for _, provider := range []string{"guru", "yampi"} {
+		t.Run(provider, func(t *testing.T) {
+			reconcileLostSales(t, s, provider)
+		})
+	}
+	// Each provider: 10 sales and 1 refund found missing.
+	metrics := scrape(t, s.opsURL+"/metrics")
+	for _, provider := range []string{"guru", "yampi"} {
+		if n := metricSample(metrics, `convida_reconcile_missing_total{provider="`+provider+`"}`); n != 11 {
+			t.Errorf("convida_reconcile_missing_total{provider=%q} = %v, want 11", provider, n)
+		}
+		at := metricSample(metrics, `convida_reconcile_last_success_timestamp_seconds{provider="`+provider+`"}`)
+		if at < float64(time.Now().Add(-time.Minute).Unix()) {
+			t.Errorf("convida_reconcile_last_success_timestamp_seconds{provider=%q} = %v, want a run within the minute", provider, at)
+		}
+	}
+}
+
+func reconcileLostSales(t *testing.T, s *stack, provider string) {
+	ctx := context.Background()
+	const reward = 1000
+	tn := s.newTenant(testenv.FixedCampaign(reward, 7))
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	api := newSalesAPI(t, provider, m.CouponCode)
+	for _, p := range []string{"guru", "yampi"} { // both pull from the fake: the other provider lists nothing
+		body := `{"user_token": "guru-user-token", "api_url": "` + api.srv.URL + `"}`
+		if p == "yampi" {
+			body = `{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "` + api.srv.URL + `"}`
+		}
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
+			t.Fatalf("PUT integration %s = %d %v", p, status, res)
+		}
+	}
+	if _, err := s.deps.Pool.Exec(ctx, `INSERT INTO coupon_ids (merchant_id, platform, coupon_id, member_id) VALUES ($1, 'yampi', '555', $2)`,
+		tn.merchant.ID, m.ID); err != nil {
+		t.Fatal(err)
+	}
+	now := time.Now().UTC()
+	orders := make([]string, 100)
+	for i := range orders {
+		orders[i] = "gr-" + strconv.Itoa(i+1)
+		if provider == "yampi" {
+			orders[i] = strconv.Itoa(880001 + i)
+		}
+		api.sales = append(api.sales, pulledSale{order: orders[i], status: map[string]string{"guru": "approved", "yampi": "paid"}[provider],
+			at: now.Add(-time.Duration(i+1) * time.Minute)})
+	}
+	webhook := func(order string) response {
+		if provider == "guru" {
+			return s.postGuru(tn, guruSale(t, tn, order, m.CouponCode, 100, "approved"))
+		}
+		id, _ := strconv.Atoi(order)
+		body := yampiOrder(t, yampiPaid, id, m.CouponCode, 100)
+		return s.postYampi(tn, body, yampiSign(tn.yampiSecret, body))
+	}
+	for _, order := range orders[10:] { // the first 10 webhooks are lost
+		wantStatus(t, webhook(order), 200)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 90 * reward, pending: 90 * reward})
+
+	task := program.NewReconcile(s.deps)
+	reconcileNow := func() map[string]any {
+		t.Helper()
+		status, res := s.api(tn, http.MethodPost, "/integrations/"+provider+"/reconcile", nil)
+		if status != http.StatusAccepted {
+			t.Fatalf("POST reconcile = %d %v", status, res)
+		}
+		run := res["data"].(map[string]any)
+		if run["status"] != "running" {
+			t.Errorf("the run asked for = %v, want running", run)
+		}
+		if status, res := s.api(tn, http.MethodPost, "/integrations/"+provider+"/reconcile", nil); status != http.StatusConflict {
+			t.Errorf("a second POST while one is running = %d %v, want 409", status, res)
+		}
+		if err := task.Run(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		task.Wait()
+		status, res = s.api(tn, http.MethodGet, "/integrations/"+provider+"/reconciliations?per_page=1", nil)
+		if status != 200 {
+			t.Fatalf("GET reconciliations = %d %v", status, res)
+		}
+		last := res["data"].([]any)[0].(map[string]any)
+		if last["id"] != run["id"] || last["status"] != "succeeded" {
+			t.Fatalf("the newest run = %v, want %s succeeded", last, run["id"])
+		}
+		return last
+	}
+	counts := func(run map[string]any) string {
+		return fmt.Sprintf("seen %v missing %v credited %v reversed %v", run["seen"], run["missing"], run["credited"], run["reversed"])
+	}
+
+	first := reconcileNow()
+	if got := counts(first); got != "seen 100 missing 10 credited 10 reversed 0" {
+		t.Errorf("first run: %s", got)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 100 * reward, pending: 100 * reward})
+	if got := s.count(`SELECT count(*) FROM referrals WHERE merchant_id = $1`, tn.merchant.ID); got != 100 {
+		t.Errorf("referrals = %d, want 100", got)
+	}
+
+	// The lost webhooks arrive at last: duplicates, nothing changes.
+	for _, order := range orders[:10] {
+		res := webhook(order)
+		wantStatus(t, res, 200)
+		if got := res.json(t)["status"]; got != "duplicate" {
+			t.Errorf("late webhook of %s = %v, want duplicate", order, got)
+		}
+	}
+	// 90 + 10 webhook records, 10 of the reconciliation.
+	s.waitRecords(tn, 110)
+	if got := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND source = 'reconciliation' AND outcome = 'accepted'`,
+		tn.merchant.ID); got != 10 {
+		t.Errorf("reconciliation deliveries = %d, want 10", got)
+	}
+	status, res := s.api(tn, http.MethodGet, "/integrations/"+provider+"/deliveries?per_page=100", nil)
+	if status != 200 {
+		t.Fatalf("GET deliveries = %d", status)
+	}
+	sources := map[any]int{}
+	for _, d := range res["data"].([]any) {
+		sources[d.(map[string]any)["source"]]++
+	}
+	if sources["reconciliation"] != 10 || sources["webhook"] != 90 {
+		t.Errorf("the deliveries' sources = %v, want 10 reconciliation of 100 listed", sources)
+	}
+
+	second := reconcileNow()
+	if got := counts(second); got != "seen 100 missing 0 credited 0 reversed 0" {
+		t.Errorf("second run: %s", got)
+	}
+
+	// A refund only the pull knows of.
+	api.set(orders[0], "refunded")
+	third := reconcileNow()
+	if got := counts(third); got != "seen 100 missing 1 credited 0 reversed 1" {
+		t.Errorf("run after a refund: %s", got)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 99 * reward, pending: 99 * reward, cancelled: reward})
+	time.Sleep(300 * time.Millisecond)
+	if got := s.count(`SELECT count(*) FROM referrals WHERE merchant_id = $1`, tn.merchant.ID); got != 100 {
+		t.Errorf("referrals = %d, want 100 (credited once each)", got)
+	}
+}
+
+// TestScheduledReconciliation: the scheduler's task starts a run for each
+// integration with pull credentials every RECONCILE_INTERVAL over the last
+// RECONCILE_WINDOW (an integration that ran within the interval waits), and
+// ends failed a run whose process stopped writing its heartbeat, so that
+// its integration runs again.
+func TestScheduledReconciliation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startStack(t, stackOptions{})
+	tn := s.newTenant(testenv.FixedCampaign(1000, 7))
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	api := newSalesAPI(t, "guru", m.CouponCode)
+	now := time.Now().UTC()
+	for i := range 5 {
+		api.sales = append(api.sales, pulledSale{order: "sch-" + strconv.Itoa(i), status: "approved", at: now.Add(-time.Duration(i+1) * time.Hour)})
+	}
+	for p, body := range map[string]string{"guru": `{"user_token": "guru-user-token", "api_url": "` + api.srv.URL + `"}`,
+		"yampi": `{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "` + api.srv.URL + `"}`} {
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
+			t.Fatalf("PUT integration %s = %d %v", p, status, res)
+		}
+	}
+	task := program.NewReconcile(s.deps)
+	task.Interval, task.Window = time.Hour, 72*time.Hour
+	runs := func(provider string) []string {
+		var out []string
+		rows, err := s.deps.Pool.Query(ctx, `SELECT status || ' ' || missing FROM reconciliation_runs WHERE merchant_id = $1 AND provider = $2
+ORDER BY started_at`, tn.merchant.ID, provider)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			var r string
+			_ = rows.Scan(&r)
+			out = append(out, r)
+		}
+		return out
+	}
+	tick := func(at time.Time) {
+		t.Helper()
+		if err := task.Run(ctx, at); err != nil {
+			t.Fatal(err)
+		}
+		task.Wait()
+	}
+	tick(now)
+	if got := fmt.Sprint(runs("guru"), runs("yampi")); got != "[succeeded 5] [succeeded 0]" {
+		t.Errorf("after the first tick: guru and yampi runs %s, want one each, guru finding the 5 sales", got)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 5000, pending: 5000})
+	tick(now.Add(2 * time.Minute)) // within the interval: nothing due
+	if got := fmt.Sprint(runs("guru"), runs("yampi")); got != "[succeeded 5] [succeeded 0]" {
+		t.Errorf("within the interval: %s, want no new run", got)
+	}
+
+	// A run left running by a process that died blocks its integration
+	// until the stale sweep ends it.
+	if _, err := s.deps.Pool.Exec(ctx, `INSERT INTO reconciliation_runs (merchant_id, id, provider, status, window_from, window_to,
+    started_at, claimed_at, heartbeat_at) VALUES ($1, gen_random_uuid(), 'guru', 'running', $2, $3, $3, $3, $3)`,
+		tn.merchant.ID, now.Add(-72*time.Hour), now.Add(-61*time.Minute)); err != nil {
+		t.Fatal(err)
+	}
+	tick(now.Add(61 * time.Minute)) // due again; the abandoned run is older than 15 minutes
+	guru := runs("guru")
+	if len(guru) != 3 || guru[0] != "failed 0" || guru[2] != "succeeded 0" {
+		t.Errorf("guru runs after an hour = %v, want the abandoned one failed and a new one finding nothing missing", guru)
+	}
+	if got := s.count(`SELECT count(*) FROM reconciliation_runs WHERE merchant_id = $1 AND error = 'abandoned: the process running it stopped'`,
+		tn.merchant.ID); got != 1 {
+		t.Errorf("abandoned runs = %d, want 1", got)
+	}
+}
+
+// TestReconciliationPlatformDown: a platform that keeps answering 503
+// (Retry-After: 1) past the retries of a page ends the run failed with
+// the platform's answer, nothing credited; once it answers again, the next
+// run credits the sales.
+func TestReconciliationPlatformDown(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	s := startStack(t, stackOptions{})
+	tn := s.newTenant(testenv.FixedCampaign(1000, 7))
+	m := s.newMember(tn, "ana@example.com", "Ana Souza")
+	api := newSalesAPI(t, "guru", m.CouponCode)
+	api.sales = []pulledSale{{order: "down-1", status: "approved", at: time.Now().Add(-time.Hour)}}
+	var down sync.Mutex // held: the platform answers 503
+	down.Lock()
+	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if down.TryLock() {
+			down.Unlock()
+			api.srv.Config.Handler.ServeHTTP(w, r)
+			return
+		}
+		w.Header().Set("Retry-After", "1")
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"message":"maintenance"}`))
+	}))
+	t.Cleanup(front.Close)
+	if status, res := s.api(tn, http.MethodPut, "/integrations/guru", []byte(`{"user_token": "guru-user-token", "api_url": "`+front.URL+`"}`)); status != 200 {
+		t.Fatalf("PUT integration = %d %v", status, res)
+	}
+	task := program.NewReconcile(s.deps)
+	run := func() map[string]any {
+		t.Helper()
+		if status, res := s.api(tn, http.MethodPost, "/integrations/guru/reconcile", nil); status != http.StatusAccepted {
+			t.Fatalf("POST reconcile = %d %v", status, res)
+		}
+		if err := task.Run(ctx, time.Now()); err != nil {
+			t.Fatal(err)
+		}
+		task.Wait()
+		_, res := s.api(tn, http.MethodGet, "/integrations/guru/reconciliations?per_page=1", nil)
+		return res["data"].([]any)[0].(map[string]any)
+	}
+	failed := run()
+	if failed["status"] != "failed" || !strings.Contains(failed["error"].(string), "503") || failed["missing"] != float64(0) {
+		t.Errorf("with the platform down: %v, want failed with its 503", failed)
+	}
+	down.Unlock()
+	if ok := run(); ok["status"] != "succeeded" || ok["credited"] != float64(1) {
+		t.Errorf("with the platform back: %v, want the sale credited", ok)
+	}
+	s.waitBalance(tn, m.Email, wallet{totalEarned: 1000, pending: 1000})
+}

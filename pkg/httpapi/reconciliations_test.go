@@ -1,0 +1,104 @@
+package httpapi_test
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/reconcile"
+	"github.com/convida/convida/pkg/secretbox"
+)
+
+// TestReconciliations asks for reconciliation runs and lists them through
+// the API, with a client that validates every answer against the OpenAPI
+// document: a run is recorded running and answered 202 (the default
+// window is RECONCILE_WINDOW back from now); a second one while it runs is
+// 409; an integration without the API credentials is 422; a window longer
+// than the platform's pull, or not RFC 3339, is 400; the list is newest
+// first and paginated, and another merchant sees none of it.
+func TestReconciliations(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	v := openapitest.New(t)
+	var store *postgres.ReconcileStore
+	env := mustEnvWith(t, envOptions{
+		wire: func(pool *pgxpool.Pool, _ *secretbox.Box) httpapi.Config {
+			store = postgres.NewReconcileStore(pool)
+			return httpapi.Config{Reconcile: httpapi.ReconcileConfig{
+				Reconciler: &reconcile.Reconciler{Store: store, Now: func() time.Time { return t0 }},
+				Runs:       store, Window: 48 * time.Hour}}
+		},
+		client: v.Client,
+	})
+	tn := env.mustTenantWith(t, merchant.Merchant{},
+		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "guru-account", UserToken: "guru-user"},
+		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: "yampi-secret"})
+	other := env.mustTenant(t)
+
+	r := tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile", nil)
+	wantStatus(t, r, http.StatusAccepted)
+	wantKeys(t, r, "data", "id", "provider", "status", "from", "to", "started_at", "finished_at", "seen", "missing", "credited", "reversed", "error")
+	wantFields(t, r, map[string]any{"data.provider": "guru", "data.status": "running", "data.finished_at": nil, "data.seen": 0,
+		"data.from": "2026-11-18T12:00:00.000Z", "data.to": "2026-11-20T12:00:00.000Z", "data.error": ""})
+	first := str(t, r, "data.id")
+	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile", map[string]any{}), http.StatusConflict, "conflict", "running")
+	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/yampi/reconcile", nil), http.StatusUnprocessableEntity,
+		"integration_not_configured", "yampi")
+	wantError(t, other.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile", nil), http.StatusUnprocessableEntity,
+		"integration_not_configured", "guru")
+	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile",
+		map[string]any{"from": "2026-01-01T00:00:00Z", "to": "2026-11-20T00:00:00Z"}), http.StatusBadRequest, "validation_error", "180 days")
+	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile", map[string]any{"from": "yesterday"}),
+		http.StatusBadRequest, "validation_error", "from")
+	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile",
+		map[string]any{"from": "2026-11-20T00:00:00Z", "to": "2026-11-19T00:00:00Z"}), http.StatusBadRequest, "validation_error", "before")
+	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/stripe/reconcile", nil), http.StatusNotFound, "not_found", "provider")
+
+	// The run ends; another may start, over the window asked for.
+	id, _ := ids.Parse(ids.Reconciliation, first)
+	if err := store.FinishRun(ctx, reconcile.Run{ID: id, MerchantID: tn.merchant.ID, Status: reconcile.StatusSucceeded,
+		Seen: 100, Missing: 10, Credited: 9, Reversed: 1, FinishedAt: t0.Add(time.Minute)}); err != nil {
+		t.Fatal(err)
+	}
+	r = tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile", map[string]any{"from": "2026-11-01T00:00:00-03:00", "to": "2026-11-02T00:00:00-03:00"})
+	wantStatus(t, r, http.StatusAccepted)
+	wantFields(t, r, map[string]any{"data.from": "2026-11-01T03:00:00.000Z", "data.to": "2026-11-02T03:00:00.000Z"})
+	second := str(t, r, "data.id")
+
+	// Newest first (both started at t0: by id among equals), in pages.
+	r = tn.get(t, "/api/v1/integrations/guru/reconciliations?per_page=1")
+	wantStatus(t, r, http.StatusOK)
+	wantPage(t, r, 1, 1, 2, 2)
+	r = tn.get(t, "/api/v1/integrations/guru/reconciliations")
+	wantPage(t, r, 1, 20, 2, 1)
+	got := listIDs(t, r)
+	if len(got) != 2 || !(got[0] == second || got[1] == second) || !(got[0] == first || got[1] == first) {
+		t.Errorf("the runs = %v, want %s and %s", got, first, second)
+	}
+	for i, id := range got {
+		if id == first {
+			wantFields(t, r, map[string]any{"data." + strconv.Itoa(i) + ".status": "succeeded", "data." + strconv.Itoa(i) + ".missing": 10,
+				"data." + strconv.Itoa(i) + ".credited": 9, "data." + strconv.Itoa(i) + ".reversed": 1, "data." + strconv.Itoa(i) + ".finished_at": "2026-11-20T12:01:00.000Z"})
+		}
+	}
+	wantOnePage(t, tn.get(t, "/api/v1/integrations/yampi/reconciliations"), []string{})
+	wantOnePage(t, other.get(t, "/api/v1/integrations/guru/reconciliations"), []string{})
+	wantError(t, tn.get(t, "/api/v1/integrations/stripe/reconciliations"), http.StatusNotFound, "not_found", "provider")
+	wantError(t, tn.get(t, "/api/v1/integrations/guru/reconciliations?page=0"), http.StatusBadRequest, "validation_error", "page")
+	wantError(t, env.call(t, request{method: http.MethodGet, path: "/api/v1/integrations/guru/reconciliations"}),
+		http.StatusUnauthorized, "unauthorized", "")
+	wantError(t, env.call(t, request{method: http.MethodPost, path: "/api/v1/integrations/guru/reconcile"}),
+		http.StatusUnauthorized, "unauthorized", "")
+	v.WantExercised(t, ex("reconcileIntegration", 202), ex("reconcileIntegration", 400), ex("reconcileIntegration", 401),
+		ex("reconcileIntegration", 404), ex("reconcileIntegration", 409), ex("reconcileIntegration", 422),
+		ex("listReconciliations", 200), ex("listReconciliations", 400), ex("listReconciliations", 401), ex("listReconciliations", 404))
+}

@@ -1,0 +1,70 @@
+package inbound
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/apperr"
+)
+
+// PulledSale is a sale read from a platform's API by a reconciliation
+// pull, in the terms of an OrderEvent: the fields its webhook would carry.
+// Status is the platform's own word (Guru's transaction status, Yampi's
+// status alias).
+type PulledSale struct {
+	Provider       string
+	OrderID        string
+	Status         string
+	Amount         int64 // cents
+	Currency       string
+	CouponCode     string
+	Customer       Customer
+	SubscriptionID string
+	OccurredAt     time.Time
+}
+
+// Pulled maps a pulled sale to the Outcome its webhook would have had: its
+// status routed as the webhook's (Guru's "approved" is a sale,
+// "refunded"/"chargeback" a refund; Yampi's status aliases as in
+// order.status.updated), and the same DedupeKey, which is the ledger
+// command's id. So whichever of the webhook and the pull comes second is a
+// duplicate, and nothing is credited twice. A provider without a pull is
+// Unprocessable.
+func Pulled(s PulledSale) (Outcome, error) {
+	var kind Kind
+	var name string
+	var ignored Outcome
+	switch s.Provider {
+	case ProviderGuru:
+		kind, name, ignored = guruRoute("transaction", s.Status)
+	case ProviderYampi:
+		name = "order.status.updated"
+		kind, ignored = yampiRoute(name, s.Status)
+	default:
+		return Outcome{}, apperr.Errorf(apperr.Unprocessable, "no pull maps sales of %q", s.Provider)
+	}
+	if kind == "" {
+		return ignored, nil
+	}
+	if s.Amount < 0 {
+		return Outcome{}, apperr.Errorf(apperr.Unprocessable, "the amount is negative")
+	}
+	ev, err := complete(&OrderEvent{
+		Provider: s.Provider, Kind: kind, EventName: name, OrderID: s.OrderID, Amount: s.Amount,
+		Currency: s.Currency, CouponCode: s.CouponCode, Customer: s.Customer, SubscriptionID: s.SubscriptionID,
+		OccurredAt: s.OccurredAt.UTC(),
+	}, "id")
+	if err != nil {
+		return Outcome{}, err
+	}
+	return Outcome{Event: ev}, nil
+}
+
+// FastDedupeKey is the key under which the fast path of deduplication
+// (Redis) remembers an order event of a merchant, for the ingest and the
+// reconciliation alike: a sale the pull credited makes its late webhook a
+// duplicate at once.
+func FastDedupeKey(merchantID uuid.UUID, dedupeKey string) string {
+	return "ingest:dedupe:" + merchantID.String() + ":" + dedupeKey
+}

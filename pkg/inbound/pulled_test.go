@@ -1,0 +1,56 @@
+package inbound
+
+import (
+	"reflect"
+	"testing"
+
+	"github.com/convida/convida/pkg/apperr"
+)
+
+// TestPulled: a sale read by a reconciliation pull maps to the webhook's
+// event of the same order, with the same dedupe key (the command id), so
+// whichever of the two comes second is a duplicate; statuses route as the
+// webhooks' do.
+func TestPulled(t *testing.T) {
+	fromEvent := func(ev *OrderEvent, status string) PulledSale {
+		return PulledSale{Provider: ev.Provider, OrderID: " " + ev.OrderID + " ", Status: status, Amount: ev.Amount, Currency: "brl",
+			CouponCode: ev.CouponCode, Customer: ev.Customer, SubscriptionID: ev.SubscriptionID, OccurredAt: ev.OccurredAt}
+	}
+	tests := []struct {
+		name   string
+		pulled PulledSale
+		want   *OrderEvent // nil: ignored
+	}{
+		{"guru approved", fromEvent(guruSale(), "approved"), guruSale()},
+		{"guru refunded", fromEvent(guruSale(), "refunded"), guruRefund()},
+		{"guru chargeback", fromEvent(guruSale(), "Chargeback"), guruRefund()},
+		{"guru waiting", fromEvent(guruSale(), "waiting_payment"), nil},
+		{"yampi paid", fromEvent(yampiSale(), "paid"), with(yampiSale(), func(e *OrderEvent) { e.EventName = "order.status.updated" })},
+		{"yampi refunded", fromEvent(yampiSale(), "refunded"), with(yampiStatus(KindRefund), func(e *OrderEvent) {
+			e.Customer, e.OccurredAt = yampiSale().Customer, yampiSale().OccurredAt
+		})},
+		{"yampi handling", fromEvent(yampiSale(), "handling_products"), nil},
+	}
+	for _, tt := range tests {
+		out, err := Pulled(tt.pulled)
+		if err != nil {
+			t.Errorf("%s: %v", tt.name, err)
+			continue
+		}
+		if tt.want == nil {
+			if !out.Ignored || out.Event != nil {
+				t.Errorf("%s: %+v, want ignored", tt.name, out)
+			}
+			continue
+		}
+		if !reflect.DeepEqual(out.Event, tt.want) {
+			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, out.Event, tt.want)
+		}
+	}
+	if _, err := Pulled(PulledSale{Provider: "guru", Status: "approved", Amount: 100}); !apperr.Is(err, apperr.Unprocessable) {
+		t.Errorf("no order id: %v, want unprocessable", err)
+	}
+	if _, err := Pulled(PulledSale{Provider: "hotmart", OrderID: "HP1", Status: "APPROVED"}); !apperr.Is(err, apperr.Unprocessable) {
+		t.Errorf("a provider without a pull mapping: %v, want unprocessable", err)
+	}
+}

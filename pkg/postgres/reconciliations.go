@@ -1,0 +1,184 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/reconcile"
+)
+
+// ReconcileStore keeps the reconciliation runs (table
+// reconciliation_runs, migration 00021) and answers which commands the
+// ledger applied (it implements reconcile.Store).
+type ReconcileStore struct{ pool *pgxpool.Pool }
+
+// NewReconcileStore returns a ReconcileStore.
+func NewReconcileStore(pool *pgxpool.Pool) *ReconcileStore { return &ReconcileStore{pool: pool} }
+
+// StartRun records r running. The partial unique index on the running
+// rows refuses a second running run of one integration: apperr.Conflict.
+func (s *ReconcileStore) StartRun(ctx context.Context, r reconcile.Run, claimed bool) error {
+	var claimedAt *time.Time
+	if claimed {
+		claimedAt = &r.StartedAt
+	}
+	_, err := s.pool.Exec(ctx, `INSERT INTO reconciliation_runs (merchant_id, id, provider, status, window_from, window_to,
+    started_at, claimed_at, heartbeat_at) VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $6)`,
+		r.MerchantID, r.ID, r.Provider, r.From, r.To, r.StartedAt, claimedAt)
+	if isUniqueViolation(err, "reconciliation_runs_running") {
+		return apperr.Errorf(apperr.Conflict, "a %s reconciliation is already running", r.Provider)
+	}
+	if err != nil {
+		return fmt.Errorf("start reconciliation: %w", err)
+	}
+	return nil
+}
+
+// Heartbeat writes r's counts and that its process is alive.
+func (s *ReconcileStore) Heartbeat(ctx context.Context, r reconcile.Run) error {
+	_, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET seen = $3, missing = $4, credited = $5, reversed = $6,
+    heartbeat_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
+		r.MerchantID, r.ID, r.Seen, r.Missing, r.Credited, r.Reversed)
+	if err != nil {
+		return fmt.Errorf("reconciliation heartbeat: %w", err)
+	}
+	return nil
+}
+
+// FinishRun writes r's end. A run the stale sweep already failed keeps
+// that end.
+func (s *ReconcileStore) FinishRun(ctx context.Context, r reconcile.Run) error {
+	_, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET status = $3, seen = $4, missing = $5, credited = $6, reversed = $7,
+    error = $8, finished_at = $9, heartbeat_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
+		r.MerchantID, r.ID, r.Status, r.Seen, r.Missing, r.Credited, r.Reversed, r.Error, r.FinishedAt)
+	if err != nil {
+		return fmt.Errorf("finish reconciliation: %w", err)
+	}
+	return nil
+}
+
+// Applied returns, by dedupe key, which of the order events the ledger
+// has applied for the merchant: their command id is in processed_commands
+// (its primary key), or, for a sale, its order has a referral (one per
+// order, decision 14), which still holds after RETENTION_PROCESSED_COMMANDS
+// forgot the command id.
+func (s *ReconcileStore) Applied(ctx context.Context, merchantID uuid.UUID, evs []*inbound.OrderEvent) (map[string]bool, error) {
+	keys := make([]string, len(evs))
+	var sources, orders []string
+	for i, ev := range evs {
+		keys[i] = ev.DedupeKey
+		if ev.Kind == inbound.KindSale {
+			sources, orders = append(sources, ev.Provider), append(orders, ev.OrderID)
+		}
+	}
+	rows, err := s.pool.Query(ctx, `SELECT command_id FROM processed_commands WHERE merchant_id = $1 AND command_id = ANY($2)
+UNION SELECT r.source || ':' || r.order_id || ':`+string(inbound.KindSale)+`' FROM referrals r
+  JOIN unnest($3::text[], $4::text[]) AS o(source, order_id) ON r.source = o.source AND r.order_id = o.order_id
+  WHERE r.merchant_id = $1`, merchantID, keys, sources, orders)
+	if err != nil {
+		return nil, fmt.Errorf("applied commands: %w", err)
+	}
+	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return nil, fmt.Errorf("applied commands: %w", err)
+	}
+	out := make(map[string]bool, len(found))
+	for _, key := range found {
+		out[key] = true
+	}
+	return out, nil
+}
+
+// runColumns are the columns scanRun reads, in its order.
+const runColumns = `merchant_id, id, provider, status, window_from, window_to, started_at, finished_at, seen, missing, credited, reversed, error`
+
+func scanRun(row pgx.CollectableRow) (reconcile.Run, error) {
+	var r reconcile.Run
+	var finished *time.Time
+	err := row.Scan(&r.MerchantID, &r.ID, &r.Provider, &r.Status, &r.From, &r.To, &r.StartedAt, &finished,
+		&r.Seen, &r.Missing, &r.Credited, &r.Reversed, &r.Error)
+	if finished != nil {
+		r.FinishedAt = *finished
+	}
+	return r, err
+}
+
+// PageRuns returns a page of the merchant's runs of provider, newest
+// first, and how many there are.
+func (s *ReconcileStore) PageRuns(ctx context.Context, merchantID uuid.UUID, provider string, offset, limit int) ([]reconcile.Run, int, error) {
+	var list []reconcile.Run
+	total := 0
+	b := &pgx.Batch{}
+	b.Queue(`SELECT `+runColumns+` FROM reconciliation_runs WHERE merchant_id = $1 AND provider = $2
+ORDER BY started_at DESC, id DESC OFFSET $3 LIMIT $4`, merchantID, provider, offset, limit).Query(func(rows pgx.Rows) (err error) {
+		list, err = pgx.CollectRows(rows, scanRun)
+		return err
+	})
+	b.Queue(`SELECT count(*) FROM reconciliation_runs WHERE merchant_id = $1 AND provider = $2`, merchantID, provider).
+		QueryRow(func(row pgx.Row) error { return row.Scan(&total) })
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, 0, fmt.Errorf("page reconciliations: %w", err)
+	}
+	return list, total, nil
+}
+
+// ClaimRequested claims up to limit runs the API asked for that no
+// process runs yet, oldest first, and returns them.
+func (s *ReconcileStore) ClaimRequested(ctx context.Context, limit int) ([]reconcile.Run, error) {
+	rows, err := s.pool.Query(ctx, `UPDATE reconciliation_runs r SET claimed_at = now(), heartbeat_at = now()
+FROM (SELECT merchant_id, id FROM reconciliation_runs WHERE status = 'running' AND claimed_at IS NULL
+      ORDER BY started_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
+WHERE r.merchant_id = due.merchant_id AND r.id = due.id RETURNING `+prefixed("r.", runColumns), limit)
+	if err != nil {
+		return nil, fmt.Errorf("claim reconciliations: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, scanRun)
+	if err != nil {
+		return nil, fmt.Errorf("claim reconciliations: %w", err)
+	}
+	return list, nil
+}
+
+// FailStale ends failed every claimed running run whose heartbeat is
+// older than before (its process died), and returns how many.
+func (s *ReconcileStore) FailStale(ctx context.Context, before time.Time) (int, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET status = 'failed', error = $2, finished_at = now()
+WHERE status = 'running' AND claimed_at IS NOT NULL AND heartbeat_at < $1`, before, reconcile.StaleError)
+	if err != nil {
+		return 0, fmt.Errorf("fail stale reconciliations: %w", err)
+	}
+	return int(tag.RowsAffected()), nil
+}
+
+// DueIntegrations returns the integrations of the providers given whose
+// last run started before startedBefore, or that never ran: the
+// scheduler's candidates (it reads each one's credentials to see whether
+// it has a pull).
+func (s *ReconcileStore) DueIntegrations(ctx context.Context, providers []string, startedBefore time.Time) ([]reconcile.Due, error) {
+	rows, err := s.pool.Query(ctx, `SELECT i.merchant_id, i.provider FROM integration_settings i
+WHERE i.provider = ANY($1) AND i.user_token_enc IS NOT NULL
+  AND NOT EXISTS (SELECT 1 FROM reconciliation_runs r WHERE r.merchant_id = i.merchant_id AND r.provider = i.provider
+                  AND r.started_at >= $2)
+ORDER BY i.merchant_id, i.provider`, providers, startedBefore)
+	if err != nil {
+		return nil, fmt.Errorf("due reconciliations: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[reconcile.Due])
+	if err != nil {
+		return nil, fmt.Errorf("due reconciliations: %w", err)
+	}
+	return list, nil
+}
+
+// prefixed is the comma-separated columns with each name prefixed.
+func prefixed(prefix, columns string) string {
+	return prefix + strings.Join(strings.Split(columns, ", "), ", "+prefix)
+}

@@ -1,0 +1,96 @@
+// Package reconcile finds the sales whose webhooks were lost: a run pulls
+// a window of one integration's sales from the platform's API
+// (pkg/platform) and feeds each through the webhook's own normaliser and
+// command ids (inbound.Pulled, OrderEvent.Command), so that whichever of
+// the webhook and the pull comes second is a duplicate and nothing is
+// credited twice. A sale the ledger has not seen is published with its
+// delivery record (source "reconciliation"), as the ingest publishes a
+// webhook's.
+//
+// Adding a platform's pull is adding one Adapter (source.go).
+package reconcile
+
+import (
+	"context"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/ledger"
+)
+
+// Statuses of a run.
+const (
+	StatusRunning   = "running"
+	StatusSucceeded = "succeeded"
+	StatusFailed    = "failed"
+)
+
+// Run is one reconciliation of a merchant's integration over [From, To).
+type Run struct {
+	ID         uuid.UUID
+	MerchantID uuid.UUID
+	Provider   string
+	Status     string
+	From, To   time.Time
+	StartedAt  time.Time
+	FinishedAt time.Time // zero while running
+	// Seen counts the sales the pull listed; Missing those no webhook
+	// had brought (the ledger had not applied their command), of which
+	// Credited were sales and Reversed refunds or chargebacks.
+	Seen, Missing, Credited, Reversed int
+	Error                             string // why it failed; "" otherwise
+}
+
+// MaxError bounds a run's error text.
+const MaxError = 1000
+
+// Store keeps the runs and tells which commands the ledger applied
+// (postgres.ReconcileStore).
+type Store interface {
+	// StartRun records r (running). It is apperr.Conflict when the
+	// integration has a run running already: two never overlap. claimed
+	// false leaves it for the leading scheduler to claim (a run the API
+	// asked for).
+	StartRun(ctx context.Context, r Run, claimed bool) error
+	// Heartbeat writes r's counts and that it is alive.
+	Heartbeat(ctx context.Context, r Run) error
+	// FinishRun writes r's end: status, counts, error, finished_at.
+	FinishRun(ctx context.Context, r Run) error
+	// Applied returns, by dedupe key (the command id), which of the
+	// order events the ledger has applied for the merchant.
+	Applied(ctx context.Context, merchantID uuid.UUID, evs []*inbound.OrderEvent) (map[string]bool, error)
+}
+
+// Coupons attributes a sale to a member: by its coupon code, or by the
+// id the platform gave a member's coupon (Yampi's promocode_id).
+type Coupons interface {
+	FindMemberByCoupon(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error)
+	FindMemberByCouponID(ctx context.Context, merchantID uuid.UUID, platform, couponID string) (uuid.UUID, string, error)
+}
+
+// Publisher publishes a delivery's record with its ledger command, and
+// returns once the broker acknowledged both (topic.CommandBus).
+type Publisher interface {
+	PublishDelivery(ctx context.Context, d inbound.Delivery, cmd *ledger.Command) error
+}
+
+// Dedupe is the ingest's fast path of deduplication (Redis): a sale the
+// pull published is remembered, so that its late webhook answers
+// "duplicate" at once.
+type Dedupe interface {
+	Remember(ctx context.Context, key string, ttl time.Duration) error
+}
+
+// Observer counts what runs find (the scheduler's metrics).
+type Observer interface {
+	Missing(provider string, n int)
+	Succeeded(provider string, at time.Time)
+}
+
+// Due is an integration whose scheduled run is due.
+type Due struct {
+	MerchantID uuid.UUID
+	Provider   string
+}
