@@ -38,8 +38,12 @@ func TestSaleLifecycle(t *testing.T) {
 	tn := s.newTenant(campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true})
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
 
-	// Guru sale of R$ 97,90 (paid 2026-11-20T12:00:05Z) → 979 pending.
-	if res := s.postGuru(tn, guruSale(t, tn, "guru-order-1", strings.ToLower(m.CouponCode), 97.9, "approved")); res.Status != 200 {
+	// Guru sale of R$ 97,90, paid a week and a minute ago (its webhook
+	// late) → 979 pending until the scheduler's next tick.
+	weekAgo := time.Now().Add(-7*24*time.Hour - time.Minute).UTC().Format(time.RFC3339)
+	sale := fixture(t, guruApproved, map[string]any{"api_token": tn.guruToken, "id": "guru-order-1", "status": "approved",
+		"payment.coupon.coupon_code": strings.ToLower(m.CouponCode), "payment.total": 97.9, "dates.confirmed_at": weekAgo})
+	if res := s.postGuru(tn, sale); res.Status != 200 {
 		t.Fatalf("guru sale = %d %s", res.Status, res.Body)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 979, pending: 979})
@@ -47,10 +51,9 @@ func TestSaleLifecycle(t *testing.T) {
 		t.Errorf("transactions = %v, want %v", got, want)
 	}
 
-	// The warranty clock passes: the scheduler (leader) releases it.
+	// The warranty has passed: the scheduler (leader) releases it.
 	sched := program.NewScheduler(s.deps)
 	defer sched.Close()
-	sched.Now = func() time.Time { return time.Date(2026, 11, 27, 12, 0, 6, 0, time.UTC) }
 	if err := sched.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +61,7 @@ func TestSaleLifecycle(t *testing.T) {
 
 	// Yampi sale of R$ 100,00 paid later → 1000 pending.
 	paid := fixture(t, yampiPaid, map[string]any{"resource.id": 770001, "resource.promocode.data.code": m.CouponCode,
-		"resource.value_total": 100.0, "time": "2026-11-25 09:00:00"})
+		"resource.value_total": 100.0})
 	if res := s.postYampi(tn, paid, ""); res.Status != 200 {
 		t.Fatalf("yampi sale = %d %s", res.Status, res.Body)
 	}

@@ -262,16 +262,57 @@ func fixture(t testing.TB, name string, set map[string]any) []byte {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
+	for path, v := range paidNow(name, time.Now()) {
+		setPath(doc, path, v, true)
+	}
 	for path, v := range set {
-		parts := strings.Split(path, ".")
-		node := doc
-		for _, p := range parts[:len(parts)-1] {
-			node = node[p].(map[string]any)
-		}
-		node[parts[len(parts)-1]] = v
+		setPath(doc, path, v, false)
 	}
 	out, _ := json.Marshal(doc)
 	return out
+}
+
+// paidNow dates a fixture's sale now, as a platform would: the warranty
+// runs from the payment's time, so a fixture keeping the day it was
+// written would be past its warranty a week later, and the scheduler of a
+// test would release it. A test that needs another time sets it.
+func paidNow(name string, now time.Time) map[string]any {
+	sp := now.In(saoPaulo)
+	switch strings.SplitN(name, "/", 2)[0] {
+	case "guru":
+		at := now.UTC().Format(time.RFC3339)
+		return map[string]any{"dates.ordered_at": at, "dates.confirmed_at": at}
+	case "yampi":
+		return map[string]any{"time": sp.Format("2006-01-02 15:04:05"), "resource.created_at.date": sp.Format("2006-01-02 15:04:05.000000")}
+	case "hotmart":
+		return map[string]any{"data.purchase.approved_date": now.UnixMilli(), "data.purchase.order_date": now.UnixMilli()}
+	case "kiwify":
+		return map[string]any{"approved_date": sp.Format("2006-01-02 15:04"), "created_at": sp.Format("2006-01-02 15:04")}
+	}
+	return nil
+}
+
+// saoPaulo is the platforms' local time (Yampi's and Kiwify's dates carry
+// no zone); Brazil has had no daylight saving time since 2019.
+var saoPaulo = time.FixedZone("America/Sao_Paulo", -3*60*60)
+
+// setPath sets the dotted path of doc to v; onlyPresent leaves a path
+// whose field the fixture does not have (or has null) alone.
+func setPath(doc map[string]any, path string, v any, onlyPresent bool) {
+	parts := strings.Split(path, ".")
+	node := doc
+	for _, p := range parts[:len(parts)-1] {
+		next, ok := node[p].(map[string]any)
+		if !ok && onlyPresent {
+			return
+		}
+		node = next
+	}
+	last := parts[len(parts)-1]
+	if cur, ok := node[last]; onlyPresent && (!ok || cur == nil) {
+		return
+	}
+	node[last] = v
 }
 
 func guruSale(t testing.TB, tn *tenant, orderID, coupon string, total float64, status string) []byte {
