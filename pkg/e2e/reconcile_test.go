@@ -342,7 +342,8 @@ func reconcileLostSales(t *testing.T, s *stack, provider string) {
 }
 
 // TestScheduledReconciliation: the scheduler's task starts a run for each
-// integration with pull credentials every RECONCILE_INTERVAL over the last
+// integration with pull credentials (Hotmart's and Kiwify's complete only)
+// every RECONCILE_INTERVAL over the last
 // RECONCILE_WINDOW (an integration that ran within the interval waits), and
 // ends failed a run whose process stopped writing its heartbeat, so that
 // its integration runs again.
@@ -359,6 +360,16 @@ func TestScheduledReconciliation(t *testing.T) {
 	}
 	for p, body := range map[string]string{"guru": `{"user_token": "guru-user-token", "api_url": "` + api.srv.URL + `"}`,
 		"yampi": `{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "` + api.srv.URL + `"}`} {
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
+			t.Fatalf("PUT integration %s = %d %v", p, status, res)
+		}
+	}
+	// Hotmart without its basic token has no pull yet; Kiwify with its
+	// three credentials has one (against a fake listing nothing).
+	s.withHotmartKiwify(tn, "")
+	quiet := newHotmartKiwifyAPI(t, m.CouponCode)
+	for p, body := range map[string]string{"hotmart": `{"client_id": "hm-id", "client_secret": "hm-secret"}`,
+		"kiwify": `{"client_id": "kw-id", "client_secret": "kw-secret", "account_id": "kw-account", "api_url": "` + quiet.srv.URL + `/kiwify/v1"}`} {
 		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
 			t.Fatalf("PUT integration %s = %d %v", p, status, res)
 		}
@@ -392,6 +403,9 @@ ORDER BY started_at`, tn.merchant.ID, provider)
 		t.Errorf("after the first tick: guru and yampi runs %s, want one each, guru finding the 5 sales", got)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 5000, pending: 5000})
+	if got := fmt.Sprint(runs("hotmart"), runs("kiwify")); got != "[] [succeeded 0]" {
+		t.Errorf("after the first tick: hotmart and kiwify runs %s, want none for hotmart (no basic token) and one for kiwify", got)
+	}
 	tick(now.Add(2 * time.Minute)) // within the interval: nothing due
 	if got := fmt.Sprint(runs("guru"), runs("yampi")); got != "[succeeded 5] [succeeded 0]" {
 		t.Errorf("within the interval: %s, want no new run", got)
