@@ -165,7 +165,9 @@ func (a *hotmartKiwifyAPI) set(order, status string) {
 	for i := range a.sales {
 		if a.sales[i].order == order {
 			a.sales[i].status = status
-			a.updated[order] = time.Now()
+			// A second ago: the window's end is written in milliseconds,
+			// and the run asked for at once may end in the same one.
+			a.updated[order] = time.Now().Add(-time.Second)
 		}
 	}
 }
