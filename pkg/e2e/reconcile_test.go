@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/testenv"
 )
@@ -127,25 +128,29 @@ func (a *salesAPI) set(order, status string) {
 	}
 }
 
-// TestReconciliationFindsLostSales: for Guru and Yampi, 100 paid sales of
-// which 10 never reach the ingest. A reconciliation asked for through the
-// API and run by the scheduler's task credits the 10, so all 100 are
-// credited exactly once; the 10 webhooks sent afterwards answer duplicate
-// and change nothing; a second run finds nothing missing; a refund known
-// only to the pull reverses its reward. The Yampi orders carry only
-// promocode_id, attributed through coupon_ids, or, for an id Convida never
-// kept, by reading the order whole.
+// TestReconciliationFindsLostSales: for each platform with a pull (Guru,
+// Yampi, Hotmart, Kiwify), 100 paid sales of which 10 never reach the
+// ingest. A reconciliation asked for through the API and run by the
+// scheduler's task credits the 10, so all 100 are credited exactly once;
+// the 10 webhooks sent afterwards answer duplicate and change nothing; a
+// second run finds nothing missing; a refund known only to the pull
+// reverses its reward. The Yampi orders carry only promocode_id,
+// attributed through coupon_ids, or, for an id Convida never kept, by
+// reading the order whole; Hotmart's by the coupons of sales/price/details,
+// Kiwify's by the referral link's sck. Kiwify's refund is of a sale made
+// before the run's window: only the list by update finds it.
 func TestReconciliationFindsLostSales(t *testing.T) {
 	t.Parallel()
 	s := startStack(t, stackOptions{})
-	for _, provider := range []string{"guru", "yampi"} {
+	providers := []string{"guru", "yampi", "hotmart", "kiwify"}
+	for _, provider := range providers {
 		t.Run(provider, func(t *testing.T) {
 			reconcileLostSales(t, s, provider)
 		})
 	}
 	// Each provider: 10 sales and 1 refund found missing.
 	metrics := scrape(t, s.opsURL+"/metrics")
-	for _, provider := range []string{"guru", "yampi"} {
+	for _, provider := range providers {
 		if n := metricSample(metrics, `convida_reconcile_missing_total{provider="`+provider+`"}`); n != 11 {
 			t.Errorf("convida_reconcile_missing_total{provider=%q} = %v, want 11", provider, n)
 		}
@@ -156,52 +161,105 @@ func TestReconciliationFindsLostSales(t *testing.T) {
 	}
 }
 
+// lostSales is what TestReconciliationFindsLostSales does differently for
+// one provider: its orders' ids, its webhook of a paid order, how its API
+// learns of a refund, and the run that then finds it (its request's body
+// and the sales it lists).
+type lostSales struct {
+	orders     []string
+	webhook    func(order string) response
+	refund     func(order string)
+	refundRun  []byte
+	refundSeen int
+}
+
+// lostSalesOf configures tn's integration of provider against a fake of
+// its API serving 100 paid sales attributed to m.
+func lostSalesOf(t *testing.T, s *stack, tn *tenant, m *member.Member, provider string) lostSales {
+	ctx := context.Background()
+	now := time.Now().UTC()
+	ls := lostSales{orders: make([]string, 100), refundSeen: 100}
+	put := func(p, body string) {
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
+			t.Fatalf("PUT integration %s = %d %v", p, status, res)
+		}
+	}
+	paidStatus := map[string]string{"guru": "approved", "yampi": "paid", "hotmart": "APPROVED", "kiwify": "paid"}[provider]
+	var sales []pulledSale
+	for i := range ls.orders {
+		ls.orders[i] = map[string]string{"guru": "gr-", "yampi": "", "hotmart": "HP-LOST-", "kiwify": "kw-lost-"}[provider] + strconv.Itoa(i+1)
+		if provider == "yampi" {
+			ls.orders[i] = strconv.Itoa(880001 + i)
+		}
+		sales = append(sales, pulledSale{order: ls.orders[i], status: paidStatus, at: now.Add(-time.Duration(i+1) * time.Minute)})
+	}
+	switch provider {
+	case "guru", "yampi":
+		api := newSalesAPI(t, provider, m.CouponCode)
+		api.sales = sales
+		ls.refund = func(order string) { api.set(order, "refunded") }
+		for _, p := range []string{"guru", "yampi"} { // both pull from the fake: the other provider lists nothing
+			body := `{"user_token": "guru-user-token", "api_url": "` + api.srv.URL + `"}`
+			if p == "yampi" {
+				body = `{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "` + api.srv.URL + `"}`
+			}
+			put(p, body)
+		}
+		if _, err := s.deps.Pool.Exec(ctx, `INSERT INTO coupon_ids (merchant_id, platform, coupon_id, member_id) VALUES ($1, 'yampi', '555', $2)`,
+			tn.merchant.ID, m.ID); err != nil {
+			t.Fatal(err)
+		}
+	default:
+		s.withHotmartKiwify(tn, "")
+		api := newHotmartKiwifyAPI(t, m.CouponCode)
+		api.sales = sales
+		ls.refund = func(order string) {
+			api.set(order, map[string]string{"hotmart": "REFUNDED", "kiwify": "refunded"}[provider])
+		}
+		put("hotmart", `{"client_id": "hm-id", "client_secret": "hm-secret", "basic_token": "Basic aG0tYmFzaWM=", "api_url": "`+
+			api.srv.URL+`/hotmart/api/v1", "auth_url": "`+api.srv.URL+`/hotmart/oauth/token"}`)
+		put("kiwify", `{"client_id": "kw-id", "client_secret": "kw-secret", "account_id": "kw-account", "api_url": "`+api.srv.URL+`/kiwify/v1"}`)
+		if provider == "kiwify" {
+			// After every sale was made: only the list by update has the refund.
+			ls.refundRun, ls.refundSeen = []byte(`{"from": "`+time.Now().UTC().Add(-10*time.Second).Format(time.RFC3339)+`"}`), 1
+		}
+	}
+	ls.webhook = func(order string) response {
+		switch provider {
+		case "guru":
+			return s.postGuru(tn, guruSale(t, tn, order, m.CouponCode, 100, "approved"))
+		case "yampi":
+			id, _ := strconv.Atoi(order)
+			body := yampiOrder(t, yampiPaid, id, m.CouponCode, 100)
+			return s.postYampi(tn, body, yampiSign(tn.yampiSecret, body))
+		case "hotmart":
+			body := fixture(t, hotmartPaid, map[string]any{"data.purchase.transaction": order, "data.purchase.offer.coupon_code": m.CouponCode,
+				"data.purchase.price.value": 100})
+			return do(t, http.MethodPost, s.ingestURL+"/api/webhooks/hotmart/"+tn.merchant.ID.String(), body, hotmartHeader(tn.hottok))
+		}
+		body := fixture(t, kiwifyPaid, map[string]any{"order_id": order, "TrackingParameters.sck": m.CouponCode})
+		return do(t, http.MethodPost, s.ingestURL+kiwifyPath(tn, kiwifySign(tn.kiwifyToken, body)), body,
+			map[string]string{"Content-Type": "application/json"})
+	}
+	return ls
+}
+
 func reconcileLostSales(t *testing.T, s *stack, provider string) {
 	ctx := context.Background()
 	const reward = 1000
 	tn := s.newTenant(testenv.FixedCampaign(reward, 7))
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
-	api := newSalesAPI(t, provider, m.CouponCode)
-	for _, p := range []string{"guru", "yampi"} { // both pull from the fake: the other provider lists nothing
-		body := `{"user_token": "guru-user-token", "api_url": "` + api.srv.URL + `"}`
-		if p == "yampi" {
-			body = `{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "` + api.srv.URL + `"}`
-		}
-		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
-			t.Fatalf("PUT integration %s = %d %v", p, status, res)
-		}
-	}
-	if _, err := s.deps.Pool.Exec(ctx, `INSERT INTO coupon_ids (merchant_id, platform, coupon_id, member_id) VALUES ($1, 'yampi', '555', $2)`,
-		tn.merchant.ID, m.ID); err != nil {
-		t.Fatal(err)
-	}
-	now := time.Now().UTC()
-	orders := make([]string, 100)
-	for i := range orders {
-		orders[i] = "gr-" + strconv.Itoa(i+1)
-		if provider == "yampi" {
-			orders[i] = strconv.Itoa(880001 + i)
-		}
-		api.sales = append(api.sales, pulledSale{order: orders[i], status: map[string]string{"guru": "approved", "yampi": "paid"}[provider],
-			at: now.Add(-time.Duration(i+1) * time.Minute)})
-	}
-	webhook := func(order string) response {
-		if provider == "guru" {
-			return s.postGuru(tn, guruSale(t, tn, order, m.CouponCode, 100, "approved"))
-		}
-		id, _ := strconv.Atoi(order)
-		body := yampiOrder(t, yampiPaid, id, m.CouponCode, 100)
-		return s.postYampi(tn, body, yampiSign(tn.yampiSecret, body))
-	}
+	ls := lostSalesOf(t, s, tn, m, provider)
+	orders, webhook := ls.orders, ls.webhook
 	for _, order := range orders[10:] { // the first 10 webhooks are lost
 		wantStatus(t, webhook(order), 200)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 90 * reward, pending: 90 * reward})
 
 	task := program.NewReconcile(s.deps)
-	reconcileNow := func() map[string]any {
+	reconcileNow := func(body []byte) map[string]any {
 		t.Helper()
-		status, res := s.api(tn, http.MethodPost, "/integrations/"+provider+"/reconcile", nil)
+		status, res := s.api(tn, http.MethodPost, "/integrations/"+provider+"/reconcile", body)
 		if status != http.StatusAccepted {
 			t.Fatalf("POST reconcile = %d %v", status, res)
 		}
@@ -230,7 +288,7 @@ func reconcileLostSales(t *testing.T, s *stack, provider string) {
 		return fmt.Sprintf("seen %v missing %v credited %v reversed %v", run["seen"], run["missing"], run["credited"], run["reversed"])
 	}
 
-	first := reconcileNow()
+	first := reconcileNow(nil)
 	if got := counts(first); got != "seen 100 missing 10 credited 10 reversed 0" {
 		t.Errorf("first run: %s", got)
 	}
@@ -265,15 +323,15 @@ func reconcileLostSales(t *testing.T, s *stack, provider string) {
 		t.Errorf("the deliveries' sources = %v, want 10 reconciliation of 100 listed", sources)
 	}
 
-	second := reconcileNow()
+	second := reconcileNow(nil)
 	if got := counts(second); got != "seen 100 missing 0 credited 0 reversed 0" {
 		t.Errorf("second run: %s", got)
 	}
 
 	// A refund only the pull knows of.
-	api.set(orders[0], "refunded")
-	third := reconcileNow()
-	if got := counts(third); got != "seen 100 missing 1 credited 0 reversed 1" {
+	ls.refund(orders[0])
+	third := reconcileNow(ls.refundRun)
+	if got, want := counts(third), fmt.Sprintf("seen %d missing 1 credited 0 reversed 1", ls.refundSeen); got != want {
 		t.Errorf("run after a refund: %s", got)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 99 * reward, pending: 99 * reward, cancelled: reward})
@@ -284,7 +342,8 @@ func reconcileLostSales(t *testing.T, s *stack, provider string) {
 }
 
 // TestScheduledReconciliation: the scheduler's task starts a run for each
-// integration with pull credentials every RECONCILE_INTERVAL over the last
+// integration with pull credentials (Hotmart's and Kiwify's complete only)
+// every RECONCILE_INTERVAL over the last
 // RECONCILE_WINDOW (an integration that ran within the interval waits), and
 // ends failed a run whose process stopped writing its heartbeat, so that
 // its integration runs again.
@@ -301,6 +360,16 @@ func TestScheduledReconciliation(t *testing.T) {
 	}
 	for p, body := range map[string]string{"guru": `{"user_token": "guru-user-token", "api_url": "` + api.srv.URL + `"}`,
 		"yampi": `{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja", "api_url": "` + api.srv.URL + `"}`} {
+		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
+			t.Fatalf("PUT integration %s = %d %v", p, status, res)
+		}
+	}
+	// Hotmart without its basic token has no pull yet; Kiwify with its
+	// three credentials has one (against a fake listing nothing).
+	s.withHotmartKiwify(tn, "")
+	quiet := newHotmartKiwifyAPI(t, m.CouponCode)
+	for p, body := range map[string]string{"hotmart": `{"client_id": "hm-id", "client_secret": "hm-secret"}`,
+		"kiwify": `{"client_id": "kw-id", "client_secret": "kw-secret", "account_id": "kw-account", "api_url": "` + quiet.srv.URL + `/kiwify/v1"}`} {
 		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
 			t.Fatalf("PUT integration %s = %d %v", p, status, res)
 		}
@@ -334,6 +403,9 @@ ORDER BY started_at`, tn.merchant.ID, provider)
 		t.Errorf("after the first tick: guru and yampi runs %s, want one each, guru finding the 5 sales", got)
 	}
 	s.waitBalance(tn, m.Email, wallet{totalEarned: 5000, pending: 5000})
+	if got := fmt.Sprint(runs("hotmart"), runs("kiwify")); got != "[] [succeeded 0]" {
+		t.Errorf("after the first tick: hotmart and kiwify runs %s, want none for hotmart (no basic token) and one for kiwify", got)
+	}
 	tick(now.Add(2 * time.Minute)) // within the interval: nothing due
 	if got := fmt.Sprint(runs("guru"), runs("yampi")); got != "[succeeded 5] [succeeded 0]" {
 		t.Errorf("within the interval: %s, want no new run", got)

@@ -1,6 +1,7 @@
 package inbound
 
 import (
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,7 +12,7 @@ import (
 // PulledSale is a sale read from a platform's API by a reconciliation
 // pull, in the terms of an OrderEvent: the fields its webhook would carry.
 // Status is the platform's own word (Guru's transaction status, Yampi's
-// status alias).
+// status alias, Hotmart's purchase status, Kiwify's sale status).
 type PulledSale struct {
 	Provider       string
 	OrderID        string
@@ -27,7 +28,10 @@ type PulledSale struct {
 // Pulled maps a pulled sale to the Outcome its webhook would have had: its
 // status routed as the webhook's (Guru's "approved" is a sale,
 // "refunded"/"chargeback" a refund; Yampi's status aliases as in
-// order.status.updated), and the same DedupeKey, which is the ledger
+// order.status.updated; Hotmart's APPROVED/COMPLETE as PURCHASE_APPROVED/
+// PURCHASE_COMPLETE, REFUNDED/CHARGEBACK/CANCELLED as the reversals;
+// Kiwify's paid/refunded/chargedback as its webhook's order_status), and
+// the same DedupeKey, which is the ledger
 // command's id. So whichever of the webhook and the pull comes second is a
 // duplicate, and nothing is credited twice. A provider without a pull is
 // Unprocessable.
@@ -41,6 +45,12 @@ func Pulled(s PulledSale) (Outcome, error) {
 	case ProviderYampi:
 		name = "order.status.updated"
 		kind, ignored = yampiRoute(name, s.Status)
+	case ProviderHotmart:
+		name = hotmartPulledEvent(s.Status)
+		kind, ignored = hotmartRoute(name)
+	case ProviderKiwify:
+		name = "order_status." + slug(s.Status)
+		kind, ignored = kiwifyRoute("", s.Status)
 	default:
 		return Outcome{}, apperr.Errorf(apperr.Unprocessable, "no pull maps sales of %q", s.Provider)
 	}
@@ -59,6 +69,16 @@ func Pulled(s PulledSale) (Outcome, error) {
 		return Outcome{}, err
 	}
 	return Outcome{Event: ev}, nil
+}
+
+// hotmartPulledEvent names the webhook event of a sales/history status:
+// PURCHASE_ and the status, whose CANCELLED the webhooks spell CANCELED.
+func hotmartPulledEvent(status string) string {
+	status = strings.ToUpper(strings.TrimSpace(status))
+	if status == "CANCELLED" {
+		status = "CANCELED"
+	}
+	return "PURCHASE_" + status
 }
 
 // FastDedupeKey is the key under which the fast path of deduplication

@@ -30,6 +30,17 @@ func TestPulled(t *testing.T) {
 			e.Customer, e.OccurredAt = yampiSale().Customer, yampiSale().OccurredAt
 		})},
 		{"yampi handling", fromEvent(yampiSale(), "handling_products"), nil},
+		{"hotmart approved", fromEvent(hotmartSale(), "APPROVED"), hotmartSale()},
+		{"hotmart complete", fromEvent(hotmartSale(), "COMPLETE"), with(hotmartSale(), func(e *OrderEvent) { e.EventName = "PURCHASE_COMPLETE" })},
+		{"hotmart refunded", fromEvent(hotmartSale(), "REFUNDED"), hotmartRefund("PURCHASE_REFUNDED")},
+		{"hotmart chargeback", fromEvent(hotmartSale(), "chargeback"), hotmartRefund("PURCHASE_CHARGEBACK")},
+		{"hotmart cancelled", fromEvent(hotmartSale(), "CANCELLED"), hotmartRefund("PURCHASE_CANCELED")},
+		{"hotmart waiting", fromEvent(hotmartSale(), "WAITING_PAYMENT"), nil},
+		{"hotmart protested", fromEvent(hotmartSale(), "PROTESTED"), nil},
+		{"kiwify paid", fromEvent(kiwifySale(), "paid"), with(kiwifySale(), func(e *OrderEvent) { e.EventName = "order_status.paid" })},
+		{"kiwify refunded", fromEvent(kiwifySale(), "refunded"), kiwifyRefund("order_status.refunded")},
+		{"kiwify chargedback", fromEvent(kiwifySale(), "chargedback"), kiwifyRefund("order_status.chargedback")},
+		{"kiwify waiting", fromEvent(kiwifySale(), "waiting_payment"), nil},
 	}
 	for _, tt := range tests {
 		out, err := Pulled(tt.pulled)
@@ -50,7 +61,7 @@ func TestPulled(t *testing.T) {
 	if _, err := Pulled(PulledSale{Provider: "guru", Status: "approved", Amount: 100}); !apperr.Is(err, apperr.Unprocessable) {
 		t.Errorf("no order id: %v, want unprocessable", err)
 	}
-	if _, err := Pulled(PulledSale{Provider: "hotmart", OrderID: "HP1", Status: "APPROVED"}); !apperr.Is(err, apperr.Unprocessable) {
+	if _, err := Pulled(PulledSale{Provider: "eduzz", OrderID: "E1", Status: "paid"}); !apperr.Is(err, apperr.Unprocessable) {
 		t.Errorf("a provider without a pull mapping: %v, want unprocessable", err)
 	}
 }

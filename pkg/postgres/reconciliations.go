@@ -159,12 +159,18 @@ WHERE status = 'running' AND claimed_at IS NOT NULL AND heartbeat_at < $1`, befo
 }
 
 // DueIntegrations returns the integrations of the providers given whose
-// last run started before startedBefore, or that never ran: the
-// scheduler's candidates (it reads each one's credentials to see whether
-// it has a pull).
+// last run started before startedBefore, or that never ran, and that
+// hold a pull's credentials (Guru and Yampi: a user token; Hotmart: client
+// id, client secret and basic token; Kiwify: client id, client secret and
+// account id): the scheduler's candidates (it reads each one's
+// credentials to check them whole, reconcile.Configured).
 func (s *ReconcileStore) DueIntegrations(ctx context.Context, providers []string, startedBefore time.Time) ([]reconcile.Due, error) {
 	rows, err := s.pool.Query(ctx, `SELECT i.merchant_id, i.provider FROM integration_settings i
-WHERE i.provider = ANY($1) AND i.user_token_enc IS NOT NULL
+WHERE i.provider = ANY($1)
+  AND CASE i.provider
+        WHEN 'hotmart' THEN i.client_id <> '' AND i.client_secret_enc IS NOT NULL AND i.basic_token_enc IS NOT NULL
+        WHEN 'kiwify' THEN i.client_id <> '' AND i.client_secret_enc IS NOT NULL AND i.account_id <> ''
+        ELSE i.user_token_enc IS NOT NULL END
   AND NOT EXISTS (SELECT 1 FROM reconciliation_runs r WHERE r.merchant_id = i.merchant_id AND r.provider = i.provider
                   AND r.started_at >= $2)
 ORDER BY i.merchant_id, i.provider`, providers, startedBefore)

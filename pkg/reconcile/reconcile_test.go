@@ -1,6 +1,7 @@
 package reconcile_test
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -21,14 +22,20 @@ func TestConfigured(t *testing.T) {
 		{merchant.Integration{Provider: "guru", UserToken: "u"}, true},
 		{merchant.Integration{Provider: "yampi", UserToken: "u", UserSecretKey: "k"}, false},
 		{merchant.Integration{Provider: "yampi", UserToken: "u", UserSecretKey: "k", StoreAlias: "loja"}, true},
+		{merchant.Integration{Provider: "hotmart", ClientID: "c", ClientSecret: "s"}, false},
+		{merchant.Integration{Provider: "hotmart", UserToken: "u", AccountToken: "hottok"}, false},
+		{merchant.Integration{Provider: "hotmart", ClientID: "c", ClientSecret: "s", BasicToken: "Basic b"}, true},
+		{merchant.Integration{Provider: "kiwify", ClientID: "c", ClientSecret: "s", BasicToken: "b"}, false},
+		{merchant.Integration{Provider: "kiwify", ClientID: "c", ClientSecret: "s", AccountID: " "}, false},
+		{merchant.Integration{Provider: "kiwify", ClientID: "c", ClientSecret: "s", AccountID: "acc"}, true},
 		{merchant.Integration{Provider: "stripe", UserToken: "u"}, false},
 	} {
 		if got := reconcile.Configured(tc.in); got != tc.want {
 			t.Errorf("Configured(%+v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
-	if got := reconcile.Providers(); len(got) != 2 || got[0] != "guru" || got[1] != "yampi" {
-		t.Errorf("Providers() = %v, want [guru yampi]", got)
+	if got := reconcile.Providers(); !slices.Equal(got, []string{"guru", "hotmart", "kiwify", "yampi"}) {
+		t.Errorf("Providers() = %v, want [guru hotmart kiwify yampi]", got)
 	}
 }
 
@@ -48,6 +55,10 @@ func TestCheckWindow(t *testing.T) {
 		{"guru", to, to, false},
 		{"guru", to.Add(time.Hour), to, false},
 		{"guru", time.Time{}, to, false},
+		{"hotmart", to.Add(-31 * day), to, true},
+		{"hotmart", to.Add(-32 * day), to, false},
+		{"kiwify", to.Add(-90 * day), to, true},
+		{"kiwify", to.Add(-91 * day), to, false},
 	} {
 		err := reconcile.CheckWindow(tc.provider, tc.from, tc.to)
 		if (err == nil) != tc.ok || err != nil && !apperr.Is(err, apperr.Invalid) {
