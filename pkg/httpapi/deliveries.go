@@ -60,12 +60,7 @@ func (s *Server) registerDeliveries(admin *mux.Router) {
 }
 
 func (s *Server) listDeliveries(w http.ResponseWriter, r *http.Request) {
-	p, err := provider(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	pageNum, perPage, err := page(r)
+	p, pageNum, perPage, err := providerPage(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return

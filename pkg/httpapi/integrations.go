@@ -108,6 +108,16 @@ func provider(r *http.Request) (string, error) {
 	return p, nil
 }
 
+// providerPage reads the provider of a per-platform list and its page:
+// an unknown provider is 404 before a malformed page is 400.
+func providerPage(r *http.Request) (p string, pageNum, perPage int, err error) {
+	if p, err = provider(r); err != nil {
+		return "", 0, 0, err
+	}
+	pageNum, perPage, err = page(r)
+	return p, pageNum, perPage, err
+}
+
 func (s *Server) putIntegration(w http.ResponseWriter, r *http.Request) {
 	p, err := provider(r)
 	if err != nil {

@@ -144,12 +144,7 @@ func windowEnd(field, text string) (time.Time, error) {
 }
 
 func (s *Server) listReconciliations(w http.ResponseWriter, r *http.Request) {
-	p, err := provider(r)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	pageNum, perPage, err := page(r)
+	p, pageNum, perPage, err := providerPage(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
