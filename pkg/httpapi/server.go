@@ -133,13 +133,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
 	accessLog := AccessLog(s.log, cfg.TrustedProxies)
-	r.NotFoundHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.NotFound, "no such route"))
-	}))
-	r.MethodNotAllowedHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		respond.JSON(w, http.StatusMethodNotAllowed, respond.ErrorBody{Error: respond.ErrorDetail{
-			Code: "method_not_allowed", Message: "method not allowed on this route"}})
-	}))
+	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, accessLog)
 	r.Use(accessLog, s.recoverPanics)
 
 	s.registerDocs(r)

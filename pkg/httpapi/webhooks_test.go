@@ -370,8 +370,11 @@ func TestWebhookAuthAndMethods(t *testing.T) {
 	wantLen(t, r, "data", 1)
 	plain := env.plain()
 	// No /api prefix.
+	// No /api prefix: the 404 says where the webhooks API lives.
 	r = plain.call(t, request{method: http.MethodGet, path: "/api/v1/webhooks", header: map[string]string{"X-API-Key": tn.key}})
-	wantError(t, r, http.StatusNotFound, "not_found", "")
+	wantError(t, r, http.StatusNotFound, "not_found", "lives at /v1/webhooks")
+	r = plain.call(t, request{method: http.MethodGet, path: "/api/v1/webhooks/" + id + "/logs", header: map[string]string{"X-API-Key": tn.key}})
+	wantError(t, r, http.StatusNotFound, "not_found", "lives at /v1/webhooks/"+id+"/logs")
 
 	for _, req := range []struct{ method, path string }{
 		{http.MethodPut, "/v1/webhooks"}, {http.MethodDelete, "/v1/webhooks"},
@@ -382,6 +385,9 @@ func TestWebhookAuthAndMethods(t *testing.T) {
 		for _, header := range []map[string]string{nil, {"X-API-Key": tn.key}} {
 			r := plain.call(t, request{method: req.method, path: req.path, header: header})
 			wantError(t, r, http.StatusMethodNotAllowed, "method_not_allowed", "")
+			if r.header.Get("Allow") == "" {
+				t.Errorf("%s %s: 405 without Allow", req.method, req.path)
+			}
 		}
 	}
 	env.v.WantExercised(t, ex("listWebhooks", 401), ex("createWebhook", 401), ex("getWebhook", 401),

@@ -99,13 +99,7 @@ func (s *Service) Register(r *mux.Router) {
 	accessLog := httpapi.AccessLog(s.log, s.clients)
 	r.Use(accessLog)
 	r.HandleFunc("/api/webhooks/{provider}/{merchant_id}", s.ServeWebhook).Methods(http.MethodPost)
-	r.NotFoundHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		respond.Error(w, nil, respond.Admin, apperr.Errorf(apperr.NotFound, "no such route"))
-	}))
-	r.MethodNotAllowedHandler = accessLog(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
-		respond.JSON(w, http.StatusMethodNotAllowed, respond.ErrorBody{Error: respond.ErrorDetail{
-			Code: "method_not_allowed", Message: "method not allowed on this route"}})
-	}))
+	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, accessLog)
 }
 
 // answer is the body of a 200: what became of the delivery.
