@@ -75,6 +75,19 @@ bench: services
 	$(GO) run ./cmd/bench -mode all -orders $(ORDERS) -members $(MEMBERS) -concurrency $(CONCURRENCY) \
 		-redemptions $(REDEMPTIONS) -deliveries $(DELIVERIES)
 
+## bench-compare: REF's cmd/standalone and the working tree's, each its own process on a fresh database,
+## their sales phase run alternately ROUNDS times each at 32 senders (COMPARE_ORDERS over COMPARE_MEMBERS,
+## seeded through the API), then side by side: orders/s, answer and order→credit p99, CPU per order of the
+## service and of PostgreSQL from /proc, the load generator excluded (docs/benchmarks.md)
+REF ?=
+ROUNDS ?= 3
+COMPARE_ORDERS ?= 20000
+COMPARE_MEMBERS ?= 1000
+.PHONY: bench-compare
+bench-compare: services
+	@if [ -z "$(REF)" ]; then echo "bench-compare: name the commit to compare with: make bench-compare REF=<commit>"; exit 2; fi
+	$(GO) run ./cmd/bench -compare $(REF) -rounds $(ROUNDS) -orders $(COMPARE_ORDERS) -members $(COMPARE_MEMBERS) -concurrency 32
+
 ## bench-sales, bench-reads, bench-redeems, bench-dispatch: one of them alone (each on a fresh database)
 .PHONY: bench-sales bench-reads bench-redeems bench-dispatch
 bench-sales: services

@@ -78,6 +78,12 @@ type options struct {
 	// RetentionUnpaced runs that sweep without the scheduler's pauses
 	// (the worst case) instead of a tick's budget per SCHEDULER_INTERVAL.
 	RetentionUnpaced bool
+
+	// Compare, when set, is the commit whose cmd/standalone the sales
+	// phase is run against beside the working tree's, Rounds times each
+	// (compare.go).
+	Compare string
+	Rounds  int
 }
 
 // dbPrefix is the prefix a database name must have for bench to touch it.
@@ -113,6 +119,9 @@ func parseOptions(args []string, stderr io.Writer) (options, error) {
 		"tables (not measured) and run the retention sweep beside the sales, from the first send (in-process only)")
 	fs.BoolVar(&o.RetentionUnpaced, "retention-unpaced", false, "sales: run that sweep without pause (the worst case) "+
 		"rather than paced as the scheduler runs it (2 s of work per SCHEDULER_INTERVAL tick)")
+	fs.StringVar(&o.Compare, "compare", "", "sales: build this commit's cmd/standalone and the working tree's and run the sales "+
+		"phase against each as its own process, alternately (make bench-compare REF=…)")
+	fs.IntVar(&o.Rounds, "rounds", 3, "-compare: sales runs per tree")
 	if err := fs.Parse(args); err != nil {
 		return o, err
 	}
@@ -157,6 +166,11 @@ func (o options) validate() error {
 		return errors.New("-redeem-concurrency must be at least 1")
 	case o.PlatformDelay < 0 || o.PlatformDelay > 5*time.Second:
 		return errors.New("-platform-delay must be from 0 to 5s")
+	case o.Compare != "" && (o.Ingest != "" || o.Phases != phases{Sales: true} || o.RetentionRows > 0 || o.TraceLedger || o.Phased ||
+		len(o.SalesLevels) > 1 || o.CPUProfile != ""):
+		return errors.New("-compare runs the sales phase alone, at one -concurrency, with no -ingest, -retention-rows, -trace-ledger, -phased or -cpuprofile")
+	case o.Compare != "" && o.Rounds < 1:
+		return errors.New("-rounds must be at least 1")
 	case o.RetentionRows < 0:
 		return errors.New("-retention-rows must not be negative")
 	case o.RetentionRows > 0 && (o.Ingest != "" || !o.Phases.Sales):
@@ -183,7 +197,11 @@ func main() {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	pass, err := run(ctx, opts, os.Stdout, os.Stderr)
+	runner := run
+	if opts.Compare != "" {
+		runner = runCompare
+	}
+	pass, err := runner(ctx, opts, os.Stdout, os.Stderr)
 	if err != nil {
 		fmt.Fprintf(os.Stderr, "bench: %v\n", err)
 		os.Exit(1)

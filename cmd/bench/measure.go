@@ -332,6 +332,15 @@ type cpuUse struct {
 	Machine, Bench, Others float64
 	Cores                  float64
 	ByName                 map[string]float64 // watched processes
+	Window                 time.Duration      // the wall time between the samples
+}
+
+// perOrder is cores busy over the window spent per order, in µs.
+func (u cpuUse) perOrder(cores float64, orders int) float64 {
+	if orders <= 0 {
+		return 0
+	}
+	return cores * u.Window.Seconds() / float64(orders) * 1e6
 }
 
 func cpuBetween(a, b cpuSample, wall time.Duration) cpuUse {
@@ -343,6 +352,7 @@ func cpuBetween(a, b cpuSample, wall time.Duration) cpuUse {
 		Machine: (b.busy - a.busy).Seconds() / wall.Seconds(),
 		Bench:   (b.self - a.self).Seconds() / wall.Seconds(),
 		ByName:  map[string]float64{},
+		Window:  wall,
 	}
 	u.Others = max(u.Machine-u.Bench, 0)
 	for name, pids := range b.byName {

@@ -19,6 +19,7 @@ import (
 type report struct {
 	Options   options
 	InProcess bool
+	Tree      string // -compare: the build measured
 	Seeding   time.Duration
 	Bodies    time.Duration
 	Load      *loadResult
@@ -339,7 +340,10 @@ func (r *report) print(w io.Writer) {
 	o := r.Options
 	p := func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 	mode := "in process (embedded broker, ingest on loopback, ledger, dispatcher)"
-	if !r.InProcess {
+	switch {
+	case r.Tree != "":
+		mode = r.Tree + "'s cmd/standalone, its own process (the load generator's CPU is not counted)"
+	case !r.InProcess:
 		mode = "against " + o.Ingest
 	}
 	p("")
@@ -373,6 +377,10 @@ func (r *report) print(w io.Writer) {
 			max(r.CPU.Others-pg-r.CPU.ByName["redis-server"], 0))
 		if r.InProcess {
 			p("                        (the bench process holds the load generator, ingest, broker, ledger and dispatcher)")
+		}
+		if r.Tree != "" {
+			p("  service per order     %.0f µs of CPU (%s, %.2f cores)", r.CPU.perOrder(r.CPU.ByName[standaloneCommand], r.Credited),
+				standaloneCommand, r.CPU.ByName[standaloneCommand])
 		}
 		if perSecond := r.throughput(); perSecond > 0 {
 			p("  postgres per order    %.0f µs of CPU; its backends of %s %.0f µs (%.2f cores)", pg/perSecond*1e6,
