@@ -9,14 +9,14 @@ import (
 // compareRow is one run's figures in the comparison.
 type compareRow struct {
 	ordersPerSec, answerP99, creditP99, serviceUS, postgresUS float64
-	pass                                                     bool
+	pass                                                      bool
 }
 
 func rowOf(r *report) compareRow {
 	_, a99, _ := percentiles(r.AckLat)
 	_, c99, _ := percentiles(r.Lat)
 	return compareRow{ordersPerSec: r.throughput(), answerP99: a99.Seconds() * 1e3, creditP99: c99.Seconds() * 1e3,
-		serviceUS: r.CPU.perOrder(r.CPU.ByName[standaloneCommand], r.Credited),
+		serviceUS:  r.CPU.perOrder(r.CPU.ByName[standaloneCommand], r.Credited),
 		postgresUS: r.CPU.perOrder(r.databaseCPU(), r.Credited), pass: r.pass()}
 }
 
