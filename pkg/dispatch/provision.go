@@ -30,7 +30,7 @@ type CouponPlatform interface {
 }
 
 // Provisioner puts members' codes at the platforms as coupons carrying the
-// referee discount (webhooks.md "Referee coupons"). The request path only
+// referee discount (docs/platforms.md "Referee coupons"). The request path only
 // writes rows (postgres.CouponStore); the provisioner, in the dispatcher,
 // polls for due rows, leases them (so that several dispatchers share them
 // and a dead one's rows come back when the lease ends), makes one try each

@@ -109,7 +109,7 @@ type answer struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
-// ServeWebhook handles one delivery. Answers (webhooks.md): 200 once the
+// ServeWebhook handles one delivery. Answers (decision 23): 200 once the
 // command and the delivery's record are acknowledged by the broker, or for
 // a duplicate, ignored or unattributed event once its record is; 401 for
 // every authentication failure, with one message; 404 unknown provider or

@@ -1,5 +1,5 @@
 // Package ingest receives the platforms' webhooks at
-// /api/webhooks/{provider}/{merchant_id} (webhooks.md, "Inbound"):
+// /api/webhooks/{provider}/{merchant_id} (docs/decisions.md, decision 23):
 // authenticate, parse, deduplicate (Redis), resolve the coupon to a member
 // (cached), publish the ledger command with the delivery's record, and
 // answer only after the broker acknowledged both. No PostgreSQL statement

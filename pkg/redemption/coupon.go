@@ -12,7 +12,7 @@ import (
 	"github.com/convida/convida/pkg/platform"
 )
 
-// Referee coupons (issue 11, webhooks.md "Referee coupons"): a member's
+// Referee coupons (issue 11, docs/platforms.md "Referee coupons"): a member's
 // referral code becomes a real coupon at each configured platform,
 // carrying the campaign's referee discount, so that the friend who uses it
 // gets the discount at checkout and the sale carries the code.

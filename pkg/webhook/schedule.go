@@ -59,8 +59,8 @@ func NextAttemptAt(schedule []time.Duration, attemptsMade int, now time.Time, re
 
 // FailingTooLong reports whether an endpoint whose unbroken run of failures
 // began at failingSince must be disabled at now: it has failed for at least
-// FailingDisableAfter. (webhooks.md adds "and over at least 12 h", which
-// 5 days implies.) A zero failingSince, after a success, never is.
+// FailingDisableAfter (docs/webhooks.md, "Delivery and retries"). A zero
+// failingSince, after a success, never is.
 func FailingTooLong(failingSince, now time.Time) bool {
 	return !failingSince.IsZero() && now.Sub(failingSince) >= FailingDisableAfter
 }

@@ -13,7 +13,7 @@ import (
 	"time"
 )
 
-// The headers of every attempt (webhooks.md, "Outbound").
+// The headers of every attempt (docs/webhooks.md, "Headers").
 const (
 	HeaderServiceSignature = "X-Service-Signature"
 	HeaderWebhookID        = "webhook-id"
