@@ -12,7 +12,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/clientip"
-	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/retry"
@@ -191,9 +191,9 @@ func logRoute(routes *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		routes.ServeHTTP(w, r)
 		if _, path, ok := strings.Cut(r.Pattern, " "); ok {
-			httpapi.LogRoute(r, path)
+			accesslog.Route(r, path)
 		} else if r.Pattern != "" {
-			httpapi.LogRoute(r, r.Pattern)
+			accesslog.Route(r, r.Pattern)
 		}
 	})
 }

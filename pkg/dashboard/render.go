@@ -17,7 +17,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/respond"
 )
 
@@ -129,7 +129,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 		"date":  func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
 		"asset": func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
 	})
-	v := view{Ctx: c, Page: p, Path: r.URL.Path, RequestID: w.Header().Get(httpapi.RequestIDHeader)}
+	v := view{Ctx: c, Page: p, Path: r.URL.Path, RequestID: w.Header().Get(accesslog.RequestIDHeader)}
 	if c.User != nil {
 		v.Flash = d.sessions.PopString(r.Context(), sessionFlash)
 		for _, l := range navLinks {

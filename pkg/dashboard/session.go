@@ -8,7 +8,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
-	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -130,8 +130,8 @@ func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
 
 // noteUser names the user and the merchant on r's access-log line.
 func noteUser(r *http.Request, u *merchant.DashboardUser) {
-	httpapi.LogMerchant(r, u.MerchantID.String())
-	httpapi.LogUser(r, u.ID.String())
+	accesslog.Merchant(r, u.MerchantID.String())
+	accesslog.User(r, u.ID.String())
 }
 
 // signIn starts the user's session under a new token (no fixation), at

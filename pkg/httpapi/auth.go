@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/merchant"
@@ -160,3 +161,15 @@ func keyHashOf(r *http.Request) (sum [32]byte, ok bool) {
 	sum, ok = r.Context().Value(keyHashKey{}).([32]byte)
 	return sum, ok
 }
+
+// noteMerchant passes the merchant that authenticate put in the context to
+// the access log, whose context is the caller's.
+func noteMerchant(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if m := merchantOf(r); m != nil {
+			accesslog.Merchant(r, m.ID.String())
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+

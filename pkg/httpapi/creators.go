@@ -11,6 +11,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/ids"
@@ -444,9 +445,9 @@ func (s *Server) creatorFailures(next http.Handler) http.Handler {
 			s.refuseBlocked(w, r, wait)
 			return
 		}
-		sw := &statusWriter{ResponseWriter: w}
+		sw := &accesslog.StatusWriter{ResponseWriter: w}
 		next.ServeHTTP(sw, r)
-		if sw.statusOrOK() == http.StatusNotFound {
+		if sw.Status() == http.StatusNotFound {
 			s.cfg.Protection.AuthFailures.Failed(r.Context(), client)
 		}
 	})

@@ -18,6 +18,7 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ledger"
@@ -132,7 +133,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 		outage: retry.Every{Interval: retry.OutageWarnEvery}}
 	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
-	accessLog := AccessLog(s.log, cfg.TrustedProxies)
+	accessLog := accesslog.Middleware(s.log, cfg.TrustedProxies)
 	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, accessLog)
 	r.Use(accessLog, s.recoverPanics)
 
@@ -235,7 +236,7 @@ func (s *Server) recoverPanics(next http.Handler) http.Handler {
 			if v := recover(); v != nil {
 				// The route template, not the path: a path may hold a
 				// creator token.
-				s.log.Error("panic serving request", zap.Any("panic", v), zap.String("route", routeTemplate(r)))
+				s.log.Error("panic serving request", zap.Any("panic", v), zap.String("route", accesslog.RouteTemplate(r)))
 				respond.Error(w, nil, styleOf(r), apperr.Errorf(apperr.Internal, "internal error"))
 			}
 		}()

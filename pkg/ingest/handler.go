@@ -20,7 +20,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/clientip"
-	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
@@ -94,9 +94,9 @@ func New(cfg Config) *Service {
 }
 
 // Register adds the receiver route to r, and an access-log line
-// (httpapi.AccessLog) to every request it serves, routed or not.
+// (accesslog.Middleware) to every request it serves, routed or not.
 func (s *Service) Register(r *mux.Router) {
-	accessLog := httpapi.AccessLog(s.log, s.clients)
+	accessLog := accesslog.Middleware(s.log, s.clients)
 	r.Use(accessLog)
 	r.HandleFunc("/api/webhooks/{provider}/{merchant_id}", s.ServeWebhook).Methods(http.MethodPost)
 	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, accessLog)
@@ -170,7 +170,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, d, err)
 		return
 	}
-	httpapi.LogMerchant(r, merchantID.String())
+	accesslog.Merchant(r, merchantID.String())
 	if out.Ignored {
 		s.ok(ctx, w, d, inbound.DeliveryIgnored, out.Reason)
 		return

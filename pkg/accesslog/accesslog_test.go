@@ -1,4 +1,4 @@
-package httpapi_test
+package accesslog_test
 
 import (
 	"net/http"
@@ -12,18 +12,18 @@ import (
 	"go.uber.org/zap/zaptest/observer"
 
 	"github.com/convida/convida/pkg/clientip"
-	"github.com/convida/convida/pkg/httpapi"
+	"github.com/convida/convida/pkg/accesslog"
 )
 
 func TestAccessLog(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zapcore.InfoLevel)
-	accessLog := httpapi.AccessLog(zap.New(core), clientip.Resolver{})
+	accessLog := accesslog.Middleware(zap.New(core), clientip.Resolver{})
 	r := mux.NewRouter()
 	r.Use(accessLog)
 	r.NotFoundHandler = accessLog(http.NotFoundHandler())
 	r.HandleFunc("/things/{id}", func(w http.ResponseWriter, req *http.Request) {
-		httpapi.LogMerchant(req, "m-1")
+		accesslog.Merchant(req, "m-1")
 		w.WriteHeader(http.StatusTeapot)
 	})
 	generated := regexp.MustCompile(`^[0-9a-f]{32}$`)
@@ -70,7 +70,7 @@ func TestAccessLog(t *testing.T) {
 func TestAccessLogOff(t *testing.T) {
 	t.Parallel()
 	core, logs := observer.New(zapcore.WarnLevel)
-	h := httpapi.AccessLog(zap.New(core), clientip.Resolver{})(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
+	h := accesslog.Middleware(zap.New(core), clientip.Resolver{})(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {}))
 	rec := httptest.NewRecorder()
 	h.ServeHTTP(rec, httptest.NewRequest(http.MethodGet, "/", nil))
 	if logs.Len() != 0 || rec.Header().Get("X-Request-Id") == "" {
@@ -93,7 +93,7 @@ func TestAccessLogClientIP(t *testing.T) {
 		{"an untrusted peer's header is ignored", "192.0.2.0/24", "203.0.113.5:1234", "203.0.113.5"},
 	} {
 		core, logs := observer.New(zapcore.InfoLevel)
-		h := httpapi.AccessLog(zap.New(core), clientip.MustParse(c.trusted))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
+		h := accesslog.Middleware(zap.New(core), clientip.MustParse(c.trusted))(http.HandlerFunc(func(http.ResponseWriter, *http.Request) {}))
 		req := httptest.NewRequest(http.MethodGet, "/", nil)
 		req.RemoteAddr = c.peer
 		req.Header.Set("X-Forwarded-For", "198.51.100.9")

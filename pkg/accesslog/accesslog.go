@@ -1,4 +1,8 @@
-package httpapi
+// Package accesslog writes one line per HTTP request for every edge (the
+// API, the ingest, the dashboard): what was asked, of which route, by whom,
+// with which answer, and never a header, query or body, which may hold a
+// credential.
+package accesslog
 
 import (
 	"context"
@@ -19,12 +23,12 @@ import (
 // answer so that a client can quote it and an operator find the log line.
 const RequestIDHeader = "X-Request-Id"
 
-// AccessLog returns middleware that writes one info line per request to
+// Middleware returns middleware that writes one info line per request to
 // log, "request", after the answer: method, route (the mux path template,
 // e.g. /api/v1/members/{id}, or the one an inner router gave LogRoute;
 // empty for a path no route matched), status, duration, the authenticated
-// merchant (see LogMerchant), the dashboard user when there is one
-// (LogUser), the request id,
+// merchant (see Merchant), the dashboard user when there is one
+// (User), the request id,
 // which it also sets as X-Request-Id on the answer, and client_ip, the
 // client's address as clients tells it (X-Forwarded-For only from
 // TRUSTED_PROXIES). It logs nothing of
@@ -32,7 +36,7 @@ const RequestIDHeader = "X-Request-Id"
 // the log. Probes and scrapes (/healthz, /readyz, /metrics) are logged at
 // debug level. Installed with Router.Use, it runs for matched routes only;
 // wrap the router's NotFoundHandler and MethodNotAllowedHandler in it too.
-func AccessLog(log *zap.Logger, clients clientip.Resolver) mux.MiddlewareFunc {
+func Middleware(log *zap.Logger, clients clientip.Resolver) mux.MiddlewareFunc {
 	if log == nil {
 		log = zap.NewNop()
 	}
@@ -49,12 +53,12 @@ func AccessLog(log *zap.Logger, clients clientip.Resolver) mux.MiddlewareFunc {
 				return
 			}
 			e := &accessEntry{}
-			sw := &statusWriter{ResponseWriter: w}
+			sw := &StatusWriter{ResponseWriter: w}
 			next.ServeHTTP(sw, r.WithContext(context.WithValue(r.Context(), accessKey{}, e)))
 
 			route := e.route
 			if route == "" {
-				route = routeTemplate(r)
+				route = RouteTemplate(r)
 			}
 			level := zapcore.InfoLevel
 			if route == "/healthz" || route == "/readyz" || route == "/metrics" {
@@ -63,7 +67,7 @@ func AccessLog(log *zap.Logger, clients clientip.Resolver) mux.MiddlewareFunc {
 			// Check first: with the level off, no field is built.
 			if ce := log.Check(level, "request"); ce != nil {
 				fields := []zap.Field{zap.String("method", r.Method), zap.String("route", route),
-					zap.Int("status", sw.statusOrOK()), zap.Duration("duration", time.Since(start)),
+					zap.Int("status", sw.Status()), zap.Duration("duration", time.Since(start)),
 					zap.String("merchant", e.merchant), zap.String("request_id", id), zap.String("client_ip", clients.String(r))}
 				if e.user != "" {
 					fields = append(fields, zap.String("user", e.user))
@@ -74,10 +78,10 @@ func AccessLog(log *zap.Logger, clients clientip.Resolver) mux.MiddlewareFunc {
 	}
 }
 
-// routeTemplate returns the mux path template of r's route
+// RouteTemplate returns the mux path template of r's route
 // (/api/v1/creators/{token}), empty when no route matched: what logs say of
 // a path, which may hold a credential.
-func routeTemplate(r *http.Request) string {
+func RouteTemplate(r *http.Request) string {
 	if cr := mux.CurrentRoute(r); cr != nil {
 		route, _ := cr.GetPathTemplate()
 		return route
@@ -85,28 +89,28 @@ func routeTemplate(r *http.Request) string {
 	return ""
 }
 
-// LogMerchant records, for r's access-log line, the merchant that r
-// authenticated as. It does nothing outside AccessLog.
-func LogMerchant(r *http.Request, merchantID string) {
+// Merchant records, for r's access-log line, the merchant that r
+// authenticated as. It does nothing outside Middleware.
+func Merchant(r *http.Request, merchantID string) {
 	if e := entryOf(r); e != nil {
 		e.merchant = merchantID
 	}
 }
 
-// LogUser records, for r's access-log line, the dashboard user that r was
-// made by (its id). It does nothing outside AccessLog.
-func LogUser(r *http.Request, userID string) {
+// User records, for r's access-log line, the dashboard user that r was
+// made by (its id). It does nothing outside Middleware.
+func User(r *http.Request, userID string) {
 	if e := entryOf(r); e != nil {
 		e.user = userID
 	}
 }
 
-// LogRoute records, for r's access-log line, the route template of a
+// Route records, for r's access-log line, the route template of a
 // handler that routes on its own under a mux prefix (the dashboard's
 // /dashboard/members/{id} under /dashboard): a template, never a path,
 // which may hold a credential (/dashboard/invite/{token}). It does nothing
-// outside AccessLog.
-func LogRoute(r *http.Request, template string) {
+// outside Middleware.
+func Route(r *http.Request, template string) {
 	if e := entryOf(r); e != nil {
 		e.route = template
 	}
@@ -115,17 +119,6 @@ func LogRoute(r *http.Request, template string) {
 func entryOf(r *http.Request) *accessEntry {
 	e, _ := r.Context().Value(accessKey{}).(*accessEntry)
 	return e
-}
-
-// noteMerchant passes the merchant that authenticate put in the context to
-// the access log, whose context is the caller's.
-func noteMerchant(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if m := merchantOf(r); m != nil {
-			LogMerchant(r, m.ID.String())
-		}
-		next.ServeHTTP(w, r)
-	})
 }
 
 type accessKey struct{}
@@ -156,20 +149,20 @@ func newRequestID() string {
 	return hex.EncodeToString(b[:])
 }
 
-// statusWriter remembers the status of an answer.
-type statusWriter struct {
+// StatusWriter remembers the status of an answer (Status).
+type StatusWriter struct {
 	http.ResponseWriter
 	status int
 }
 
-func (w *statusWriter) WriteHeader(status int) {
+func (w *StatusWriter) WriteHeader(status int) {
 	if w.status == 0 && status >= 200 {
 		w.status = status
 	}
 	w.ResponseWriter.WriteHeader(status)
 }
 
-func (w *statusWriter) Write(b []byte) (int, error) {
+func (w *StatusWriter) Write(b []byte) (int, error) {
 	if w.status == 0 {
 		w.status = http.StatusOK
 	}
@@ -177,9 +170,10 @@ func (w *statusWriter) Write(b []byte) (int, error) {
 }
 
 // Unwrap lets http.ResponseController reach the connection's writer.
-func (w *statusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+func (w *StatusWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
-func (w *statusWriter) statusOrOK() int {
+// Status is the answer's status: 200 when nothing set another.
+func (w *StatusWriter) Status() int {
 	if w.status == 0 {
 		return http.StatusOK
 	}
