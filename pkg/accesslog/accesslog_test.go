@@ -11,8 +11,8 @@ import (
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest/observer"
 
-	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/accesslog"
+	"github.com/convida/convida/pkg/clientip"
 )
 
 func TestAccessLog(t *testing.T) {

@@ -11,8 +11,8 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
-	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/accesslog"
+	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/retry"

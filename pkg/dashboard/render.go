@@ -16,8 +16,8 @@ import (
 
 	"go.uber.org/zap"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/accesslog"
+	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/respond"
 )
 

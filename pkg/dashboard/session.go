@@ -6,9 +6,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
-	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/merchant"
 )
 

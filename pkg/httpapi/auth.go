@@ -172,4 +172,3 @@ func noteMerchant(next http.Handler) http.Handler {
 		next.ServeHTTP(w, r)
 	})
 }
-

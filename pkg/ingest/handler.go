@@ -18,9 +18,9 @@ import (
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 
+	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/clientip"
-	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
