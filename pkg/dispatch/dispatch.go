@@ -20,7 +20,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"sync"
 	"time"
@@ -28,7 +27,6 @@ import (
 	"github.com/google/uuid"
 	"go.uber.org/zap"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/batch"
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/kafkabus"
@@ -165,22 +163,15 @@ func New(ctx context.Context, cfg Config) *Dispatcher {
 // lanes.
 func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) error {
 	now := d.cfg.Now()
-	var events []eventMessage
-	var retries []webhook.Job
-	for _, m := range msgs {
-		if m.Headers[topic.HeaderKind] == topic.KindRetry {
-			var j webhook.Job
-			if err := json.Unmarshal(m.Value, &j); err != nil {
-				return apperr.Permanent(fmt.Errorf("undecodable retry at offset %d: %w", m.Offset, err))
-			}
-			retries = append(retries, j)
-			continue
+	all, retries, err := topic.DecodeEvents(msgs)
+	if err != nil {
+		return err
+	}
+	events := all[:0]
+	for _, ev := range all {
+		if event.IsSubscribable(ev.Type) { // the others are not for merchants
+			events = append(events, ev)
 		}
-		ev, ok := parseEvent(m)
-		if !ok || !event.IsSubscribable(ev.typ) {
-			continue // not for merchants (or not an event at all): nothing to deliver
-		}
-		events = append(events, ev)
 	}
 	if err := d.fanOut(ctx, events, now); err != nil {
 		return err
@@ -188,42 +179,25 @@ func (d *Dispatcher) HandleEvents(ctx context.Context, msgs []kafkabus.Message) 
 	return d.resume(ctx, retries, now)
 }
 
-type eventMessage struct {
-	merchantID, eventID uuid.UUID
-	typ                 string
-	payload             []byte
-	repeat              bool // the broker may have handed it to us before
-}
-
-func parseEvent(m kafkabus.Message) (eventMessage, bool) {
-	merchantID, err1 := uuid.Parse(m.Headers[topic.HeaderMerchantID])
-	eventID, err2 := uuid.Parse(m.Headers[topic.HeaderEventID])
-	if err1 != nil || err2 != nil {
-		return eventMessage{}, false
-	}
-	return eventMessage{merchantID: merchantID, eventID: eventID, typ: m.Headers[topic.HeaderEventType], payload: m.Value,
-		repeat: m.Repeat}, true
-}
-
 // fanOut makes one job per (event, subscribed endpoint), hands those that
 // fit to their lanes as held jobs and stores the rest, then waits for the
 // held ones. Jobs of events that may repeat are first checked against what
 // is stored and logged.
-func (d *Dispatcher) fanOut(ctx context.Context, events []eventMessage, now time.Time) error {
+func (d *Dispatcher) fanOut(ctx context.Context, events []topic.Event, now time.Time) error {
 	if len(events) == 0 {
 		return nil
 	}
-	endpoints, err := endpointsOf(ctx, d, events, func(ev eventMessage) uuid.UUID { return ev.merchantID })
+	endpoints, err := endpointsOf(ctx, d, events, func(ev topic.Event) uuid.UUID { return ev.MerchantID })
 	if err != nil {
 		return err
 	}
 	var jobs, repeats []webhook.Job
 	for _, ev := range events {
-		for i := range endpoints[ev.merchantID] {
-			if ep := &endpoints[ev.merchantID][i]; ep.Subscribed(ev.typ) {
-				j := webhook.Job{MerchantID: ev.merchantID, WebhookID: ep.ID, EventID: ev.eventID,
-					EventType: ev.typ, Payload: ev.payload, NextAttemptAt: now.Add(d.cfg.Lease)}
-				if ev.repeat {
+		for i := range endpoints[ev.MerchantID] {
+			if ep := &endpoints[ev.MerchantID][i]; ep.Subscribed(ev.Type) {
+				j := webhook.Job{MerchantID: ev.MerchantID, WebhookID: ep.ID, EventID: ev.EventID,
+					EventType: ev.Type, Payload: ev.Payload, NextAttemptAt: now.Add(d.cfg.Lease)}
+				if ev.Repeat {
 					repeats = append(repeats, j)
 				} else {
 					jobs = append(jobs, j)

@@ -2,7 +2,6 @@ package dispatch
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -29,7 +28,6 @@ type Publisher interface {
 type Waker struct {
 	Jobs      DueJobs
 	Publisher Publisher
-	Topic     string
 	Lease     time.Duration // as the dispatchers' Config.Lease
 	Limit     int           // jobs per query; default 500
 }
@@ -51,12 +49,9 @@ func (w *Waker) Wake(ctx context.Context, now time.Time) (int, error) {
 		}
 		msgs := make([]kafkabus.Message, len(jobs))
 		for i, j := range jobs {
-			raw, err := json.Marshal(j)
-			if err != nil {
+			if msgs[i], err = topic.RetryMessage(j); err != nil {
 				return total, err
 			}
-			msgs[i] = kafkabus.Message{Topic: w.Topic, Key: []byte(j.WebhookID.String()), Value: raw,
-				Headers: map[string]string{topic.HeaderKind: topic.KindRetry, topic.HeaderMerchantID: j.MerchantID.String()}}
 		}
 		// Unpublished jobs stay leased and come back when the lease ends.
 		if err := w.Publisher.Publish(ctx, msgs...); err != nil {

@@ -160,7 +160,7 @@ type Scheduler struct {
 func NewScheduler(d *Deps) *Scheduler {
 	leader := postgres.NewAdvisoryLeader(d.Pool, schedulerLockKey)
 	waker := retryWaker{w: &dispatch.Waker{Jobs: postgres.NewWebhookStore(d.Pool, d.Box), Publisher: d.Events,
-		Topic: topic.Events, Lease: d.Config.WebhookLease}, log: d.Log.Named("scheduler")}
+		Lease: d.Config.WebhookLease}, log: d.Log.Named("scheduler")}
 	reconciliation := NewReconcile(d)
 	return &Scheduler{Reconcile: reconciliation, Scheduler: &scheduler.Scheduler{
 		Store:     postgres.NewSchedulerStore(d.Pool),

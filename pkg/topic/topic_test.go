@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/topic"
+	"github.com/convida/convida/pkg/webhook"
 )
 
 func TestCommandsRoundTrip(t *testing.T) {
@@ -142,5 +143,36 @@ func TestDeliveriesRoundTrip(t *testing.T) {
 		if _, err := topic.DecodeDeliveries([]kafkabus.Message{{Value: []byte(value)}}); !apperr.IsPermanent(err) {
 			t.Errorf("%s: %v, want a permanent error", name, err)
 		}
+	}
+}
+
+func TestEventsTopicCarriesEventsAndRetries(t *testing.T) {
+	merchantID, webhookID, eventID := uuid.New(), uuid.New(), uuid.New()
+	job := webhook.Job{MerchantID: merchantID, WebhookID: webhookID, EventID: eventID, EventType: "referral.created",
+		Payload: []byte(`{"id":"evt_1"}`), Attempts: 2}
+	retry, err := topic.RetryMessage(job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if retry.Topic != topic.Events || string(retry.Key) != webhookID.String() {
+		t.Errorf("retry goes to %s keyed %s, want events keyed by its endpoint", retry.Topic, retry.Key)
+	}
+	ev := topic.EventMessage(outbox.Record{MerchantID: merchantID, EventID: eventID, Type: "referral.created",
+		Payload: []byte(`{"id":"evt_1"}`)})
+	noise := kafkabus.Message{Topic: topic.Events, Value: []byte(`{}`)} // no ids: not an event
+	events, retries, err := topic.DecodeEvents([]kafkabus.Message{ev, noise, retry})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(events) != 1 || events[0].MerchantID != merchantID || events[0].EventID != eventID ||
+		events[0].Type != "referral.created" || string(events[0].Payload) != `{"id":"evt_1"}` {
+		t.Errorf("events = %+v", events)
+	}
+	if len(retries) != 1 || retries[0].WebhookID != webhookID || retries[0].Attempts != 2 {
+		t.Errorf("retries = %+v", retries)
+	}
+	bad := kafkabus.Message{Topic: topic.Events, Value: []byte(`{`), Headers: map[string]string{topic.HeaderKind: topic.KindRetry}}
+	if _, _, err := topic.DecodeEvents([]kafkabus.Message{bad}); !apperr.IsPermanent(err) {
+		t.Errorf("an undecodable retry: %v, want a permanent error", err)
 	}
 }
