@@ -6,9 +6,15 @@ TEST_TIMEOUT ?= 20m
 
 .PHONY: run test services chromium build vet fuzz bench lint-openapi reset
 
-## run: start the whole pipeline in one process (embedded Kafka broker)
+## run: start the whole pipeline in one process (embedded Kafka broker). It builds bin/standalone
+## first, saying so: `go build -v` names each module it downloads and each package it compiles, so
+## a first build (minutes) shows it is at work. `exec` puts the program in the shell's place, so
+## make waits on it alone: Ctrl-C drains the program, which exits 0, and make prints no error line
+## (make itself, interrupted too, then ends as interrupted: status 130 in the shell).
 run: services
-	$(GO) run ./cmd/standalone
+	@echo "make run: building bin/standalone (go build -v lists what it compiles; a first build downloads and compiles every module, a few minutes; later builds take seconds)"
+	@$(GO) build -v -o bin/standalone ./cmd/standalone
+	@exec bin/standalone
 
 ## reset: start over: drop the DATABASE_URL database (default convida, on this machine only) and
 ## remove DATA_DIR (default .data) together, saying what it removes; the next `make run` makes a

@@ -23,7 +23,13 @@ import (
 // returns its exit status, its output and how long it took.
 func run(t *testing.T, settings map[string]string, args ...string) (code int, stdout, stderr string, took time.Duration) {
 	t.Helper()
-	cmd := exec.Command(testenv.BuildStandalone(t), args...)
+	return runBin(t, testenv.BuildStandalone(t), settings, args...)
+}
+
+// runBin is run of a standalone already built at bin.
+func runBin(t *testing.T, bin string, settings map[string]string, args ...string) (code int, stdout, stderr string, took time.Duration) {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
 	cmd.Env = testenv.StandaloneEnv(settings)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut

@@ -300,7 +300,7 @@ func (d *Deps) OpsRouter() *mux.Router {
 // logged at error and the program goes on without it: the operator's
 // endpoints must never stop the service they observe.
 func RunOps(ctx context.Context, d *Deps, name string) error {
-	l, err := net.Listen("tcp", d.Config.MetricsAddr)
+	l, err := listen("METRICS_ADDR", d.Config.MetricsAddr)
 	if err != nil {
 		d.Log.Error("the operator's server is not running: set METRICS_ADDR to a free address (one per program on a host)",
 			zap.String("server", name+"-ops"), zap.String("METRICS_ADDR", d.Config.MetricsAddr), zap.Error(err))
@@ -340,17 +340,13 @@ func (d *Deps) serveReady(w http.ResponseWriter, r *http.Request) {
 	respond.JSON(w, code, map[string]any{"status": status, "checks": checks})
 }
 
-// serveStarting listens on addr at once and, until Start has prepared the
-// dependencies, answers every request but /healthz with unready (a 503
-// with Retry-After); then it serves the handler build returns. A platform
-// posting a webhook while the program waits for PostgreSQL is told to try
-// again rather than refused, and /readyz says ready only once the port is
-// open.
-func (d *Deps) serveStarting(ctx context.Context, name, addr string, unready http.Handler, build func() http.Handler) error {
-	l, err := net.Listen("tcp", addr)
-	if err != nil {
-		return fmt.Errorf("%s server on %s: %w", name, addr, err)
-	}
+// serveStarting serves on l at once (a listener of its caller, bound
+// before Start) and, until Start has prepared the dependencies, answers
+// every request but /healthz with unready (a 503 with Retry-After); then
+// it serves the handler build returns. A platform posting a webhook while
+// the program waits for PostgreSQL is told to try again rather than
+// refused, and /readyz says ready only once the port is open.
+func (d *Deps) serveStarting(ctx context.Context, name string, l net.Listener, unready http.Handler, build func() http.Handler) error {
 	starting := http.NewServeMux()
 	starting.HandleFunc("GET /healthz", serveHealth)
 	starting.Handle("/", unready)

@@ -2,6 +2,7 @@ package program
 
 import (
 	"context"
+	"net"
 	"net/http"
 	"time"
 
@@ -115,8 +116,11 @@ func RunLedger(ctx context.Context, d *Deps) error {
 // paid and refunded orders into ledger commands.
 type Ingest struct {
 	Addr string
-	Now  func() time.Time
-	d    *Deps
+	// Listener, when set, is served instead of listening on Addr (the
+	// standalone binds its ports before it starts: bind).
+	Listener net.Listener
+	Now      func() time.Time
+	d        *Deps
 }
 
 // NewIngest returns the ingest role as production runs it.
@@ -145,9 +149,14 @@ func (in *Ingest) Router() *mux.Router {
 	return r
 }
 
-// Run serves on Addr until ctx ends.
+// Run serves on Listener, or else on Addr, until ctx ends. A taken Addr
+// is an error naming INGEST_ADDR.
 func (in *Ingest) Run(ctx context.Context) error {
-	return in.d.serveStarting(ctx, "ingest", in.Addr, respond.Starting(respond.Admin),
+	l, err := listenUnlessBound(in.Listener, "INGEST_ADDR", in.Addr)
+	if err != nil {
+		return err
+	}
+	return in.d.serveStarting(ctx, "ingest", l, respond.Starting(respond.Admin),
 		func() http.Handler { return in.d.instrument("ingest", in.Router()) })
 }
 
@@ -160,8 +169,10 @@ func RunIngest(ctx context.Context, d *Deps) error { return NewIngest(d).Run(ctx
 // API is the api role: the member-facing and administrative HTTP API.
 type API struct {
 	Addr string
-	Now  func() time.Time
-	d    *Deps
+	// Listener, when set, is served instead of listening on Addr (bind).
+	Listener net.Listener
+	Now      func() time.Time
+	d        *Deps
 }
 
 // NewAPI returns the api role as production runs it.
@@ -291,9 +302,14 @@ func (a *API) Router() *mux.Router {
 	return r
 }
 
-// Run serves on Addr until ctx ends.
+// Run serves on Listener, or else on Addr, until ctx ends. A taken Addr
+// is an error naming HTTP_ADDR.
 func (a *API) Run(ctx context.Context) error {
-	return a.d.serveStarting(ctx, "api", a.Addr, httpapi.Starting(),
+	l, err := listenUnlessBound(a.Listener, "HTTP_ADDR", a.Addr)
+	if err != nil {
+		return err
+	}
+	return a.d.serveStarting(ctx, "api", l, httpapi.Starting(),
 		func() http.Handler { return a.d.instrument("api", a.Router()) })
 }
 

@@ -26,13 +26,22 @@ import (
 // Standalone runs the whole pipeline in one process for local use: an
 // embedded persistent broker unless KAFKA_BROKERS is set, a SECRETS_KEY
 // generated and kept in DATA_DIR unless set, a demo merchant on first run,
-// and every role. Like Main, it waits for a PostgreSQL that does not
-// answer yet. It prints the URLs on out once it runs.
+// and every role. It binds HTTP_ADDR, INGEST_ADDR and METRICS_ADDR first
+// (bind): a taken port is its error, before anything else starts. Like
+// Main, it waits for a PostgreSQL that does not answer yet. It prints the
+// URLs on out once the demo merchant is there, and returns nil on SIGINT
+// or SIGTERM once drained (Ctrl-C: exit 0, so make run prints no error);
+// a second signal during the drain ends the process at once.
 func Standalone(out io.Writer) error {
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
 		return err
 	}
+	ls, err := bind(cfg)
+	if err != nil {
+		return err
+	}
+	defer ls.Close()
 	log, err := NewLogger(cfg.LogLevel)
 	if err != nil {
 		return err
@@ -40,6 +49,7 @@ func Standalone(out io.Writer) error {
 	defer log.Sync() //nolint:errcheck
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	context.AfterFunc(ctx, stop) // the next signal gets Go's default: the process ends
 	keyFile := filepath.Join(cfg.DataDir, "secrets.key")
 	if cfg.SecretsKey == "" {
 		if err := refuseForeignDatabase(ctx, cfg, keyFile); err != nil {
@@ -68,9 +78,8 @@ func Standalone(out io.Writer) error {
 		return err
 	}
 	defer d.Close()
-	ops := func(ctx context.Context, d *Deps) error { return RunOps(ctx, d, "standalone") }
 	// The demo merchant needs the database: after Start, before the
-	// banner; the servers listen from the start (503 until then).
+	// banner; the servers serve from the start (503 until then).
 	demo := func(ctx context.Context, d *Deps) error {
 		if err := d.WaitStarted(ctx); err != nil {
 			return err
@@ -82,7 +91,7 @@ func Standalone(out io.Writer) error {
 		printBanner(out, cfg, dm)
 		return RunRoles(ctx, d, RunLedger, RunRecorder, RunDispatcher, RunScheduler)
 	}
-	return RunRoles(ctx, d, ops, AfterStart(RunAPI, RunIngest, demo))
+	return RunRoles(ctx, d, ls.runOps, AfterStart(ls.runAPI, ls.runIngest, demo))
 }
 
 // refuseForeignDatabase refuses to make a new key when the key file is
@@ -234,7 +243,7 @@ Convida standalone is running (Ctrl-C stops it).
 
   API        %s/api/v1
   Dashboard  %s/dashboard
-  Ingest     %s/api/webhooks/{guru|yampi}/%s
+  Ingest     %s/api/webhooks/{guru|yampi|hotmart|kiwify}/%s
   Health     %s/healthz
   Operator   %s/readyz   %s/metrics
   Kafka      %s
