@@ -34,7 +34,10 @@ func main() {
 		}
 		return
 	}
-	if err := program.Standalone(os.Stdout); err != nil {
+	release := holdTerminal()
+	err := program.Standalone(os.Stdout)
+	release()
+	if err != nil {
 		program.Exit("standalone", err)
 	}
 }
