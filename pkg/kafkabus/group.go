@@ -83,8 +83,12 @@ type GroupConfig struct {
 	// LagInterval (10 s) is how often the group's lag is measured into
 	// convida_consumer_lag_messages (only with Metrics).
 	LagInterval time.Duration
-	Logger      *zap.Logger
-	Metrics     *Metrics // optional
+	// Final, when set, tells a handler's error that retrying cannot fix
+	// besides apperr.Permanent ones (postgres.IsPermanent: a constraint a
+	// message breaks): its message is dead-lettered like a permanent one.
+	Final   func(error) bool
+	Logger  *zap.Logger
+	Metrics *Metrics // optional
 }
 
 func (c GroupConfig) withDefaults() (GroupConfig, error) {

@@ -181,7 +181,7 @@ func (p *partition) process(ctx context.Context, batch []Message) bool {
 		if ctx.Err() != nil {
 			return false
 		}
-		permanent := apperr.IsPermanent(err)
+		permanent := apperr.IsPermanent(err) || p.cfg.Final != nil && p.cfg.Final(err)
 		p.cfg.Metrics.handlerError(p.cfg.GroupID, p.cfg.Topic, permanent)
 		// Whatever the handler did before failing may be done again.
 		for i := range batch {

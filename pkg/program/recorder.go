@@ -36,19 +36,10 @@ func NewRecorder(d *Deps) *Recorder {
 	}
 }
 
-// Handler returns the batch handler: decode, write. Decode failures and
-// database errors retrying cannot fix are permanent (the runner
-// dead-letters the message); every other error retries the batch.
+// Handler returns the batch handler: topic decodes, the recorder writes.
 func (r *Recorder) Handler() kafkabus.BatchHandler {
 	rec := &ingest.Recorder{Store: r.Store}
-	h := func(ctx context.Context, msgs []kafkabus.Message) error {
-		ds, err := topic.DecodeDeliveries(msgs)
-		if err != nil {
-			return err
-		}
-		return permanentIfFinal(rec.HandleBatch(ctx, ds))
-	}
-	return r.Middleware.wrap(h)
+	return r.Middleware.wrap(topic.DeliveriesHandler(rec.HandleBatch))
 }
 
 // Run consumes until ctx ends.

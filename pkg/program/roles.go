@@ -9,7 +9,6 @@ import (
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/dashboard"
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ingest"
@@ -35,24 +34,15 @@ func (mw Middleware) wrap(h kafkabus.BatchHandler) kafkabus.BatchHandler {
 }
 
 // consumerGroup is the configuration every consumer role shares: the
-// brokers, the topic and its dead-letter topic, the session timeouts and
-// the metrics. maxBatch 0 keeps the runner's default.
+// brokers, the topic and its dead-letter topic, the session timeouts, the
+// metrics, and the database errors retrying cannot fix (their message is
+// dead-lettered instead of retried for ever). maxBatch 0 keeps the runner's default.
 func (d *Deps) consumerGroup(groupID, t string, maxBatch int, log *zap.Logger) kafkabus.GroupConfig {
 	return kafkabus.GroupConfig{
 		Brokers: d.Config.KafkaBrokers, GroupID: groupID, Topic: t, DeadLetterTopic: topic.DeadLetter(t),
-		MaxBatch: maxBatch, Logger: log, Metrics: d.Bus,
+		MaxBatch: maxBatch, Logger: log, Metrics: d.Bus, Final: postgres.IsPermanent,
 		SessionTimeout: d.Config.KafkaSessionTimeout, RebalanceTimeout: d.Config.KafkaSessionTimeout,
 	}
-}
-
-// permanentIfFinal marks a database error that retrying cannot fix as
-// permanent, so that the runner dead-letters its message instead of
-// retrying the batch for ever.
-func permanentIfFinal(err error) error {
-	if err != nil && postgres.IsPermanent(err) {
-		return apperr.Permanent(err)
-	}
-	return err
 }
 
 // Ledger is the ledger role: it consumes ledger.commands, one goroutine
@@ -85,20 +75,12 @@ func NewLedger(d *Deps) *Ledger {
 	}
 }
 
-// Handler returns the batch handler: decode, apply in one transaction,
-// relay the events. Decode failures and database errors retrying cannot
-// fix are permanent (the runner dead-letters the message).
+// Handler returns the batch handler: topic decodes, the worker applies
+// in one transaction and relays the events.
 func (l *Ledger) Handler() kafkabus.BatchHandler {
 	worker := ledger.NewWorker(l.Store, l.Relay, l.Notifier, l.Metrics, l.Log)
 	worker.Linger = l.Linger
-	h := func(ctx context.Context, msgs []kafkabus.Message) error {
-		cmds, err := topic.DecodeCommands(msgs)
-		if err != nil {
-			return err
-		}
-		return permanentIfFinal(worker.Handle(ctx, cmds))
-	}
-	return l.Middleware.wrap(h)
+	return l.Middleware.wrap(topic.CommandsHandler(worker.Handle))
 }
 
 // Run consumes until ctx ends.

@@ -79,3 +79,16 @@ func (b *CommandBus) PublishSettlements(ctx context.Context, settled []redemptio
 
 // Close closes the writer.
 func (b *CommandBus) Close() error { return b.w.Close() }
+
+// CommandsHandler is the batch handler of Commands: it decodes the
+// commands and hands them to apply (ledger.Worker.Handle). An undecodable
+// message is an apperr.Permanent error.
+func CommandsHandler(apply func(context.Context, []ledger.Command) error) kafkabus.BatchHandler {
+	return func(ctx context.Context, msgs []kafkabus.Message) error {
+		cmds, err := DecodeCommands(msgs)
+		if err != nil {
+			return err
+		}
+		return apply(ctx, cmds)
+	}
+}

@@ -88,3 +88,16 @@ func (b *CommandBus) PublishDelivery(ctx context.Context, d inbound.Delivery, cm
 	}
 	return b.w.Publish(ctx, c, rec)
 }
+
+// DeliveriesHandler is the batch handler of Deliveries: it decodes the
+// records and hands them to record (ingest.Recorder.HandleBatch). An
+// undecodable message is an apperr.Permanent error.
+func DeliveriesHandler(record func(context.Context, []inbound.Delivery) error) kafkabus.BatchHandler {
+	return func(ctx context.Context, msgs []kafkabus.Message) error {
+		ds, err := DecodeDeliveries(msgs)
+		if err != nil {
+			return err
+		}
+		return record(ctx, ds)
+	}
+}
