@@ -154,8 +154,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 	_, _ = w.Write(buf.Bytes())
 }
 
-// errorData is what templates/error.html shows.
-type errorData struct{ Message string }
+// errorData is what templates/error.html shows: the catalogue key
+// Message, or Text already in the reader's language.
+type errorData struct{ Message, Text string }
 
 // notFound answers 404 with a page; it is also the answer for another
 // merchant's ids, so a page never tells them apart.
@@ -165,7 +166,7 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, c *Ctx) {
 }
 
 // fail answers an error from a store: apperr.NotFound is 404, an invalid
-// input 400 with its message, a database that does not answer
+// input 400 saying which field and why in the reader's language, a database that does not answer
 // (Config.Classify) 503 with Retry-After, anything else is logged and
 // answered 500.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err error) {
@@ -187,7 +188,7 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err err
 		d.notFound(w, r, c)
 	case apperr.Is(err, apperr.Invalid):
 		d.render(w, r, c, Page{Template: "error", Title: "error.bad_request.title", Status: http.StatusBadRequest,
-			Data: errorData{Message: apperr.MessageOf(err)}})
+			Data: errorData{Text: problem(c.Lang, err)}})
 	default:
 		// The route's pattern, not the path: a path may hold an invitation token.
 		d.log.Error("dashboard: request failed", zap.String("route", r.Pattern), zap.Error(err))
