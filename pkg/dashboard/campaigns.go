@@ -263,35 +263,35 @@ func (d *Dashboard) findCampaign(w http.ResponseWriter, r *http.Request, c *Ctx)
 	return cp, true
 }
 
-// formOf is the edit form of cp as stored.
-func formOf(cp *campaign.Campaign) campaignForm {
+// formOf is the edit form of cp as stored, its figures written for lang.
+func formOf(lang string, cp *campaign.Campaign) campaignForm {
 	value := strconv.FormatInt(cp.RewardValue, 10)
 	if cp.RewardType == campaign.RewardFixed {
-		value = money.FormatReais(cp.RewardValue)
+		value = TypedReais(lang, cp.RewardValue)
 	}
 	f := campaignForm{Name: cp.Name, RewardType: cp.RewardType, RewardValue: value, WarrantyDays: strconv.Itoa(cp.WarrantyDays),
-		MinRedemption: money.FormatReais(cp.MinRedemption), IsActive: cp.IsActive, IsDefault: cp.IsDefault,
+		MinRedemption: TypedReais(lang, cp.MinRedemption), IsActive: cp.IsActive, IsDefault: cp.IsDefault,
 		AutoRegister: cp.AutoRegister, BlockDisposableEmails: cp.BlockDisposableEmails, RefereeDiscountType: cp.RefereeDiscountType}
 	if cp.MaxReferralsPerHour != nil {
 		f.MaxReferralsPerHour = strconv.Itoa(*cp.MaxReferralsPerHour)
 	}
 	if cp.MaxRewardPerMonth != nil {
-		f.MaxRewardPerMonth = money.FormatReais(*cp.MaxRewardPerMonth)
+		f.MaxRewardPerMonth = TypedReais(lang, *cp.MaxRewardPerMonth)
 	}
 	switch cp.RefereeDiscountType {
 	case campaign.RewardFixed:
-		f.RefereeDiscountValue = money.FormatReais(cp.RefereeDiscountValue)
+		f.RefereeDiscountValue = TypedReais(lang, cp.RefereeDiscountValue)
 	case campaign.RewardPercentage:
 		f.RefereeDiscountValue = strconv.FormatInt(cp.RefereeDiscountValue, 10)
 	}
 	return f
 }
 
-func tierRows(ts creator.Tiers) []tierForm {
+func tierRows(lang string, ts creator.Tiers) []tierForm {
 	rows := make([]tierForm, 0, len(ts)+3)
 	for _, t := range ts {
 		rows = append(rows, tierForm{Name: t.Name, MinSales: strconv.Itoa(t.MinSales),
-			Percent: strconv.FormatFloat(t.Percent(), 'f', -1, 64)})
+			Percent: FormatDecimal(lang, t.Percent())})
 	}
 	// Three empty rows to add tiers without JavaScript.
 	return append(rows, tierForm{}, tierForm{}, tierForm{})
@@ -302,7 +302,7 @@ func tierRows(ts creator.Tiers) []tierForm {
 func (d *Dashboard) showCampaign(w http.ResponseWriter, r *http.Request, c *Ctx, status int, cp *campaign.Campaign, data campaignData) {
 	data.Campaign = campaignRow{Campaign: *cp, Ref: ids.Format(ids.Campaign, cp.ID)}
 	if data.Form == (campaignForm{}) {
-		data.Form = formOf(cp)
+		data.Form = formOf(c.Lang, cp)
 	}
 	if data.Tiers == nil {
 		ts, err := d.cfg.Tiers.FindTiers(r.Context(), c.MerchantID(), cp.ID)
@@ -310,7 +310,7 @@ func (d *Dashboard) showCampaign(w http.ResponseWriter, r *http.Request, c *Ctx,
 			d.fail(w, r, c, err)
 			return
 		}
-		data.Tiers = tierRows(ts)
+		data.Tiers = tierRows(c.Lang, ts)
 	}
 	for i := range data.Tiers {
 		data.Tiers[i].Num = i + 1
