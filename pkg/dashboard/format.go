@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -48,26 +49,26 @@ func FormatDate(lang string, loc *time.Location, t time.Time) string {
 // "1234,56" or "1234.56", no symbol nor grouping; either reads back
 // (money.ParseTypedReais) as the same cents.
 func TypedReais(lang string, cents int64) string {
-	return Decimal(lang, money.FormatReais(cents))
+	return decimalMark(lang, money.FormatReais(cents))
 }
 
 // FormatDecimal writes f with the fewest digits and lang's decimal mark
 // ("12,5" or "12.5"): a commission percent.
 func FormatDecimal(lang string, f float64) string {
-	return Decimal(lang, strconv.FormatFloat(f, 'f', -1, 64))
+	return decimalMark(lang, strconv.FormatFloat(f, 'f', -1, 64))
 }
 
-// Decimal swaps the decimal point of a plain decimal text for a comma in
+// decimalMark swaps the decimal point of a plain decimal text for a comma in
 // Portuguese.
-func Decimal(lang, text string) string {
+func decimalMark(lang, text string) string {
 	if lang == Portuguese {
 		return strings.Replace(text, ".", ",", 1)
 	}
 	return text
 }
 
-// Count writes an integer of any size the way FormatCount does: the
-// templates' "count".
+// Count writes an integer of any size the way FormatCount does (the
+// templates' "count"); another value as fmt prints it.
 func Count(lang string, n any) string {
 	switch v := n.(type) {
 	case int:
@@ -77,5 +78,5 @@ func Count(lang string, n any) string {
 	case int64:
 		return FormatCount(lang, v)
 	}
-	return "?"
+	return fmt.Sprint(n)
 }

@@ -160,8 +160,10 @@ func TestEveryPageInPortuguese(t *testing.T) {
 		post("/dashboard/creators/"+creator, "display_name", "Ana", "niche", long),
 		post("/dashboard/creators/"+creator, "display_name", "Ana", "instagram", "not valid!"),
 
-		// Referrals: a reason not among the reasons.
+		// Referrals: a reason not among the reasons, notes too long.
 		post("/dashboard/referrals/"+ref+"/reject", "reason", "because"),
+		post("/dashboard/referrals/"+ref+"/reject", "reason", "other", "notes", long),
+		post("/dashboard/referrals/"+ref+"/approve", "notes", long),
 
 		// Webhooks and integrations.
 		post("/dashboard/webhooks", "url", "", "events", "referral.created"),
