@@ -49,6 +49,11 @@ type Error struct {
 	Code    Code
 	Message string
 	Err     error // optional cause, never shown to the caller
+	// Violation says, for an Invalid error made by Invalidf, which input
+	// is refused and why, so that an edge can word the refusal in its
+	// reader's language (the dashboard); the API's envelope carries only
+	// Code and Message.
+	Violation Violation
 }
 
 func (e *Error) Error() string {

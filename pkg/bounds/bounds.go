@@ -51,7 +51,7 @@ func Check(field, value string, max int) error {
 // TooLong is the error of a value of field over max characters, for a
 // caller that measured it itself.
 func TooLong(field string, max int) error {
-	return apperr.Errorf(apperr.Invalid, "%s: must be at most %d characters", field, max)
+	return apperr.Invalidf(field, apperr.RuleTooLong, "must be at most %d characters", max).WithLimit(int64(max))
 }
 
 // CheckJSON refuses v when its JSON encoding is over max bytes, with an
@@ -60,10 +60,10 @@ func TooLong(field string, max int) error {
 func CheckJSON(field string, v any, max int) error {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return apperr.Errorf(apperr.Invalid, "%s: must be JSON", field)
+		return apperr.Invalidf(field, apperr.RuleFormat, "must be JSON")
 	}
 	if len(b) > max {
-		return apperr.Errorf(apperr.Invalid, "%s: must be at most %d bytes once encoded as JSON", field, max)
+		return apperr.Invalidf(field, apperr.RuleTooLong, "must be at most %d bytes once encoded as JSON", max).WithLimit(int64(max))
 	}
 	return nil
 }

@@ -85,17 +85,17 @@ func (r Rules) HasRefereeDiscount() bool {
 func (r Rules) Validate() error {
 	switch {
 	case r.MaxReferralsPerHour != nil && (*r.MaxReferralsPerHour < 1 || *r.MaxReferralsPerHour > MaxReferralsPerHourLimit):
-		return apperr.Errorf(apperr.Invalid, "max_referrals_per_hour: must be from 1 to %d, or null for no limit", MaxReferralsPerHourLimit)
+		return apperr.Invalidf("max_referrals_per_hour", apperr.RuleOutOfRange, "must be from 1 to %d, or null for no limit", MaxReferralsPerHourLimit).WithLimit(MaxReferralsPerHourLimit)
 	case r.MaxRewardPerMonth != nil && (*r.MaxRewardPerMonth < 0 || *r.MaxRewardPerMonth > MaxFixedReward):
-		return apperr.Errorf(apperr.Invalid, "max_reward_per_month: must be from 0 to %d cents, or null for no cap", MaxFixedReward)
+		return apperr.Invalidf("max_reward_per_month", apperr.RuleOutOfRange, "must be from 0 to %d cents, or null for no cap", MaxFixedReward).WithLimit(MaxFixedReward)
 	case r.RefereeDiscountType != "" && r.RefereeDiscountType != RewardPercentage && r.RefereeDiscountType != RewardFixed:
-		return apperr.Errorf(apperr.Invalid, "referee_discount_type: must be percentage, fixed or null")
+		return apperr.Invalidf("referee_discount_type", apperr.RuleNotAllowed, "must be percentage, fixed or null")
 	case r.RefereeDiscountType == "" && r.RefereeDiscountValue != 0:
-		return apperr.Errorf(apperr.Invalid, "referee_discount_value: needs a referee_discount_type")
+		return apperr.Invalidf("referee_discount_value", apperr.RuleNeedsOther, "needs a referee_discount_type")
 	case r.RefereeDiscountType == RewardPercentage && (r.RefereeDiscountValue < 1 || r.RefereeDiscountValue > 100):
-		return apperr.Errorf(apperr.Invalid, "referee_discount_value: a percentage must be a whole percent from 1 to 100")
+		return apperr.Invalidf("referee_discount_value", apperr.RulePercent, "a percentage must be a whole percent from 1 to 100")
 	case r.RefereeDiscountType == RewardFixed && (r.RefereeDiscountValue < 1 || r.RefereeDiscountValue > MaxFixedReward):
-		return apperr.Errorf(apperr.Invalid, "referee_discount_value: a fixed discount must be from 1 to %d cents", MaxFixedReward)
+		return apperr.Invalidf("referee_discount_value", apperr.RuleOutOfRange, "a fixed discount must be from 1 to %d cents", MaxFixedReward).WithLimit(MaxFixedReward)
 	}
 	return nil
 }
@@ -117,25 +117,25 @@ const (
 func (c *Campaign) Validate() error {
 	switch {
 	case strings.TrimSpace(c.Name) == "":
-		return apperr.Errorf(apperr.Invalid, "name: is required")
+		return apperr.Invalidf("name", apperr.RuleRequired, "is required")
 	case utf8.RuneCountInString(c.Name) > bounds.Name:
 		return bounds.TooLong("name", bounds.Name)
 	case c.RewardType != RewardFixed && c.RewardType != RewardPercentage:
-		return apperr.Errorf(apperr.Invalid, "reward_type: must be percentage or fixed")
+		return apperr.Invalidf("reward_type", apperr.RuleNotAllowed, "must be percentage or fixed")
 	case c.WarrantyDays < 0 || c.WarrantyDays > MaxWarrantyDays:
 		return errWarrantyDays()
 	case c.RewardType == RewardPercentage && (c.RewardValue < 1 || c.RewardValue > 100):
-		return apperr.Errorf(apperr.Invalid, "reward_value: a percentage must be a whole percent from 1 to 100")
+		return apperr.Invalidf("reward_value", apperr.RulePercent, "a percentage must be a whole percent from 1 to 100")
 	case c.RewardType == RewardFixed && (c.RewardValue < 1 || c.RewardValue > MaxFixedReward):
-		return apperr.Errorf(apperr.Invalid, "reward_value: a fixed reward must be from 1 to %d cents", MaxFixedReward)
+		return apperr.Invalidf("reward_value", apperr.RuleOutOfRange, "a fixed reward must be from 1 to %d cents", MaxFixedReward).WithLimit(MaxFixedReward)
 	case c.MinRedemption < 0 || c.MinRedemption > MaxMinRedemption:
-		return apperr.Errorf(apperr.Invalid, "min_redemption: must be from 0 to %d cents", MaxMinRedemption)
+		return apperr.Invalidf("min_redemption", apperr.RuleOutOfRange, "must be from 0 to %d cents", MaxMinRedemption).WithLimit(MaxMinRedemption)
 	}
 	return c.Rules.Validate()
 }
 
 func errWarrantyDays() error {
-	return apperr.Errorf(apperr.Invalid, "warranty_days: must be from 0 to %d", MaxWarrantyDays)
+	return apperr.Invalidf("warranty_days", apperr.RuleOutOfRange, "must be from 0 to %d", MaxWarrantyDays).WithLimit(MaxWarrantyDays)
 }
 
 // Stats are a campaign's figures.

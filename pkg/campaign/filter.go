@@ -53,7 +53,7 @@ func (upd Update) RefereeDiscountChanged(c Campaign) bool {
 func (upd Update) Validate() error {
 	if upd.Name != nil {
 		if strings.TrimSpace(*upd.Name) == "" {
-			return apperr.Errorf(apperr.Invalid, "name: must not be empty")
+			return apperr.Invalidf("name", apperr.RuleRequired, "must not be empty")
 		}
 		if err := bounds.Check("name", *upd.Name, bounds.Name); err != nil {
 			return err

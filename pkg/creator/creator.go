@@ -7,6 +7,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"fmt"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -84,24 +85,24 @@ type Tiers []Tier
 // from 0 to 100 %. The error is apperr.Invalid naming the tier's index.
 func (ts Tiers) Validate() error {
 	if len(ts) > MaxTiers {
-		return apperr.Errorf(apperr.Invalid, "tiers: at most %d tiers", MaxTiers)
+		return apperr.Invalidf("tiers", apperr.RuleTooLong, "at most %d tiers", MaxTiers).WithLimit(MaxTiers)
 	}
 	seen := map[string]bool{}
 	for i, t := range ts {
 		name := strings.ToLower(strings.TrimSpace(t.Name))
 		switch {
 		case name == "":
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: is required", i)
+			return apperr.Invalidf(tierField(i, "name"), apperr.RuleRequired, "is required")
 		case utf8.RuneCountInString(t.Name) > MaxTierName:
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: must be at most %d characters", i, MaxTierName)
+			return apperr.Invalidf(tierField(i, "name"), apperr.RuleTooLong, "must be at most %d characters", MaxTierName).WithLimit(MaxTierName)
 		case seen[name]:
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].name: %q is used twice", i, t.Name)
+			return apperr.Invalidf(tierField(i, "name"), apperr.RuleDuplicate, "%q is used twice", t.Name)
 		case t.MinSales < 0 || t.MinSales > MaxMinSales:
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: must be from 0 to %d", i, MaxMinSales)
+			return apperr.Invalidf(tierField(i, "min_sales"), apperr.RuleOutOfRange, "must be from 0 to %d", MaxMinSales).WithLimit(MaxMinSales)
 		case i > 0 && t.MinSales <= ts[i-1].MinSales:
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: must be greater than the previous tier's", i)
+			return apperr.Invalidf(tierField(i, "min_sales"), apperr.RuleNotAscending, "must be greater than the previous tier's")
 		case t.CommissionBP < 0 || t.CommissionBP > 10000:
-			return apperr.Errorf(apperr.Invalid, "tiers[%d].commission_percent: must be from 0 to 100", i)
+			return apperr.Invalidf(tierField(i, "commission_percent"), apperr.RuleOutOfRange, "must be from 0 to 100").WithLimit(100)
 		}
 		seen[name] = true
 	}
@@ -154,3 +155,7 @@ func MaskEmail(email string) string {
 	r := []rune(email[:at])
 	return string(r[0]) + "***" + email[at:]
 }
+
+// tierField names the field of the i-th tier as the API does:
+// "tiers[2].name".
+func tierField(i int, name string) string { return fmt.Sprintf("tiers[%d].%s", i, name) }

@@ -23,17 +23,17 @@ const (
 func (p *Profile) Validate() error {
 	switch n := utf8.RuneCountInString(p.DisplayName); {
 	case n == 0:
-		return apperr.Errorf(apperr.Invalid, "display_name: is required")
+		return apperr.Invalidf("display_name", apperr.RuleRequired, "is required")
 	case n > MaxDisplayName:
-		return apperr.Errorf(apperr.Invalid, "display_name: must be at most %d characters", MaxDisplayName)
+		return apperr.Invalidf("display_name", apperr.RuleTooLong, "must be at most %d characters", MaxDisplayName).WithLimit(MaxDisplayName)
 	}
 	if utf8.RuneCountInString(p.Niche) > MaxNiche {
-		return apperr.Errorf(apperr.Invalid, "niche: must be at most %d characters", MaxNiche)
+		return apperr.Invalidf("niche", apperr.RuleTooLong, "must be at most %d characters", MaxNiche).WithLimit(MaxNiche)
 	}
 	if len(p.InstagramUsername) > MaxInstagramUsername || strings.IndexFunc(p.InstagramUsername, func(r rune) bool {
 		return !('a' <= r && r <= 'z' || 'A' <= r && r <= 'Z' || '0' <= r && r <= '9' || r == '.' || r == '_')
 	}) >= 0 {
-		return apperr.Errorf(apperr.Invalid, "instagram_username: must be at most %d letters, digits, '.' or '_'", MaxInstagramUsername)
+		return apperr.Invalidf("instagram_username", apperr.RuleFormat, "must be at most %d letters, digits, '.' or '_'", MaxInstagramUsername).WithLimit(MaxInstagramUsername)
 	}
 	return nil
 }

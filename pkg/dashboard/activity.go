@@ -51,7 +51,7 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	}
 	action := r.URL.Query().Get("action")
 	if action != "" && !audit.Known(action) {
-		d.fail(w, r, c, apperr.Errorf(apperr.Invalid, "action: no such action"))
+		d.fail(w, r, c, apperr.Invalidf("action", apperr.RuleNotAllowed, "no such action"))
 		return
 	}
 	// The page asked for is read, then read again as the last page when it

@@ -2,6 +2,7 @@ package dashboard
 
 import (
 	"context"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -122,10 +123,10 @@ func readCampaignForm(r *http.Request) campaignForm {
 		RefereeDiscountType:   v("referee_discount_type"), RefereeDiscountValue: v("referee_discount_value")}
 }
 
-// formError is a form field the person must correct: its message names
-// the field the API would.
-func formError(field, problem string) error {
-	return apperr.Errorf(apperr.Invalid, "%s: %s", field, problem)
+// formError is a form field the person must correct: it names the field
+// the API would, and the rule it breaks.
+func formError(field string, rule apperr.Rule, problem string) error {
+	return apperr.Invalidf(field, rule, "%s", problem)
 }
 
 // rewardCents reads a reward or discount value of typ: a whole percent
@@ -134,13 +135,13 @@ func rewardCents(field, typ, text string) (int64, error) {
 	if typ == campaign.RewardFixed {
 		cents, err := money.ParseTypedReais(text)
 		if err != nil {
-			return 0, formError(field, "must be an amount in reais, like 15,00")
+			return 0, formError(field, apperr.RuleFormat, "must be an amount in reais, like 15,00")
 		}
 		return cents, nil
 	}
 	n, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(text, "%")), 10, 64)
 	if err != nil {
-		return 0, formError(field, "must be a whole percent, like 10")
+		return 0, formError(field, apperr.RulePercent, "must be a whole percent, like 10")
 	}
 	return n, nil
 }
@@ -148,7 +149,7 @@ func rewardCents(field, typ, text string) (int64, error) {
 func reais(field, text string) (int64, error) {
 	cents, err := money.ParseTypedReais(text)
 	if err != nil {
-		return 0, formError(field, "must be an amount in reais, like 15,00")
+		return 0, formError(field, apperr.RuleFormat, "must be an amount in reais, like 15,00")
 	}
 	return cents, nil
 }
@@ -156,7 +157,7 @@ func reais(field, text string) (int64, error) {
 func wholeNumber(field, text string) (int, error) {
 	n, err := strconv.Atoi(text)
 	if err != nil {
-		return 0, formError(field, "must be a whole number")
+		return 0, formError(field, apperr.RuleFormat, "must be a whole number")
 	}
 	return n, nil
 }
@@ -212,10 +213,10 @@ func (d *Dashboard) createCampaign(w http.ResponseWriter, r *http.Request, c *Ct
 	form := readCampaignForm(r)
 	refuse := func(err error) {
 		d.render(w, r, c, Page{Template: "campaign_new", Title: "campaigns.new", Nav: "campaigns", Status: http.StatusUnprocessableEntity,
-			Data: campaignData{Form: form, Alert: "campaigns.invalid", Detail: apperr.MessageOf(err)}})
+			Data: campaignData{Form: form, Alert: "campaigns.invalid", Detail: problem(c.Lang, err)}})
 	}
 	if form.RewardType != campaign.RewardFixed && form.RewardType != campaign.RewardPercentage {
-		refuse(formError("reward_type", "must be percentage or fixed"))
+		refuse(formError("reward_type", apperr.RuleNotAllowed, "must be percentage or fixed"))
 		return
 	}
 	// A new campaign starts from the API's defaults (campaign.DefaultRules);
@@ -262,35 +263,35 @@ func (d *Dashboard) findCampaign(w http.ResponseWriter, r *http.Request, c *Ctx)
 	return cp, true
 }
 
-// formOf is the edit form of cp as stored.
-func formOf(cp *campaign.Campaign) campaignForm {
+// formOf is the edit form of cp as stored, its figures written for lang.
+func formOf(lang string, cp *campaign.Campaign) campaignForm {
 	value := strconv.FormatInt(cp.RewardValue, 10)
 	if cp.RewardType == campaign.RewardFixed {
-		value = money.FormatReais(cp.RewardValue)
+		value = TypedReais(lang, cp.RewardValue)
 	}
 	f := campaignForm{Name: cp.Name, RewardType: cp.RewardType, RewardValue: value, WarrantyDays: strconv.Itoa(cp.WarrantyDays),
-		MinRedemption: money.FormatReais(cp.MinRedemption), IsActive: cp.IsActive, IsDefault: cp.IsDefault,
+		MinRedemption: TypedReais(lang, cp.MinRedemption), IsActive: cp.IsActive, IsDefault: cp.IsDefault,
 		AutoRegister: cp.AutoRegister, BlockDisposableEmails: cp.BlockDisposableEmails, RefereeDiscountType: cp.RefereeDiscountType}
 	if cp.MaxReferralsPerHour != nil {
 		f.MaxReferralsPerHour = strconv.Itoa(*cp.MaxReferralsPerHour)
 	}
 	if cp.MaxRewardPerMonth != nil {
-		f.MaxRewardPerMonth = money.FormatReais(*cp.MaxRewardPerMonth)
+		f.MaxRewardPerMonth = TypedReais(lang, *cp.MaxRewardPerMonth)
 	}
 	switch cp.RefereeDiscountType {
 	case campaign.RewardFixed:
-		f.RefereeDiscountValue = money.FormatReais(cp.RefereeDiscountValue)
+		f.RefereeDiscountValue = TypedReais(lang, cp.RefereeDiscountValue)
 	case campaign.RewardPercentage:
 		f.RefereeDiscountValue = strconv.FormatInt(cp.RefereeDiscountValue, 10)
 	}
 	return f
 }
 
-func tierRows(ts creator.Tiers) []tierForm {
+func tierRows(lang string, ts creator.Tiers) []tierForm {
 	rows := make([]tierForm, 0, len(ts)+3)
 	for _, t := range ts {
 		rows = append(rows, tierForm{Name: t.Name, MinSales: strconv.Itoa(t.MinSales),
-			Percent: strconv.FormatFloat(t.Percent(), 'f', -1, 64)})
+			Percent: FormatDecimal(lang, t.Percent())})
 	}
 	// Three empty rows to add tiers without JavaScript.
 	return append(rows, tierForm{}, tierForm{}, tierForm{})
@@ -301,7 +302,7 @@ func tierRows(ts creator.Tiers) []tierForm {
 func (d *Dashboard) showCampaign(w http.ResponseWriter, r *http.Request, c *Ctx, status int, cp *campaign.Campaign, data campaignData) {
 	data.Campaign = campaignRow{Campaign: *cp, Ref: ids.Format(ids.Campaign, cp.ID)}
 	if data.Form == (campaignForm{}) {
-		data.Form = formOf(cp)
+		data.Form = formOf(c.Lang, cp)
 	}
 	if data.Tiers == nil {
 		ts, err := d.cfg.Tiers.FindTiers(r.Context(), c.MerchantID(), cp.ID)
@@ -309,7 +310,7 @@ func (d *Dashboard) showCampaign(w http.ResponseWriter, r *http.Request, c *Ctx,
 			d.fail(w, r, c, err)
 			return
 		}
-		data.Tiers = tierRows(ts)
+		data.Tiers = tierRows(c.Lang, ts)
 	}
 	for i := range data.Tiers {
 		data.Tiers[i].Num = i + 1
@@ -338,7 +339,7 @@ func (d *Dashboard) updateCampaign(w http.ResponseWriter, r *http.Request, c *Ct
 	}
 	switch {
 	case apperr.Is(err, apperr.Invalid):
-		d.showCampaign(w, r, c, http.StatusUnprocessableEntity, cp, campaignData{Form: form, Alert: "campaigns.invalid", Detail: apperr.MessageOf(err)})
+		d.showCampaign(w, r, c, http.StatusUnprocessableEntity, cp, campaignData{Form: form, Alert: "campaigns.invalid", Detail: problem(c.Lang, err)})
 		return
 	case err != nil:
 		d.fail(w, r, c, err)
@@ -382,11 +383,11 @@ func readTiers(r *http.Request) (creator.Tiers, []tierForm, error) {
 	for i, row := range rows {
 		minSales, err := strconv.Atoi(row.MinSales)
 		if err != nil || minSales < 0 || minSales > creator.MaxMinSales {
-			return nil, rows, apperr.Errorf(apperr.Invalid, "tiers[%d].min_sales: is required, an integer from 0 to %d", i, creator.MaxMinSales)
+			return nil, rows, apperr.Invalidf(fmt.Sprintf("tiers[%d].min_sales", i), apperr.RuleOutOfRange, "is required, an integer from 0 to %d", creator.MaxMinSales).WithLimit(creator.MaxMinSales)
 		}
 		bp, err := creator.ParsePercent(strings.Replace(strings.TrimSuffix(row.Percent, "%"), ",", ".", 1))
 		if err != nil {
-			return nil, rows, apperr.Errorf(apperr.Invalid, "tiers[%d].commission_percent: %v", i, err)
+			return nil, rows, apperr.Invalidf(fmt.Sprintf("tiers[%d].commission_percent", i), apperr.RuleOutOfRange, "%v", err).WithLimit(100)
 		}
 		tiers = append(tiers, creator.Tier{Name: row.Name, MinSales: minSales, CommissionBP: bp})
 	}
@@ -407,7 +408,7 @@ func (d *Dashboard) replaceTiers(w http.ResponseWriter, r *http.Request, c *Ctx)
 	switch {
 	case apperr.Is(err, apperr.Invalid):
 		d.showCampaign(w, r, c, http.StatusUnprocessableEntity, cp, campaignData{Tiers: append(rows, tierForm{}),
-			TierAlert: apperr.MessageOf(err)})
+			TierAlert: problem(c.Lang, err)})
 		return
 	case err != nil:
 		d.fail(w, r, c, err)

@@ -217,7 +217,7 @@ func (d *Dashboard) saveCreator(w http.ResponseWriter, r *http.Request, c *Ctx, 
 	in := creator.Profile{MerchantID: c.MerchantID(), MemberID: form.Member.ID, DisplayName: form.DisplayName,
 		Niche: form.Niche, InstagramUsername: form.Instagram}
 	if err := in.Validate(); err != nil {
-		form.Alert, form.Detail = "creators.invalid", apperr.MessageOf(err)
+		form.Alert, form.Detail = "creators.invalid", problem(c.Lang, err)
 		d.showCreatorForm(w, r, c, http.StatusUnprocessableEntity, form)
 		return
 	}

@@ -1,8 +1,12 @@
 package dashboard
 
 import (
+	"fmt"
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/convida/convida/pkg/money"
 )
 
 // Money formats cents as reais the way lang writes them: "R$ 1.234,56" in
@@ -39,4 +43,40 @@ func FormatDate(lang string, loc *time.Location, t time.Time) string {
 		return t.In(loc).Format("02/01/2006 15:04")
 	}
 	return t.In(loc).Format("Jan 2, 2006 3:04 PM")
+}
+
+// TypedReais writes cents as a form's field shows them for lang to edit:
+// "1234,56" or "1234.56", no symbol nor grouping; either reads back
+// (money.ParseTypedReais) as the same cents.
+func TypedReais(lang string, cents int64) string {
+	return decimalMark(lang, money.FormatReais(cents))
+}
+
+// FormatDecimal writes f with the fewest digits and lang's decimal mark
+// ("12,5" or "12.5"): a commission percent.
+func FormatDecimal(lang string, f float64) string {
+	return decimalMark(lang, strconv.FormatFloat(f, 'f', -1, 64))
+}
+
+// decimalMark swaps the decimal point of a plain decimal text for a comma in
+// Portuguese.
+func decimalMark(lang, text string) string {
+	if lang == Portuguese {
+		return strings.Replace(text, ".", ",", 1)
+	}
+	return text
+}
+
+// Count writes an integer of any size the way FormatCount does (the
+// templates' "count"); another value as fmt prints it.
+func Count(lang string, n any) string {
+	switch v := n.(type) {
+	case int:
+		return FormatCount(lang, int64(v))
+	case int32:
+		return FormatCount(lang, int64(v))
+	case int64:
+		return FormatCount(lang, v)
+	}
+	return fmt.Sprint(n)
 }

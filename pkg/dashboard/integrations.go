@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -249,7 +248,7 @@ func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *C
 // else an API URL that is not a URL.
 func integrationAlert(err error) string {
 	switch {
-	case strings.HasPrefix(apperr.MessageOf(err), "checkout_url:") && !errors.Is(err, merchant.ErrFieldTooLong):
+	case isField(err, "checkout_url") && !errors.Is(err, merchant.ErrFieldTooLong):
 		return "integrations.bad_checkout_url"
 	case errors.Is(err, netguard.ErrNotPublic):
 		return "integrations.api_url_not_public"

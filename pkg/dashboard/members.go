@@ -119,15 +119,15 @@ func memberFilter(r *http.Request) (member.Filter, error) {
 	q := r.URL.Query()
 	f := member.Filter{Status: q.Get("status"), Prefix: strings.TrimSpace(q.Get("q"))}
 	if f.Status != "" && !member.ValidStatus(f.Status) {
-		return f, apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked")
+		return f, apperr.Invalidf("status", apperr.RuleNotAllowed, "must be active, inactive or blocked")
 	}
 	if len(f.Prefix) > maxSearch {
-		return f, apperr.Errorf(apperr.Invalid, "q: at most %d characters", maxSearch)
+		return f, apperr.Invalidf("q", apperr.RuleTooLong, "at most %d characters", maxSearch).WithLimit(maxSearch)
 	}
 	if v := strings.TrimSpace(q.Get("campaign")); v != "" {
 		id, ok := ids.Parse(ids.Campaign, v)
 		if !ok {
-			return f, apperr.Errorf(apperr.Invalid, "campaign: no such campaign")
+			return f, apperr.Invalidf("campaign", apperr.RuleUnknown, "no such campaign")
 		}
 		f.CampaignID = id
 	}
@@ -396,7 +396,7 @@ func (d *Dashboard) createMember(w http.ResponseWriter, r *http.Request, c *Ctx)
 	m := &member.Member{MerchantID: c.MerchantID(), Name: form.Name, Email: form.Email, Document: form.Document,
 		ExternalID: form.External}
 	if err := m.Validate(); err != nil {
-		form.Alert, form.Detail = "members.invalid", apperr.MessageOf(err)
+		form.Alert, form.Detail = "members.invalid", problem(c.Lang, err)
 		d.showMemberForm(w, r, c, http.StatusUnprocessableEntity, form)
 		return
 	}
@@ -413,7 +413,7 @@ func (d *Dashboard) createMember(w http.ResponseWriter, r *http.Request, c *Ctx)
 	m.CampaignID = cid
 	switch err := d.cfg.Members.CreateMember(r.Context(), m, c.Merchant.CodePrefix); {
 	case apperr.Is(err, apperr.EmailExists) || apperr.Is(err, apperr.Conflict):
-		form.Alert, form.Detail = "members.exists", apperr.MessageOf(err)
+		form.Alert, form.Detail = "members.exists", problem(c.Lang, err)
 		d.showMemberForm(w, r, c, http.StatusConflict, form)
 		return
 	case err != nil:
@@ -441,7 +441,7 @@ func (d *Dashboard) updateMember(w http.ResponseWriter, r *http.Request, c *Ctx)
 		External: strings.TrimSpace(r.PostFormValue("external_id")), Campaign: r.PostFormValue("campaign")}
 	upd := member.Update{Name: &form.Name, ExternalID: &form.External}
 	if err := upd.Validate(); err != nil {
-		form.Alert, form.Detail = "members.invalid", apperr.MessageOf(err)
+		form.Alert, form.Detail = "members.invalid", problem(c.Lang, err)
 		d.showMemberForm(w, r, c, http.StatusUnprocessableEntity, form)
 		return
 	}
@@ -571,7 +571,11 @@ func (d *Dashboard) redeemForMember(w http.ResponseWriter, r *http.Request, c *C
 		SubscriptionID: form.SubscriptionID, IssuedAt: d.now()}, time.Now().Add(d.redeemTimeout()))
 	if err != nil {
 		if alert, ok := redeemAlerts[apperr.CodeOf(err)]; ok {
-			refuse(alert, apperr.MessageOf(err))
+			detail := problem(c.Lang, err)
+			if red != nil && apperr.Is(err, apperr.RedemptionFailed) {
+				detail = red.FailureReason // the platform's own words
+			}
+			refuse(alert, detail)
 			return
 		}
 		if apperr.Is(err, apperr.Unavailable) {
@@ -580,7 +584,7 @@ func (d *Dashboard) redeemForMember(w http.ResponseWriter, r *http.Request, c *C
 			form.RedeemKey = key
 		}
 		if apperr.Is(err, apperr.Unavailable) || apperr.Is(err, apperr.Invalid) || apperr.Is(err, apperr.IdempotencyReused) {
-			refuse("members.redeem_refused", apperr.MessageOf(err))
+			refuse("members.redeem_refused", problem(c.Lang, err))
 			return
 		}
 		d.fail(w, r, c, err)

@@ -49,7 +49,7 @@ func TestMembersCreateListSearchAndPage(t *testing.T) {
 	owner := e.owner()
 
 	if r := e.do(owner, http.MethodPost, "/dashboard/members", url.Values{"name": {"Ana"}, "email": {"not an email"}}); r.StatusCode != http.StatusUnprocessableEntity ||
-		!strings.Contains(r.body, `role="alert"`) || !strings.Contains(r.body, "email: is not a valid email address") {
+		!strings.Contains(r.body, `role="alert"`) || !strings.Contains(r.body, "Email: enter a valid e-mail address.") {
 		t.Errorf("a bad email: %d, want 422 with an alert: %s", r.StatusCode, r.body)
 	}
 	ana := e.createMember(owner, "Ana Souza", "ana@example.com", "document", "123.456.789-09")
@@ -231,7 +231,7 @@ func TestCreatorsCreateEditRotate(t *testing.T) {
 		t.Errorf("the form from the member's page does not name her")
 	}
 	if r := e.do(owner, http.MethodPost, "/dashboard/creators", url.Values{"member_email": {"ana@example.com"}, "display_name": {"Ana"},
-		"instagram": {"not valid!"}}); r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, "instagram_username") {
+		"instagram": {"not valid!"}}); r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Instagram: at most 30 letters") {
 		t.Errorf("a bad Instagram username: %d: %s", r.StatusCode, r.body)
 	}
 	r := e.do(owner, http.MethodPost, "/dashboard/creators", url.Values{"member_email": {"ana@example.com"}, "display_name": {"Ana Creates"},

@@ -102,19 +102,19 @@ func (d *Dashboard) redemptionFilter(ctx context.Context, c *Ctx, q url.Values) 
 	switch f.Status {
 	case "", redemption.StatusPending, redemption.StatusCompleted, redemption.StatusFailed:
 	default:
-		return f, "", false, apperr.Errorf(apperr.Invalid, "status: pending, completed or failed")
+		return f, "", false, apperr.Invalidf("status", apperr.RuleNotAllowed, "pending, completed or failed")
 	}
 	if s := q.Get("from"); s != "" {
 		day, err := time.ParseInLocation(time.DateOnly, s, c.Loc)
 		if err != nil {
-			return f, "", false, apperr.Errorf(apperr.Invalid, "from: a date as YYYY-MM-DD")
+			return f, "", false, apperr.Invalidf("from", apperr.RuleFormat, "a date as YYYY-MM-DD")
 		}
 		f.CreatedAfter = day
 	}
 	if s := q.Get("to"); s != "" {
 		day, err := time.ParseInLocation(time.DateOnly, s, c.Loc)
 		if err != nil {
-			return f, "", false, apperr.Errorf(apperr.Invalid, "to: a date as YYYY-MM-DD")
+			return f, "", false, apperr.Invalidf("to", apperr.RuleFormat, "a date as YYYY-MM-DD")
 		}
 		f.CreatedBefore = day.AddDate(0, 0, 1)
 	}

@@ -105,7 +105,7 @@ func referralFilter(r *http.Request, loc *time.Location) (referral.Filter, refer
 	typed := referralsFilter{Member: strings.TrimSpace(q.Get("member")), From: q.Get("from"), To: q.Get("to")}
 	f := referral.Filter{Status: q.Get("status")}
 	if f.Status != "" && !referral.ValidStatus(f.Status) {
-		return f, typed, apperr.Errorf(apperr.Invalid, "status: must be pending, approved, rejected or cancelled")
+		return f, typed, apperr.Invalidf("status", apperr.RuleNotAllowed, "must be pending, approved, rejected or cancelled")
 	}
 	switch q.Get("review_required") {
 	case "":
@@ -113,12 +113,12 @@ func referralFilter(r *http.Request, loc *time.Location) (referral.Filter, refer
 		held := q.Get("review_required") == "true"
 		f.ReviewRequired = &held
 	default:
-		return f, typed, apperr.Errorf(apperr.Invalid, "review_required: must be true or false")
+		return f, typed, apperr.Invalidf("review_required", apperr.RuleNotAllowed, "must be true or false")
 	}
 	if typed.Member != "" {
 		id, ok := ids.Parse(ids.Member, typed.Member)
 		if !ok {
-			return f, typed, apperr.Errorf(apperr.Invalid, "member: must be a member id (mem_…)")
+			return f, typed, apperr.Invalidf("member", apperr.RuleFormat, "must be a member id (mem_…)")
 		}
 		f.MemberID = id
 	}
@@ -140,7 +140,7 @@ func day(field, s string, loc *time.Location, add int) (time.Time, error) {
 	}
 	t, err := time.ParseInLocation(time.DateOnly, s, loc)
 	if err != nil {
-		return time.Time{}, apperr.Errorf(apperr.Invalid, "%s: must be a date (2026-11-20)", field)
+		return time.Time{}, apperr.Invalidf(field, apperr.RuleFormat, "must be a date (2026-11-20)")
 	}
 	return t.AddDate(0, 0, add), nil
 }
@@ -300,7 +300,7 @@ func (d *Dashboard) decideReferral(typ string) handler {
 				ref = newReferralRow(*l)
 			}
 			d.render(w, r, c, Page{Template: "referral", Title: "referral.title", Nav: "referrals", Status: http.StatusConflict,
-				Data: referralData{Referral: ref, Alert: "referral.invalid_state", Detail: apperr.MessageOf(err)}})
+				Data: referralData{Referral: ref, Alert: "referral.invalid_state", Detail: problem(c.Lang, err)}})
 			return
 		case err != nil:
 			d.fail(w, r, c, err)

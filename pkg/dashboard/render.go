@@ -71,10 +71,12 @@ type views struct {
 
 // placeholderFuncs declares the functions render binds per request.
 var placeholderFuncs = template.FuncMap{
-	"t":     func(string) string { return "" },
-	"money": func(int64) string { return "" },
-	"date":  func(time.Time) string { return "" },
-	"asset": func(string) string { return "" },
+	"t":       func(string) string { return "" },
+	"money":   func(int64) string { return "" },
+	"date":    func(time.Time) string { return "" },
+	"asset":   func(string) string { return "" },
+	"count":   func(any) string { return "" },
+	"decimal": func(float64) string { return "" },
 }
 
 func parseViews() (*views, error) {
@@ -124,10 +126,12 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 		return
 	}
 	t := template.Must(tpl.Clone()).Funcs(template.FuncMap{
-		"t":     func(key string) string { return translate(c.Lang, key) },
-		"money": func(cents int64) string { return Money(c.Lang, cents) },
-		"date":  func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
-		"asset": func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
+		"t":       func(key string) string { return translate(c.Lang, key) },
+		"money":   func(cents int64) string { return Money(c.Lang, cents) },
+		"date":    func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
+		"asset":   func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
+		"count":   func(n any) string { return Count(c.Lang, n) },
+		"decimal": func(f float64) string { return FormatDecimal(c.Lang, f) },
 	})
 	v := view{Ctx: c, Page: p, Path: r.URL.Path, RequestID: w.Header().Get(accesslog.RequestIDHeader)}
 	if c.User != nil {
@@ -154,8 +158,9 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 	_, _ = w.Write(buf.Bytes())
 }
 
-// errorData is what templates/error.html shows.
-type errorData struct{ Message string }
+// errorData is what templates/error.html shows: the catalogue key
+// Message, or Text already in the reader's language.
+type errorData struct{ Message, Text string }
 
 // notFound answers 404 with a page; it is also the answer for another
 // merchant's ids, so a page never tells them apart.
@@ -165,7 +170,7 @@ func (d *Dashboard) notFound(w http.ResponseWriter, r *http.Request, c *Ctx) {
 }
 
 // fail answers an error from a store: apperr.NotFound is 404, an invalid
-// input 400 with its message, a database that does not answer
+// input 400 saying which field and why in the reader's language, a database that does not answer
 // (Config.Classify) 503 with Retry-After, anything else is logged and
 // answered 500.
 func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err error) {
@@ -187,7 +192,7 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err err
 		d.notFound(w, r, c)
 	case apperr.Is(err, apperr.Invalid):
 		d.render(w, r, c, Page{Template: "error", Title: "error.bad_request.title", Status: http.StatusBadRequest,
-			Data: errorData{Message: apperr.MessageOf(err)}})
+			Data: errorData{Text: problem(c.Lang, err)}})
 	default:
 		// The route's pattern, not the path: a path may hold an invitation token.
 		d.log.Error("dashboard: request failed", zap.String("route", r.Pattern), zap.Error(err))

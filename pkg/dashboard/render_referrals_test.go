@@ -38,8 +38,8 @@ func campaignDataForRender(at time.Time) campaignData {
 	c := campaign.Campaign{ID: uuid.New(), Name: "Amigos", RewardType: campaign.RewardFixed, RewardValue: 1500, WarrantyDays: 7,
 		IsActive: true, Rules: campaign.Rules{MaxReferralsPerHour: &perHour, MaxRewardPerMonth: &perMonth, BlockDisposableEmails: true,
 			RefereeDiscountType: campaign.RewardPercentage, RefereeDiscountValue: 10}, CreatedAt: at}
-	data := campaignData{Campaign: campaignRow{Campaign: c, Ref: "cmp_x"}, Form: formOf(&c),
-		Tiers:     tierRows(creator.Tiers{{Name: "Bronze", CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1550}}),
+	data := campaignData{Campaign: campaignRow{Campaign: c, Ref: "cmp_x"}, Form: formOf(English, &c),
+		Tiers:     tierRows(English, creator.Tiers{{Name: "Bronze", CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1550}}),
 		TierAlert: "tiers[1].min_sales: must be greater than the previous tier's"}
 	for i := range data.Tiers {
 		data.Tiers[i].Num = i + 1

@@ -95,7 +95,7 @@ func TestRenderEveryPage(t *testing.T) {
 			map[string][]string{English: {"Retry", ">Failed<", "500", "boom", "evt_1", "whl_x"}, Portuguese: {"Reenviar", "Com falha"}}},
 		// Referrals and campaigns.
 		{Page{Template: "referrals", Title: "referrals.review_queue", Nav: "referrals", Data: referralsDataForRender(at)}, true,
-			map[string][]string{English: {"<h1>Review queue</h1>", ">All referrals<", ">Review queue<", "10000+", "Ana Souza", "ord-42",
+			map[string][]string{English: {"<h1>Review queue</h1>", ">All referrals<", ">Review queue<", "10,000+", "Ana Souza", "ord-42",
 				"x@mailinator.com", "R$97.90", "R$9.79", ">Pending<", "disposable e-mail", ">Member<", ">From<", ">To<", "Export CSV"},
 				Portuguese: {"Fila de revisão", "R$ 97,90", "R$ 9,79", "e-mail descartável", "Pendente", "Exportar CSV"}}},
 		{Page{Template: "referral", Title: "referral.title", Nav: "referrals", Data: referralData{Referral: referralForRender(at),
@@ -126,8 +126,8 @@ func TestRenderEveryPage(t *testing.T) {
 		// Members and Creators.
 		{Page{Template: "members", Title: "members.title", Nav: "members", Data: membersData{Members: []member.Listed{listed},
 			Tabs: []Tab{{Label: "members.tab_all", Count: report.TabCap}}, Campaigns: []campaign.Campaign{camp}, Query: "ana"}}, true,
-			map[string][]string{English: {`<a href="/dashboard/members/` + mem.ID.String() + `">Ana Souza</a>`, "New member", "R$1,234.56", "DEMO-ANA-X2Y3", "10000+", "Black Friday", "Export CSV"},
-				Portuguese: {"Novo membro", "R$ 1.234,56", "Ativo", "Todos"}}},
+			map[string][]string{English: {`<a href="/dashboard/members/` + mem.ID.String() + `">Ana Souza</a>`, "New member", "R$1,234.56", "DEMO-ANA-X2Y3", "10,000+", "Black Friday", "Export CSV"},
+				Portuguese: {"Novo membro", "R$ 1.234,56", "Ativo", "Todos", "10.000+"}}},
 		{Page{Template: "member", Title: "members.member_title", Nav: "members", Data: memberData{Member: &mem, MemberID: "mem_x",
 			Wallet:       ledger.Wallet{Pending: 979, Available: 123456, TotalEarned: 200000, TotalRedeemed: 500, Cancelled: 1},
 			Transactions: []ledger.Transaction{{Type: "credit", Status: "pending", Amount: 979, CreatedAt: at}},

@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"net/http"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -130,7 +129,7 @@ func (d *Dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, c *Ctx,
 
 // invalidKey turns a webhook.Validate refusal into the form's message.
 func invalidKey(err error) string {
-	if strings.HasPrefix(apperr.MessageOf(err), "url") {
+	if isField(err, "url") {
 		return "webhooks.bad_url"
 	}
 	return "webhooks.bad_events"

@@ -55,7 +55,7 @@ type Decision struct {
 // reason, notes at most MaxNotesLength characters.
 func (d Decision) Validate() error {
 	if d.Type == CmdReject && !referral.ValidReason(d.Reason) {
-		return apperr.Errorf(apperr.Invalid, "reason: must be one of %s", strings.Join(referral.RejectionReasons, ", "))
+		return apperr.Invalidf("reason", apperr.RuleNotAllowed, "must be one of %s", strings.Join(referral.RejectionReasons, ", "))
 	}
 	return bounds.Check("notes", d.Notes, MaxNotesLength)
 }

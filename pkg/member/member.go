@@ -61,13 +61,13 @@ type Member struct {
 func (m *Member) Validate() error {
 	switch {
 	case strings.TrimSpace(m.Email) == "":
-		return apperr.Errorf(apperr.Invalid, "email: is required")
+		return apperr.Invalidf("email", apperr.RuleRequired, "is required")
 	case utf8.RuneCountInString(m.Email) > bounds.Email:
 		return bounds.TooLong("email", bounds.Email)
 	case !ValidEmail(m.Email):
-		return apperr.Errorf(apperr.Invalid, "email: is not a valid email address")
+		return apperr.Invalidf("email", apperr.RuleFormat, "is not a valid email address")
 	case strings.TrimSpace(m.Name) == "":
-		return apperr.Errorf(apperr.Invalid, "name: is required")
+		return apperr.Invalidf("name", apperr.RuleRequired, "is required")
 	}
 	for _, f := range []struct {
 		name, value string
@@ -93,7 +93,7 @@ func checkMetadata(meta map[string]any) error {
 }
 
 func errStatus() error {
-	return apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked")
+	return apperr.Invalidf("status", apperr.RuleNotAllowed, "must be active, inactive or blocked")
 }
 
 // ValidEmail reports whether s is a bare email address of at most 254

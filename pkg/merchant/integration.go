@@ -157,7 +157,7 @@ func (in Integration) Clean(allowPrivate bool) (Integration, error) {
 	for i, f := range in.fields() {
 		v := strings.TrimSpace(*f.value)
 		if err := checkURLField(f.kind, v, allowPrivate); err != nil {
-			return Integration{}, apperr.Wrap(apperr.Invalid, err, f.name+": "+err.Error())
+			return Integration{}, apperr.Invalidf(f.name, apperr.RuleFormat, "%s", err.Error()).WithCause(err)
 		}
 		*dst[i].value = v
 	}
@@ -183,7 +183,7 @@ func checkBound(f field) error {
 		max = MaxAPIURL
 	}
 	if utf8.RuneCountInString(strings.TrimSpace(*f.value)) > max {
-		return apperr.Wrap(apperr.Invalid, ErrFieldTooLong, apperr.MessageOf(bounds.TooLong(f.name, max)))
+		return apperr.Invalidf(f.name, apperr.RuleTooLong, "must be at most %d characters", max).WithLimit(int64(max)).WithCause(ErrFieldTooLong)
 	}
 	return nil
 }

@@ -96,7 +96,7 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 	}
 	meta, err := json.Marshal(m.Metadata)
 	if err != nil {
-		return apperr.Errorf(apperr.Invalid, "metadata must be a JSON object")
+		return apperr.Invalidf("metadata", apperr.RuleFormat, "must be a JSON object")
 	}
 	for attempt := 0; ; attempt++ {
 		m.CouponCode = member.NewCode(codePrefix, m.Name)
@@ -127,7 +127,7 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 		case isUniqueViolation(err, "members_email"):
 			return apperr.Errorf(apperr.EmailExists, "a member with this email already exists")
 		case pgErrCode(err) == "23503":
-			return apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+			return apperr.Invalidf("campaign_id", apperr.RuleUnknown, "no such campaign")
 		}
 		return err
 	}
@@ -306,11 +306,11 @@ func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID
 	if upd.Metadata != nil {
 		var err error
 		if meta, err = json.Marshal(upd.Metadata); err != nil {
-			return nil, apperr.Errorf(apperr.Invalid, "metadata: must be a JSON object")
+			return nil, apperr.Invalidf("metadata", apperr.RuleFormat, "must be a JSON object")
 		}
 	}
 	if upd.Status != nil && !member.ValidStatus(*upd.Status) {
-		return nil, apperr.Errorf(apperr.Invalid, "status: must be active, inactive or blocked")
+		return nil, apperr.Invalidf("status", apperr.RuleNotAllowed, "must be active, inactive or blocked")
 	}
 	var m *member.Member
 	var rec outbox.Record
@@ -357,7 +357,7 @@ RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.Campaig
 		s.relayed(ctx, rec)
 		return m, nil
 	case pgErrCode(err) == "23503":
-		return nil, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
+		return nil, apperr.Invalidf("campaign_id", apperr.RuleUnknown, "no such campaign")
 	}
 	return nil, notFound(err, "member not found")
 }

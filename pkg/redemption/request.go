@@ -16,7 +16,7 @@ const MaxSubscriptionID = bounds.ID
 // (subscription_id, subscriptionId).
 func CheckSubscriptionID(field, typ, id string) error {
 	if typ == TypeSubscriptionDiscount && id == "" {
-		return apperr.Errorf(apperr.Invalid, "%s: is required for a subscription discount", field)
+		return apperr.Invalidf(field, apperr.RuleRequired, "is required for a subscription discount")
 	}
 	return bounds.Check(field, id, MaxSubscriptionID)
 }

@@ -51,7 +51,7 @@ func LoadZone(name string) (*time.Location, error) {
 // included): the dashboard's 7, 30 and 90 days.
 func LastDays(now time.Time, n int, zone *time.Location) (Range, error) {
 	if n < 1 || n > MaxDays {
-		return Range{}, apperr.Errorf(apperr.Invalid, "range: between 1 and %d days", MaxDays)
+		return Range{}, apperr.Invalidf("range", apperr.RuleOutOfRange, "between 1 and %d days", MaxDays).WithLimit(MaxDays)
 	}
 	y, m, d := now.In(zone).Date()
 	return Range{
@@ -67,15 +67,15 @@ func LastDays(now time.Time, n int, zone *time.Location) (Range, error) {
 func Days(first, last string, zone *time.Location) (Range, error) {
 	f, err := time.ParseInLocation(time.DateOnly, first, zone)
 	if err != nil {
-		return Range{}, apperr.Errorf(apperr.Invalid, "from: a date as YYYY-MM-DD")
+		return Range{}, apperr.Invalidf("from", apperr.RuleFormat, "a date as YYYY-MM-DD")
 	}
 	l, err := time.ParseInLocation(time.DateOnly, last, zone)
 	if err != nil {
-		return Range{}, apperr.Errorf(apperr.Invalid, "to: a date as YYYY-MM-DD")
+		return Range{}, apperr.Invalidf("to", apperr.RuleFormat, "a date as YYYY-MM-DD")
 	}
 	r := Range{From: f, To: time.Date(l.Year(), l.Month(), l.Day()+1, 0, 0, 0, 0, zone), Zone: zone}
 	if n := r.DayCount(); n < 1 || n > MaxDays {
-		return Range{}, apperr.Errorf(apperr.Invalid, "range: between 1 and %d days", MaxDays)
+		return Range{}, apperr.Invalidf("range", apperr.RuleOutOfRange, "between 1 and %d days", MaxDays).WithLimit(MaxDays)
 	}
 	return r, nil
 }
@@ -87,7 +87,7 @@ func (r Range) Validate() error {
 		return apperr.Errorf(apperr.Invalid, "range: a zone and a start before the end")
 	}
 	if r.DayCount() > MaxDays {
-		return apperr.Errorf(apperr.Invalid, "range: at most %d days", MaxDays)
+		return apperr.Invalidf("range", apperr.RuleOutOfRange, "at most %d days", MaxDays).WithLimit(MaxDays)
 	}
 	return nil
 }
@@ -166,7 +166,7 @@ func ParseMetric(s string) (Metric, error) {
 			return m, nil
 		}
 	}
-	return "", apperr.Errorf(apperr.Invalid, "metric: one of referrals, referred_revenue, rewards_credited, rewards_released, redeemed")
+	return "", apperr.Invalidf("metric", apperr.RuleNotAllowed, "one of referrals, referred_revenue, rewards_credited, rewards_released, redeemed")
 }
 
 // IsMoney reports whether the metric's values are cents (else a count).

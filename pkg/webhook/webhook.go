@@ -11,6 +11,7 @@ package webhook
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"slices"
 	"strings"
@@ -91,17 +92,17 @@ func (e *Endpoint) Validate() error {
 func cleanURL(raw string) (string, error) {
 	u := strings.TrimSpace(raw)
 	if u == "" {
-		return "", apperr.Errorf(apperr.Invalid, "url: is required")
+		return "", apperr.Invalidf("url", apperr.RuleRequired, "is required")
 	}
 	if utf8.RuneCountInString(u) > MaxURLLength {
-		return "", apperr.Errorf(apperr.Invalid, "url: must be at most %d characters", MaxURLLength)
+		return "", apperr.Invalidf("url", apperr.RuleTooLong, "must be at most %d characters", MaxURLLength).WithLimit(MaxURLLength)
 	}
 	p, err := url.Parse(u)
 	if err != nil || p.Scheme == "" || p.Opaque != "" || p.Hostname() == "" {
-		return "", apperr.Errorf(apperr.Invalid, "url: must be an absolute https URL with a host")
+		return "", apperr.Invalidf("url", apperr.RuleFormat, "must be an absolute https URL with a host")
 	}
 	if p.Scheme != "https" {
-		return "", apperr.Errorf(apperr.Invalid, "url: must use https (got %s)", p.Scheme)
+		return "", apperr.Invalidf("url", apperr.RuleHTTPS, "must use https (got %s)", p.Scheme)
 	}
 	// url.Parse lowercases the scheme; store it so ("HTTPS://" → "https://")
 	// and keep the rest exactly as the merchant wrote it.
@@ -111,12 +112,12 @@ func cleanURL(raw string) (string, error) {
 // cleanEvents returns list without duplicates, or why it is refused.
 func cleanEvents(list []string) ([]string, error) {
 	if len(list) == 0 {
-		return nil, apperr.Errorf(apperr.Invalid, "events: must name at least one event")
+		return nil, apperr.Invalidf("events", apperr.RuleRequired, "must name at least one event")
 	}
 	out := make([]string, 0, len(list))
 	for i, typ := range list {
 		if !event.IsSubscribable(typ) {
-			return nil, apperr.Errorf(apperr.Invalid, "events[%d]: unknown event; use one of %s", i, strings.Join(event.Subscribable, ", "))
+			return nil, apperr.Invalidf(fmt.Sprintf("events[%d]", i), apperr.RuleNotAllowed, "unknown event; use one of %s", strings.Join(event.Subscribable, ", "))
 		}
 		if !slices.Contains(out, typ) {
 			out = append(out, typ)

@@ -26,6 +26,15 @@
     var fmt = formatter(money, lang);
     var zone = fig.getAttribute("data-zone") || "America/Sao_Paulo";
     var dayFmt = new Intl.DateTimeFormat(lang, { timeZone: zone, year: "numeric", month: "short", day: "numeric" });
+    // The time axis in the page's language (uPlot's own labels are US:
+    // 11/27): a day as the language writes it, 27/11 or 11/27; a month
+    // when the ticks are a month or more apart.
+    var tickDay = new Intl.DateTimeFormat(lang, { timeZone: zone, month: "numeric", day: "numeric" });
+    var tickMonth = new Intl.DateTimeFormat(lang, { timeZone: zone, month: "short", year: "numeric" });
+    var ticks = function (u, splits, axis, space, incr) {
+      var f = incr >= 28 * 86400 ? tickMonth : tickDay;
+      return splits.map(function (ts) { return f.format(new Date(ts * 1e3)); });
+    };
     var width = function () { return Math.max(holder.clientWidth, 300); };
     var opts = {
       width: width(),
@@ -45,7 +54,7 @@
         }
       ],
       axes: [
-        {},
+        { values: ticks },
         { size: money ? 90 : 50, values: function (u, splits) { return splits.map(fmt); },
           incrs: money ? undefined : [1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 50000] }
       ]
