@@ -295,7 +295,7 @@ var seriesSources = map[report.Metric]seriesSource{
   WHERE status = 'approved' AND credit_txn_id IS NOT NULL
   UNION ALL SELECT merchant_id, created_at, unrecovered_amount FROM referrals
   WHERE status IN ('rejected', 'cancelled') AND unrecovered_amount > 0) AS released`, "sum(amount)", "true"},
-	report.MetricRedeemed:        {"redemptions", "sum(amount)", "status <> 'failed'"},
+	report.MetricRedeemed: {"redemptions", "sum(amount)", "status <> 'failed'"},
 }
 
 // seriesQuery is the statement of the metric's series for merchant $1 and
