@@ -206,7 +206,7 @@ type Leader struct {
 }
 
 // ToDo are the counts of the overview's to-do box: things a person should
-// look at. Zero everywhere means nothing to do.
+// look at. Zero everywhere (Start aside) means nothing to do.
 type ToDo struct {
 	// IntegrationsMissing lists the providers (guru, yampi) whose webhook
 	// credential is not saved (Guru's account token, Yampi's webhook
