@@ -282,3 +282,29 @@ func TestBrowserGuidedStart(t *testing.T) {
 		t.Errorf("with every required step done the checklist is still shown: %+v", got)
 	}
 }
+
+// TestGuidedStartForAViewer: a viewer, who cannot create, sees the same
+// checklist with its links to the lists rather than to the forms.
+func TestGuidedStartForAViewer(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	viewer := e.viewer()
+	r := e.do(viewer, http.MethodGet, "/dashboard", nil)
+	for _, want := range []string{
+		`<a href="/dashboard/campaigns">Create a campaign</a>`,
+		`<a href="/dashboard/members">Add your first member</a>`,
+		`<a href="/dashboard/integrations">Connect your sales platform</a>`,
+	} {
+		if r.StatusCode != http.StatusOK || !strings.Contains(r.body, want) {
+			t.Errorf("a viewer's overview (%d) lacks %s", r.StatusCode, want)
+		}
+	}
+	if strings.Contains(r.body, `href="/dashboard/members/new"`) || strings.Contains(r.body, `href="/dashboard/campaigns/new"`) {
+		t.Errorf("a viewer's overview links to a form a viewer cannot use")
+	}
+	// The empty list of members says what fills it, without the form's link.
+	r = e.do(viewer, http.MethodGet, "/dashboard/members", nil)
+	if !strings.Contains(r.body, "Members are added by your store through the API, or by hand.") || strings.Contains(r.body, `href="/dashboard/members/new"`) {
+		t.Errorf("a viewer's empty list of members: %s", r.body)
+	}
+}
