@@ -155,7 +155,7 @@ WHERE e.merchant_id = $1 AND r.created_at >= $2 AND r.created_at < $3`, uuid.Mus
 		t.Fatalf("sign in: %d", status)
 	}
 	for _, lang := range []struct {
-		lang, switchTo                                 string
+		lang, switchTo                                   string
 		credited, released, reversed, cancelled, pending string
 	}{
 		{dashboard.English, "Português", "Rewards credited", "Rewards released", "Rewards reversed", "Rewards cancelled", "Pending in warranty"},
