@@ -155,7 +155,6 @@ func TestBrowserSignInKeysLanguageAndViewer(t *testing.T) {
 	if err != nil || len(hidden) > 0 {
 		t.Errorf("nav links missing or not visible at 1280 px: %v (%v)", hidden, err)
 	}
-	testenv.Screenshot(t, b.ctx, "overview-empty") // "overview", with data: pkg/e2e
 	// htmx loaded (script-src 'self' lets our files run) and injected no
 	// <style> (which style-src 'self' would block).
 	if loaded, err := chromedp.Run(b.ctx, chromedp.Evaluate[bool](`typeof htmx === "object" && document.querySelectorAll("style").length === 0`)); err != nil || !loaded {

@@ -55,6 +55,40 @@ type overviewData struct {
 	// Counts are the referral counts of the figures ("total" and each
 	// status) as the language writes numbers.
 	Counts map[string]string
+	// Steps are the guided start's checklist, nil once its required
+	// steps are done.
+	Steps []startStep
+}
+
+// startStep is one item of the guided start: its text's key
+// ("overview.start.<Key>"), where it is done and whether it is.
+type startStep struct {
+	Key      string
+	Href     string
+	Done     bool
+	Optional bool
+}
+
+// startSteps is the checklist of s, in the order a merchant does them,
+// each linking to the page where it is done (a viewer, who cannot create,
+// to the list instead); nil when every required step is done.
+func startSteps(s report.Start, owner bool) []startStep {
+	if s.Done() {
+		return nil
+	}
+	create := func(list, form string) string {
+		if owner {
+			return form
+		}
+		return list
+	}
+	return []startStep{
+		{Key: "platform", Href: Prefix + "/integrations", Done: s.PlatformConnected},
+		{Key: "campaign", Href: create(Prefix+"/campaigns", Prefix+"/campaigns/new"), Done: s.CampaignCreated},
+		{Key: "member", Href: create(Prefix+"/members", Prefix+"/members/new"), Done: s.FirstMember},
+		{Key: "sale", Href: Prefix + "/referrals", Done: s.FirstSaleCredited},
+		{Key: "webhook", Href: Prefix + "/webhooks", Done: s.WebhookEndpoint, Optional: true},
+	}
 }
 
 type rangeLink struct {
@@ -164,6 +198,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		}
 		data.RangeLinks = append(data.RangeLinks, rangeLink{Days: n, URL: Prefix + "?" + q.Encode(), Current: key == strconv.Itoa(n)})
 	}
+	data.Steps = startSteps(o.ToDo.Start, c.IsOwner())
 	data.Counts = map[string]string{"total": FormatCount(c.Lang, o.Figures.ReferralsTotal)}
 	for status, n := range o.Figures.Referrals {
 		data.Counts[status] = FormatCount(c.Lang, n)

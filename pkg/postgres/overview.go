@@ -19,10 +19,13 @@ import (
 
 // OverviewReads answers the dashboard's overview: the figures, the daily
 // series, the top lists, the recent referrals and the to-do counts of one
-// merchant. It writes nothing. Every range aggregate reads referrals,
-// ledger entries and redemptions through the covering indexes of migration
-// 00010 (index-only scans), so its cost grows with the rows of the range,
-// not with the merchant's history.
+// merchant. It writes nothing. Every range aggregate reads referrals and
+// redemptions through the covering indexes of migration 00010 (index-only
+// scans; the few rejected or cancelled referrals by referrals_status), so
+// its cost grows with the rows of the range, not with the merchant's
+// history. The reward figures follow the credits of the range's referrals
+// (report.Figures), so released, reversed and cancelled add up with the
+// pending rest to what was credited.
 type OverviewReads struct{ pool *pgxpool.Pool }
 
 // NewOverviewReads returns an OverviewReads.
@@ -57,7 +60,7 @@ func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r re
 	})
 	tops.Queue(walletFiguresSQL, rangeArgs...).QueryRow(func(row pgx.Row) error {
 		f := &o.Figures
-		return row.Scan(&f.RewardsReleased, &f.Redeemed, &f.RedeemedCompleted, &f.PendingInWarranty)
+		return row.Scan(&f.Redeemed, &f.RedeemedCompleted, &f.PendingInWarranty)
 	})
 	done := make(chan error, 1)
 	go func() { done <- s.pool.SendBatch(ctx, tops).Close() }()
@@ -65,6 +68,14 @@ func (s *OverviewReads) Overview(ctx context.Context, merchantID uuid.UUID, r re
 	rest := &pgx.Batch{}
 	rest.Queue(dailyReferralsSQL, merchantID, r.From, r.To, starts).Query(func(rows pgx.Rows) error {
 		return scanDailyReferrals(rows, o, starts)
+	})
+	// After dailyReferralsSQL, which sets RewardsReleased's first part.
+	rest.Queue(takenBackSQL, rangeArgs...).QueryRow(func(row pgx.Row) error {
+		f := &o.Figures
+		var unrecovered int64
+		err := row.Scan(&f.RewardsCancelled, &f.RewardsReversed, &unrecovered)
+		f.RewardsReleased += unrecovered
+		return err
 	})
 	if _, daily := dailyReferralMetrics[metric]; !daily {
 		q, err := seriesQuery(metric)
@@ -107,7 +118,9 @@ func queueCurrent(b *pgx.Batch, merchantID uuid.UUID, recent *[]referral.Listed,
 		return err
 	})
 	b.Queue(toDoSQL, merchantID).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&todo.IntegrationsMissing, &todo.WebhooksFailing, &todo.WebhooksDisabled, &todo.ReviewWaiting)
+		s := &todo.Start
+		return row.Scan(&todo.IntegrationsMissing, &todo.WebhooksFailing, &todo.WebhooksDisabled, &todo.ReviewWaiting,
+			&s.PlatformConnected, &s.CampaignCreated, &s.FirstMember, &s.FirstSaleCredited, &s.WebhookEndpoint)
 	})
 }
 
@@ -176,6 +189,9 @@ func scanDailyReferrals(rows pgx.Rows, o *report.Overview, starts []time.Time) e
 		f.Referrals[status] += n
 		f.ReferralsTotal += n
 		f.RewardsCredited += credited
+		if status == referral.StatusApproved {
+			f.RewardsReleased += credited
+		}
 		if sale {
 			f.ReferredRevenue += revenue
 		}
@@ -240,20 +256,33 @@ func scanTopLists(rows pgx.Rows, o *report.Overview) error {
 	return err
 }
 
+// takenBackSQL splits the credits of merchant $1's referrals created in
+// [$2, $3) that were taken back (rejected or cancelled referrals) into
+// cancelled while pending and reversed after release, by the status of
+// their credit transaction; and sums what the reversals could not
+// recover (already redeemed: still released). Rejected and cancelled
+// referrals are a few percent (referrals_status), each joined to its
+// transaction by key.
+const takenBackSQL = `SELECT
+  COALESCE(sum(r.reward_amount) FILTER (WHERE t.status = 'cancelled'), 0)::bigint,
+  COALESCE(sum(r.reward_amount - r.unrecovered_amount) FILTER (WHERE t.status = 'reversed'), 0)::bigint,
+  COALESCE(sum(r.unrecovered_amount) FILTER (WHERE t.status = 'reversed'), 0)::bigint
+FROM referrals r JOIN wallet_transactions t ON t.merchant_id = r.merchant_id AND t.id = r.credit_txn_id
+WHERE r.merchant_id = $1 AND r.status IN ('rejected', 'cancelled') AND r.created_at >= $2 AND r.created_at < $3`
+
 // walletFiguresSQL computes the figures of merchant $1 that are not read
-// from referrals: the releases and redemptions of [$2, $3) and the pending
-// sum of the wallets now.
+// from referrals: the redemptions of [$2, $3) and the pending sum of the
+// wallets now.
 const walletFiguresSQL = `SELECT
-  (SELECT COALESCE(sum(amount), 0)::bigint FROM ledger_entries
-   WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3 AND type = 'release'),
   d.redeemed, d.completed,
   (SELECT COALESCE(sum(pending), 0)::bigint FROM wallets WHERE merchant_id = $1)
 FROM (SELECT COALESCE(sum(amount) FILTER (WHERE status <> 'failed'), 0)::bigint AS redeemed,
         COALESCE(sum(amount) FILTER (WHERE status = 'completed'), 0)::bigint AS completed
       FROM redemptions WHERE merchant_id = $1 AND created_at >= $2 AND created_at < $3) d`
 
-// seriesSource is where a metric's daily values come from: a table, the
-// aggregate of a day and the rows it counts. Constants only: nothing here
+// seriesSource is where a metric's daily values come from: a table (or a
+// subquery with merchant_id and created_at), the aggregate of a day and
+// the rows it counts. Constants only: nothing here
 // comes from a request.
 type seriesSource struct{ table, value, where string }
 
@@ -261,8 +290,12 @@ var seriesSources = map[report.Metric]seriesSource{
 	report.MetricReferrals:       {"referrals", "count(*)", "true"},
 	report.MetricReferredRevenue: {"referrals", "sum(order_value)", "status IN ('pending', 'approved')"},
 	report.MetricRewardsCredited: {"referrals", "sum(reward_amount)", "credit_txn_id IS NOT NULL"},
-	report.MetricRewardsReleased: {"ledger_entries", "sum(amount)", "type = 'release'"},
-	report.MetricRedeemed:        {"redemptions", "sum(amount)", "status <> 'failed'"},
+	// The credits of approved referrals, and what reversals left released.
+	report.MetricRewardsReleased: {`(SELECT merchant_id, created_at, reward_amount AS amount FROM referrals
+  WHERE status = 'approved' AND credit_txn_id IS NOT NULL
+  UNION ALL SELECT merchant_id, created_at, unrecovered_amount FROM referrals
+  WHERE status IN ('rejected', 'cancelled') AND unrecovered_amount > 0) AS released`, "sum(amount)", "true"},
+	report.MetricRedeemed: {"redemptions", "sum(amount)", "status <> 'failed'"},
 }
 
 // seriesQuery is the statement of the metric's series for merchant $1 and
@@ -318,8 +351,11 @@ JOIN referrals r ON r.merchant_id = $1 AND r.id = p.id
 JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
 ORDER BY r.created_at DESC, r.id DESC`
 
-// toDoSQL counts merchant $1's to-do items (report.ToDo). A provider is
-// configured when the credential its webhooks are checked with is saved.
+// toDoSQL counts merchant $1's to-do items (report.ToDo) and ticks its
+// guided start (report.Start; each an EXISTS on an index's first entry).
+// A provider is configured when the credential its webhooks are checked
+// with is saved (Guru's and Hotmart's in account_token_enc, Yampi's and
+// Kiwify's in webhook_secret_enc).
 var toDoSQL = `SELECT
   ARRAY(SELECT p FROM unnest(ARRAY['` + merchant.ProviderGuru + `', '` + merchant.ProviderYampi + `']) AS p
         WHERE NOT EXISTS (SELECT 1 FROM integration_settings i WHERE i.merchant_id = $1 AND i.provider = p
@@ -328,7 +364,13 @@ var toDoSQL = `SELECT
         ORDER BY p),
   (SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND is_active AND failing_since IS NOT NULL),
   (SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND NOT is_active AND disabled_reason <> ''),
-  ` + reviewWaitingSQL()
+  ` + reviewWaitingSQL() + `,
+  EXISTS (SELECT 1 FROM integration_settings WHERE merchant_id = $1
+          AND (account_token_enc IS NOT NULL OR webhook_secret_enc IS NOT NULL)),
+  EXISTS (SELECT 1 FROM campaigns WHERE merchant_id = $1),
+  EXISTS (SELECT 1 FROM members WHERE merchant_id = $1),
+  EXISTS (SELECT 1 FROM referrals WHERE merchant_id = $1 AND credit_txn_id IS NOT NULL),
+  EXISTS (SELECT 1 FROM webhook_endpoints WHERE merchant_id = $1)`
 
 // reviewWaitingSQL is the to-do's count of pending referrals flagged for
 // review, for merchant $1 (on the referrals_review index).

@@ -163,7 +163,7 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 	}{
 		{"referred revenue (pending and approved)", f.ReferredRevenue, 20000 + 5000 + 4000 + 1000},
 		{"rewards credited (not the rejected one's)", f.RewardsCredited, 2000 + 500 + 300 + 400 + 100},
-		{"rewards released", f.RewardsReleased, 1000},
+		{"rewards released (of the approved referrals; the release entries do not count)", f.RewardsReleased, 2000 + 400},
 		{"redeemed (not failed)", f.Redeemed, 300 + 100},
 		{"redeemed and completed", f.RedeemedCompleted, 300},
 		{"pending in warranty (now, any range)", f.PendingInWarranty, 1250},
@@ -197,7 +197,7 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 	for metric, want := range map[report.Metric][]int64{
 		report.MetricReferredRevenue: {20000, 5000, 0, 5000},
 		report.MetricRewardsCredited: {2000, 500, 0, 800},
-		report.MetricRewardsReleased: {0, 1000, 0, 0},
+		report.MetricRewardsReleased: {2000, 0, 0, 400},
 		report.MetricRedeemed:        {0, 300, 0, 100},
 	} {
 		points, err := reads.Series(ctx, a.merchant.ID, r, metric)
@@ -246,6 +246,10 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 		t.Errorf("to-do = %+v, want %+v", o.ToDo, wantToDo)
 	}
 
+	if want := (report.Start{PlatformConnected: true, CampaignCreated: true, FirstMember: true, FirstSaleCredited: true, WebhookEndpoint: true}); o.ToDo.Start != want {
+		t.Errorf("guided start = %+v, want %+v", o.ToDo.Start, want)
+	}
+
 	// The other merchant sees its own sale and nothing of A's.
 	ob, err := reads.Overview(ctx, other.merchant.ID, r, report.MetricReferredRevenue)
 	if err != nil {
@@ -254,6 +258,9 @@ VALUES ($1, gen_random_uuid(), 'https://a.example', '{}', '\x01', true, now(), '
 	if ob.Figures.ReferralsTotal != 1 || ob.Figures.ReferredRevenue != 777 || ob.Figures.PendingInWarranty != 0 ||
 		len(ob.Recent) != 1 || len(ob.TopCreators) != 0 || !slices.Equal(ob.ToDo.IntegrationsMissing, []string{"guru", "yampi"}) {
 		t.Errorf("other merchant's overview = %+v, want only its own sale", ob)
+	}
+	if ob.ToDo.Start.PlatformConnected || ob.ToDo.Start.WebhookEndpoint || !ob.ToDo.Start.FirstSaleCredited {
+		t.Errorf("other merchant's guided start = %+v, want no platform and no endpoint (A's count nowhere), a credited sale", ob.ToDo.Start)
 	}
 }
 

@@ -118,9 +118,22 @@ type Figures struct {
 	// referral, in the same transaction, and nothing else writes one, so
 	// it is read from the referral: credit_txn_id set, reward_amount.)
 	RewardsCredited int64
-	// RewardsReleased is the sum of the release entries of the range:
-	// pending rewards made available (warranty expired or approved).
-	RewardsReleased int64
+	// RewardsReleased, RewardsReversed and RewardsCancelled say what
+	// became of those credits, as of now: RewardsReleased is the part
+	// still released (the credits of approved referrals, plus what a
+	// reversal could not take back because the member had already
+	// redeemed it); RewardsReversed is what was taken back out of
+	// available after a release (a refund, or a rejection, after the
+	// warranty); RewardsCancelled is what was cancelled while still
+	// pending. What remains of RewardsCredited is still pending:
+	// RewardsCredited = pending + RewardsReleased + RewardsReversed +
+	// RewardsCancelled. Over a range that holds every referral, the three
+	// match the wallets: RewardsReleased is the sum of available +
+	// total_redeemed, RewardsReversed + RewardsCancelled the sum of
+	// cancelled.
+	RewardsReleased  int64
+	RewardsReversed  int64
+	RewardsCancelled int64
 	// Redeemed is the sum of the redemptions requested in the range whose
 	// debit is not cancelled (pending or completed: decision 18's
 	// totalRedeemed, bounded by the range); RedeemedCompleted is the part
@@ -145,7 +158,8 @@ const (
 	// MetricRewardsCredited sums the rewards credited with the referrals
 	// created (Figures.RewardsCredited).
 	MetricRewardsCredited Metric = "rewards_credited"
-	// MetricRewardsReleased sums the release ledger entries.
+	// MetricRewardsReleased sums the rewards still released of the
+	// referrals created (Figures.RewardsReleased).
 	MetricRewardsReleased Metric = "rewards_released"
 	// MetricRedeemed sums the redemptions requested whose debit is not
 	// cancelled.
@@ -192,7 +206,7 @@ type Leader struct {
 }
 
 // ToDo are the counts of the overview's to-do box: things a person should
-// look at. Zero everywhere means nothing to do.
+// look at. Zero everywhere (Start aside) means nothing to do.
 type ToDo struct {
 	// IntegrationsMissing lists the providers (guru, yampi) whose webhook
 	// credential is not saved (Guru's account token, Yampi's webhook
@@ -204,6 +218,32 @@ type ToDo struct {
 	WebhooksDisabled int64
 	// ReviewWaiting counts pending referrals flagged for review.
 	ReviewWaiting int64
+	// Start is the guided start's checklist.
+	Start Start
+}
+
+// Start is the checklist of a new merchant's first steps, in the order
+// they are done, each ticked from the merchant's data rather than from a
+// flag someone must remember to set.
+type Start struct {
+	// PlatformConnected: some platform's webhook credential is saved, so
+	// its sales are accepted.
+	PlatformConnected bool
+	// CampaignCreated: the merchant has a campaign.
+	CampaignCreated bool
+	// FirstMember: the merchant has a member.
+	FirstMember bool
+	// FirstSaleCredited: a referral credited a reward to a wallet.
+	FirstSaleCredited bool
+	// WebhookEndpoint: the merchant has a webhook endpoint (optional: a
+	// merchant that does not mirror events needs none).
+	WebhookEndpoint bool
+}
+
+// Done reports whether every required step is done: the optional webhook
+// endpoint aside.
+func (s Start) Done() bool {
+	return s.PlatformConnected && s.CampaignCreated && s.FirstMember && s.FirstSaleCredited
 }
 
 // Overview is everything the overview page shows for a range.
