@@ -172,7 +172,7 @@ func overviewQuery(q url.Values, now time.Time, zone *time.Location) (report.Ran
 			return r, key, metric, err
 		}
 	}
-	return report.Range{}, "", "", apperr.Errorf(apperr.Invalid, "range: 7, 30, 90 or custom")
+	return report.Range{}, "", "", apperr.Invalidf("range", apperr.RuleNotAllowed, "7, 30, 90 or custom")
 }
 
 func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, c *Ctx) {
