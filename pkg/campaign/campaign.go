@@ -45,8 +45,14 @@ type Campaign struct {
 // platforms.
 type Rules struct {
 	// MaxReferralsPerHour flags for review a member's referral beyond this
-	// many in the hour before it; nil is no limit.
+	// many in the hour before it; nil is no limit. It does not apply to a
+	// creator (a member with a creator profile): see
+	// MaxCreatorReferralsPerHour.
 	MaxReferralsPerHour *int
+	// MaxCreatorReferralsPerHour is MaxReferralsPerHour for creators; nil,
+	// the default, is no limit: a creator selling hundreds an hour to her
+	// audience is what the creators feature is for, not fraud.
+	MaxCreatorReferralsPerHour *int
 	// MaxRewardPerMonth caps the reward cents a member earns in the
 	// campaign per calendar month (UTC); a referral over it earns only up
 	// to the cap and is flagged for review; nil is no cap.
@@ -68,10 +74,20 @@ const (
 
 // DefaultRules returns the rules a campaign is created with: at most
 // DefaultMaxReferralsPerHour referrals per member per hour before review,
-// disposable e-mails flagged, no monthly cap and no referee discount.
+// none for creators, disposable e-mails flagged, no monthly cap and no referee discount.
 func DefaultRules() Rules {
 	n := DefaultMaxReferralsPerHour
 	return Rules{MaxReferralsPerHour: &n, BlockDisposableEmails: true}
+}
+
+// ReferralsPerHour returns the velocity limit that applies to a member of
+// the campaign: MaxCreatorReferralsPerHour for a creator, else
+// MaxReferralsPerHour; nil is no limit.
+func (r Rules) ReferralsPerHour(creator bool) *int {
+	if creator {
+		return r.MaxCreatorReferralsPerHour
+	}
+	return r.MaxReferralsPerHour
 }
 
 // HasRefereeDiscount reports whether members' codes carry a discount for
@@ -86,6 +102,8 @@ func (r Rules) Validate() error {
 	switch {
 	case r.MaxReferralsPerHour != nil && (*r.MaxReferralsPerHour < 1 || *r.MaxReferralsPerHour > MaxReferralsPerHourLimit):
 		return apperr.Invalidf("max_referrals_per_hour", apperr.RuleOutOfRange, "must be from 1 to %d, or null for no limit", MaxReferralsPerHourLimit).WithLimit(MaxReferralsPerHourLimit)
+	case r.MaxCreatorReferralsPerHour != nil && (*r.MaxCreatorReferralsPerHour < 1 || *r.MaxCreatorReferralsPerHour > MaxReferralsPerHourLimit):
+		return apperr.Invalidf("max_creator_referrals_per_hour", apperr.RuleOutOfRange, "must be from 1 to %d, or null for no limit", MaxReferralsPerHourLimit).WithLimit(MaxReferralsPerHourLimit)
 	case r.MaxRewardPerMonth != nil && (*r.MaxRewardPerMonth < 0 || *r.MaxRewardPerMonth > MaxFixedReward):
 		return apperr.Invalidf("max_reward_per_month", apperr.RuleOutOfRange, "must be from 0 to %d cents, or null for no cap", MaxFixedReward).WithLimit(MaxFixedReward)
 	case r.RefereeDiscountType != "" && r.RefereeDiscountType != RewardPercentage && r.RefereeDiscountType != RewardFixed:

@@ -28,11 +28,12 @@ type Update struct {
 	// The rules: a nil field is left as it is; a Change with a nil To
 	// clears a nullable one. The referee discount's type and value change
 	// together: a type without a value keeps the current value.
-	MaxReferralsPerHour   *Change[int]
-	MaxRewardPerMonth     *Change[int64]
-	BlockDisposableEmails *bool
-	RefereeDiscountType   *string // "" clears the discount (and its value)
-	RefereeDiscountValue  *int64
+	MaxReferralsPerHour        *Change[int]
+	MaxCreatorReferralsPerHour *Change[int]
+	MaxRewardPerMonth          *Change[int64]
+	BlockDisposableEmails      *bool
+	RefereeDiscountType        *string // "" clears the discount (and its value)
+	RefereeDiscountValue       *int64
 }
 
 // Change sets a nullable field to To, or clears it when To is nil.
@@ -91,6 +92,9 @@ func (upd Update) Apply(c Campaign) Campaign {
 	}
 	if upd.MaxReferralsPerHour != nil {
 		c.MaxReferralsPerHour = upd.MaxReferralsPerHour.To
+	}
+	if upd.MaxCreatorReferralsPerHour != nil {
+		c.MaxCreatorReferralsPerHour = upd.MaxCreatorReferralsPerHour.To
 	}
 	if upd.MaxRewardPerMonth != nil {
 		c.MaxRewardPerMonth = upd.MaxRewardPerMonth.To

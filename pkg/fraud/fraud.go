@@ -84,6 +84,9 @@ type Sale struct {
 type Member struct {
 	Email    string
 	Document string
+	// Creator: the member has a creator profile, so the campaign's creator
+	// velocity limit applies to her instead of the members' one.
+	Creator bool
 }
 
 // Stats are the referrer's recent referrals, counted before this sale.
@@ -117,8 +120,9 @@ func (v Verdict) ReviewRequired() bool { return len(v.Reasons) > 0 }
 //     buyer's document is m's (SameDocument);
 //   - disposable_email: r.BlockDisposableEmails and the buyer's e-mail is
 //     on a disposable domain (Disposable);
-//   - velocity: this referral is more than r.MaxReferralsPerHour in an
-//     hour (st.LastHour of them already);
+//   - velocity: this referral is more than r.ReferralsPerHour(m.Creator)
+//     in an hour (st.LastHour of them already): a creator is held only
+//     past the campaign's creator limit, none by default;
 //   - monthly_cap: with r.MaxRewardPerMonth, the reward would take the
 //     month's total over the cap: it earns only the rest up to the cap
 //     (0 once the cap is reached).
@@ -130,7 +134,7 @@ func Check(s Sale, m Member, r campaign.Rules, st Stats) Verdict {
 	if r.BlockDisposableEmails && Disposable(s.BuyerEmail) {
 		v.Reasons = append(v.Reasons, ReasonDisposableEmail)
 	}
-	if r.MaxReferralsPerHour != nil && st.LastHour >= *r.MaxReferralsPerHour {
+	if limit := r.ReferralsPerHour(m.Creator); limit != nil && st.LastHour >= *limit {
 		v.Reasons = append(v.Reasons, ReasonVelocity)
 	}
 	if r.MaxRewardPerMonth != nil {

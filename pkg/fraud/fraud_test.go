@@ -121,3 +121,38 @@ func TestCheck(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckCreatorVelocity: velocity holds a creator's referral only past
+// the campaign's creator limit, which is off by default, and an ordinary
+// member's past the member limit whatever the creator limit is.
+func TestCheckCreatorVelocity(t *testing.T) {
+	sale := fraud.Sale{BuyerEmail: "b@example.com", Reward: 1000}
+	member := fraud.Member{Email: "ana@example.org"}
+	creator := fraud.Member{Email: "ana@example.org", Creator: true}
+	both := campaign.Rules{MaxReferralsPerHour: ptr(20), MaxCreatorReferralsPerHour: ptr(500)}
+	for _, tt := range []struct {
+		name     string
+		m        fraud.Member
+		rules    campaign.Rules
+		lastHour int
+		held     bool
+	}{
+		{"defaults: a member's 20th of the hour", member, campaign.DefaultRules(), 19, false},
+		{"defaults: a member's 21st of the hour", member, campaign.DefaultRules(), 20, true},
+		{"defaults: a creator's 21st of the hour", creator, campaign.DefaultRules(), 20, false},
+		{"defaults: a creator's 2,000th of the hour", creator, campaign.DefaultRules(), 1999, false},
+		{"creator limit 500: a creator's 500th", creator, both, 499, false},
+		{"creator limit 500: a creator's 501st", creator, both, 500, true},
+		{"creator limit 500: a member's 21st", member, both, 20, true},
+		{"only a creator limit: a member's 2,000th", member, campaign.Rules{MaxCreatorReferralsPerHour: ptr(1)}, 1999, false},
+	} {
+		v := fraud.Check(sale, tt.m, tt.rules, fraud.Stats{LastHour: tt.lastHour})
+		var want []string
+		if tt.held {
+			want = []string{fraud.ReasonVelocity}
+		}
+		if !slices.Equal(v.Reasons, want) || v.ReviewRequired() != tt.held || v.Reward != sale.Reward {
+			t.Errorf("%s: Check = %+v, want reasons %v and the reward %d", tt.name, v, want, sale.Reward)
+		}
+	}
+}

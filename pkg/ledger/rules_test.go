@@ -55,6 +55,22 @@ func TestBookFraudRules(t *testing.T) {
 			f.c.MaxReferralsPerHour = ptr(2)
 			f.b.Stats[ScopedID{f.m.MerchantID, f.m.ID}] = &MemberStats{LastHour: 2}
 		}, []sale{{10000, "b1@example.com", "", referral.StatusPending, 1000, []string{fraud.ReasonVelocity}, 1000}}},
+		{"a creator without tiers is not held past the members' limit: the creator limit is off", func(f *fixture) {
+			f.c.MaxReferralsPerHour = ptr(2)
+			f.b.Creators[ScopedID{f.m.MerchantID, f.m.ID}] = true
+		}, []sale{
+			{10000, "b1@example.com", "", referral.StatusPending, 1000, nil, 1000},
+			{10000, "b2@example.com", "", referral.StatusPending, 1000, nil, 2000},
+			{10000, "b3@example.com", "", referral.StatusPending, 1000, nil, 3000},
+		}},
+		{"a creator is held past the campaign's creator limit", func(f *fixture) {
+			f.c.MaxReferralsPerHour, f.c.MaxCreatorReferralsPerHour = ptr(1), ptr(2)
+			f.b.Creators[ScopedID{f.m.MerchantID, f.m.ID}] = true
+		}, []sale{
+			{10000, "b1@example.com", "", referral.StatusPending, 1000, nil, 1000},
+			{10000, "b2@example.com", "", referral.StatusPending, 1000, nil, 2000},
+			{10000, "b3@example.com", "", referral.StatusPending, 1000, []string{fraud.ReasonVelocity}, 3000},
+		}},
 		{"the cap to the cent: the sale that crosses it earns the rest, the next earns 0", func(f *fixture) { f.c.MaxRewardPerMonth = ptr[int64](2500) },
 			[]sale{
 				{9790, "b1@example.com", "", referral.StatusPending, 979, nil, 979},

@@ -96,11 +96,13 @@ func (b *Book) changedStats(merchantID, memberID uuid.UUID) {
 }
 
 // history is what attribution reads of m's earlier referrals: its stats,
-// and its campaign's tiers when m is a creator.
+// whether m is a creator (read with the member, no query of its own), and
+// its campaign's tiers when m is.
 func (b *Book) history(m *member.Member) referral.History {
 	st := b.stats(m.MerchantID, m.ID)
-	h := referral.History{Stats: fraud.Stats{LastHour: st.LastHour, MonthReward: st.MonthReward}, MonthSales: st.MonthSales}
-	if b.Creators[ScopedID{m.MerchantID, m.ID}] {
+	h := referral.History{Stats: fraud.Stats{LastHour: st.LastHour, MonthReward: st.MonthReward}, MonthSales: st.MonthSales,
+		Creator: b.Creators[ScopedID{m.MerchantID, m.ID}]}
+	if h.Creator {
 		h.Tiers = b.Tiers[ScopedID{m.MerchantID, m.CampaignID}]
 	}
 	return h

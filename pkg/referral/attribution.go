@@ -42,6 +42,9 @@ type History struct {
 	// Tiers are the commission tiers of the member's campaign when the
 	// member is a creator; nil otherwise (decision 21).
 	Tiers creator.Tiers
+	// Creator: the member has a creator profile (with or without tiers),
+	// so the creator velocity limit applies (fraud.Member).
+	Creator bool
 }
 
 // Verdict names the rule that decided an attribution.
@@ -136,7 +139,7 @@ func Attribute(o Order, existing *Referral, m *member.Member, c *campaign.Campai
 	}
 	reward := Reward(o, c, h)
 	v := fraud.Check(fraud.Sale{BuyerEmail: o.BuyerEmail, BuyerDocument: o.BuyerDocument, Reward: reward},
-		fraud.Member{Email: m.Email, Document: m.Document}, c.Rules, h.Stats)
+		fraud.Member{Email: m.Email, Document: m.Document, Creator: h.Creator}, c.Rules, h.Stats)
 	a := Attribution{Verdict: Credited, WarrantyExpiresAt: c.WarrantyEnd(o.PaidAt)}
 	switch {
 	case v.SelfReferral: // recorded with the reward it would have earned, credited nothing

@@ -203,6 +203,7 @@ func TestAttributeFraudAndTiers(t *testing.T) {
 		{"the referrer's CPF without punctuation is the referrer", Order{Amount: 10000, BuyerEmail: "bia@example.com", BuyerDocument: "52998224725"}, History{}, SelfReferred, 1000, nil},
 		{"a disposable buyer is held for review", Order{Amount: 10000, BuyerEmail: "bia@mailinator.com"}, History{}, Credited, 1000, []string{fraud.ReasonDisposableEmail}},
 		{"the 3rd referral of an hour over 2 is held for review", Order{Amount: 10000, BuyerEmail: "bia@example.com"}, History{Stats: fraud.Stats{LastHour: 2}}, Credited, 1000, []string{fraud.ReasonVelocity}},
+		{"a creator's 3rd referral of an hour is not held: creators have no limit unless the campaign sets one", Order{Amount: 10000, BuyerEmail: "bia@example.com"}, History{Creator: true, Stats: fraud.Stats{LastHour: 2}}, Credited, 1000, nil},
 		{"over the monthly cap earns the rest up to it", Order{Amount: 10000, BuyerEmail: "bia@example.com"}, History{Stats: fraud.Stats{MonthReward: 1800}}, Credited, 700, []string{fraud.ReasonMonthlyCap}},
 		{"21: a creator's 2nd sale of the month earns Bronze", Order{Amount: 9790, BuyerEmail: "bia@example.com"}, History{MonthSales: 1, Tiers: ladder}, Credited, 979, nil},
 		{"21: a creator's 3rd sale of the month earns Silver, rounded down", Order{Amount: 9790, BuyerEmail: "bia@example.com"}, History{MonthSales: 2, Tiers: ladder}, Credited, 1468, nil},
