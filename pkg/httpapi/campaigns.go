@@ -62,21 +62,18 @@ type CreateCampaignRequest struct {
 // CampaignRulesRequest holds the fraud thresholds and the referee discount
 // of a campaign's creation or update; null clears a nullable one.
 type CampaignRulesRequest struct {
-	MaxReferralsPerHour   Int            `json:"max_referrals_per_hour"`
-	MaxRewardPerMonth     Int            `json:"max_reward_per_month"`
-	BlockDisposableEmails Optional[bool] `json:"block_disposable_emails"`
-	RefereeDiscountType   NullableString `json:"referee_discount_type"`
-	RefereeDiscountValue  Int            `json:"referee_discount_value"`
+	MaxReferralsPerHour        Int            `json:"max_referrals_per_hour"`
+	MaxCreatorReferralsPerHour Int            `json:"max_creator_referrals_per_hour"`
+	MaxRewardPerMonth          Int            `json:"max_reward_per_month"`
+	BlockDisposableEmails      Optional[bool] `json:"block_disposable_emails"`
+	RefereeDiscountType        NullableString `json:"referee_discount_type"`
+	RefereeDiscountValue       Int            `json:"referee_discount_value"`
 }
 
 // update returns the change of rules req asks for.
 func (req CampaignRulesRequest) update(upd *campaign.Update) {
-	if req.MaxReferralsPerHour.Set {
-		upd.MaxReferralsPerHour = &campaign.Change[int]{}
-		if v, ok := intField(req.MaxReferralsPerHour); ok {
-			upd.MaxReferralsPerHour.To = ptr(int(min(max(v, -1), campaign.MaxReferralsPerHourLimit+1)))
-		}
-	}
+	upd.MaxReferralsPerHour = perHourChange(req.MaxReferralsPerHour)
+	upd.MaxCreatorReferralsPerHour = perHourChange(req.MaxCreatorReferralsPerHour)
 	if req.MaxRewardPerMonth.Set {
 		upd.MaxRewardPerMonth = &campaign.Change[int64]{}
 		if v, ok := intField(req.MaxRewardPerMonth); ok {
@@ -92,6 +89,21 @@ func (req CampaignRulesRequest) update(upd *campaign.Update) {
 	if v, ok := intField(req.RefereeDiscountValue); ok {
 		upd.RefereeDiscountValue = &v
 	}
+}
+
+// perHourChange is the change of a velocity limit f asks for: nil when
+// absent, a cleared limit for null. A number out of range stays out of
+// range (and is refused by campaign.Rules.Validate) without overflowing
+// an int.
+func perHourChange(f Int) *campaign.Change[int] {
+	if !f.Set {
+		return nil
+	}
+	c := &campaign.Change[int]{}
+	if v, ok := intField(f); ok {
+		c.To = ptr(int(min(max(v, -1), campaign.MaxReferralsPerHourLimit+1)))
+	}
+	return c
 }
 
 func (s *Server) createCampaign(w http.ResponseWriter, r *http.Request) {
@@ -272,14 +284,15 @@ type AdminCampaign struct {
 	IsDefault     bool   `json:"is_default"`
 	AutoRegister  bool   `json:"auto_register"`
 	// The rules (issue 11): null is off.
-	MaxReferralsPerHour   *int          `json:"max_referrals_per_hour"`
-	MaxRewardPerMonth     *int64        `json:"max_reward_per_month"`
-	BlockDisposableEmails bool          `json:"block_disposable_emails"`
-	RefereeDiscountType   *string       `json:"referee_discount_type"`
-	RefereeDiscountValue  int64         `json:"referee_discount_value"`
-	Stats                 CampaignStats `json:"stats"`
-	CreatedAt             string        `json:"created_at"`
-	UpdatedAt             string        `json:"updated_at"`
+	MaxReferralsPerHour        *int          `json:"max_referrals_per_hour"`
+	MaxCreatorReferralsPerHour *int          `json:"max_creator_referrals_per_hour"`
+	MaxRewardPerMonth          *int64        `json:"max_reward_per_month"`
+	BlockDisposableEmails      bool          `json:"block_disposable_emails"`
+	RefereeDiscountType        *string       `json:"referee_discount_type"`
+	RefereeDiscountValue       int64         `json:"referee_discount_value"`
+	Stats                      CampaignStats `json:"stats"`
+	CreatedAt                  string        `json:"created_at"`
+	UpdatedAt                  string        `json:"updated_at"`
 }
 
 // CampaignStats are the stats of a campaign.
@@ -294,7 +307,8 @@ func adminCampaign(c *campaign.Campaign, st campaign.Stats) AdminCampaign {
 		ID: ids.Format(ids.Campaign, c.ID), Name: c.Name, RewardType: c.RewardType, RewardValue: c.RewardValue,
 		WarrantyDays: c.WarrantyDays, MinRedemption: c.MinRedemption, IsActive: c.IsActive, IsDefault: c.IsDefault,
 		AutoRegister:        c.AutoRegister,
-		MaxReferralsPerHour: c.MaxReferralsPerHour, MaxRewardPerMonth: c.MaxRewardPerMonth,
+		MaxReferralsPerHour: c.MaxReferralsPerHour, MaxCreatorReferralsPerHour: c.MaxCreatorReferralsPerHour,
+		MaxRewardPerMonth:     c.MaxRewardPerMonth,
 		BlockDisposableEmails: c.BlockDisposableEmails, RefereeDiscountType: nilIfEmpty(c.RefereeDiscountType),
 		RefereeDiscountValue: c.RefereeDiscountValue,
 		Stats:                CampaignStats{TotalMembers: st.TotalMembers, TotalReferrals: st.TotalReferrals, TotalRewardsPaid: st.TotalRewardsPaid},

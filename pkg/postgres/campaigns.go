@@ -20,7 +20,7 @@ type CampaignStore struct{ pool *pgxpool.Pool }
 func NewCampaignStore(pool *pgxpool.Pool) *CampaignStore { return &CampaignStore{pool: pool} }
 
 const campaignColumns = `c.merchant_id, c.id, c.name, c.reward_type, c.reward_value, c.warranty_days, c.min_redemption,
-  c.is_active, c.is_default, c.auto_register, c.max_referrals_per_hour, c.max_reward_per_month,
+  c.is_active, c.is_default, c.auto_register, c.max_referrals_per_hour, c.max_creator_referrals_per_hour, c.max_reward_per_month,
   c.block_disposable_emails, COALESCE(c.referee_discount_type, ''), c.referee_discount_value, c.created_at, c.updated_at`
 
 func scanCampaign(row pgx.Row) (*campaign.Campaign, error) {
@@ -32,8 +32,8 @@ func scanCampaign(row pgx.Row) (*campaign.Campaign, error) {
 // campaignFields are the scan targets of campaignColumns.
 func campaignFields(c *campaign.Campaign) []any {
 	return []any{&c.MerchantID, &c.ID, &c.Name, &c.RewardType, &c.RewardValue, &c.WarrantyDays,
-		&c.MinRedemption, &c.IsActive, &c.IsDefault, &c.AutoRegister, &c.MaxReferralsPerHour, &c.MaxRewardPerMonth,
-		&c.BlockDisposableEmails, &c.RefereeDiscountType, &c.RefereeDiscountValue, &c.CreatedAt, &c.UpdatedAt}
+		&c.MinRedemption, &c.IsActive, &c.IsDefault, &c.AutoRegister, &c.MaxReferralsPerHour, &c.MaxCreatorReferralsPerHour,
+		&c.MaxRewardPerMonth, &c.BlockDisposableEmails, &c.RefereeDiscountType, &c.RefereeDiscountValue, &c.CreatedAt, &c.UpdatedAt}
 }
 
 // CreateCampaign stores c. The merchant's first campaign becomes its
@@ -62,11 +62,11 @@ func (s *CampaignStore) CreateCampaign(ctx context.Context, c *campaign.Campaign
 		}
 		return tx.QueryRow(ctx, `INSERT INTO campaigns (merchant_id, id, name, reward_type, reward_value, warranty_days,
   min_redemption, is_active, is_default, auto_register, max_referrals_per_hour, max_reward_per_month,
-  block_disposable_emails, referee_discount_type, referee_discount_value)
-  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULLIF($14, ''), $15)
+  block_disposable_emails, referee_discount_type, referee_discount_value, max_creator_referrals_per_hour)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, NULLIF($14, ''), $15, $16)
   RETURNING created_at, updated_at`, c.MerchantID, c.ID, c.Name, c.RewardType, c.RewardValue, c.WarrantyDays,
 			c.MinRedemption, c.IsActive, c.IsDefault, c.AutoRegister, c.MaxReferralsPerHour, c.MaxRewardPerMonth,
-			c.BlockDisposableEmails, c.RefereeDiscountType, c.RefereeDiscountValue).Scan(&c.CreatedAt, &c.UpdatedAt)
+			c.BlockDisposableEmails, c.RefereeDiscountType, c.RefereeDiscountValue, c.MaxCreatorReferralsPerHour).Scan(&c.CreatedAt, &c.UpdatedAt)
 	})
 }
 
@@ -203,13 +203,15 @@ func (s *CampaignStore) UpdateCampaign(ctx context.Context, merchantID, id uuid.
   block_disposable_emails = COALESCE($14, c.block_disposable_emails),
   referee_discount_type = CASE WHEN $15::text IS NULL THEN c.referee_discount_type ELSE NULLIF($15, '') END,
   referee_discount_value = CASE WHEN $15 = '' THEN 0 ELSE COALESCE($16, c.referee_discount_value) END,
+  max_creator_referrals_per_hour = CASE WHEN $17 THEN $18 ELSE c.max_creator_referrals_per_hour END,
   updated_at = greatest(now(), c.updated_at + interval '1 millisecond')
 WHERE c.merchant_id = $1 AND c.id = $2
 RETURNING `+campaignColumns, merchantID, id, upd.Name, upd.RewardValue, upd.WarrantyDays, upd.MinRedemption,
 			upd.IsActive, upd.AutoRegister, upd.IsDefault,
 			upd.MaxReferralsPerHour != nil, changeTo(upd.MaxReferralsPerHour),
 			upd.MaxRewardPerMonth != nil, changeTo(upd.MaxRewardPerMonth),
-			upd.BlockDisposableEmails, upd.RefereeDiscountType, upd.RefereeDiscountValue))
+			upd.BlockDisposableEmails, upd.RefereeDiscountType, upd.RefereeDiscountValue,
+			upd.MaxCreatorReferralsPerHour != nil, changeTo(upd.MaxCreatorReferralsPerHour)))
 		if err != nil {
 			return err
 		}
@@ -254,6 +256,7 @@ func campaignChanges(before, after *campaign.Campaign) []string {
 		{"auto_register", before.AutoRegister != after.AutoRegister},
 		{"is_default", before.IsDefault != after.IsDefault},
 		{"max_referrals_per_hour", !samePtr(before.MaxReferralsPerHour, after.MaxReferralsPerHour)},
+		{"max_creator_referrals_per_hour", !samePtr(before.MaxCreatorReferralsPerHour, after.MaxCreatorReferralsPerHour)},
 		{"max_reward_per_month", !samePtr(before.MaxRewardPerMonth, after.MaxRewardPerMonth)},
 		{"block_disposable_emails", before.BlockDisposableEmails != after.BlockDisposableEmails},
 		{"referee_discount_type", before.RefereeDiscountType != after.RefereeDiscountType},

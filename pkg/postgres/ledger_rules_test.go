@@ -18,7 +18,8 @@ import (
 )
 
 // TestLedgerLoadsRules: the store's one round trip loads what the fraud
-// rules and the creator tiers read — the campaign's thresholds, the
+// rules and the creator tiers read — the campaign's thresholds (the
+// creator velocity limit among them), the
 // member's document and creator profile, the campaign's tiers and the
 // member's referrals of the last hour and the month — and a batch with
 // many sales of one member counts them one after another.
@@ -26,9 +27,12 @@ func TestLedgerLoadsRules(t *testing.T) {
 	t.Parallel()
 	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	perHour, monthCap := 3, int64(4000)
+	// m is a creator: the creator limit (3) applies to her, not the
+	// members' (1), which would have held her 2nd sale of the hour.
+	perHour, creatorPerHour, monthCap := 1, 3, int64(4000)
 	c := campaign.Campaign{Name: "Regras", RewardType: campaign.RewardPercentage, RewardValue: 5, WarrantyDays: 0, IsActive: true,
-		Rules: campaign.Rules{MaxReferralsPerHour: &perHour, MaxRewardPerMonth: &monthCap, BlockDisposableEmails: true}}
+		Rules: campaign.Rules{MaxReferralsPerHour: &perHour, MaxCreatorReferralsPerHour: &creatorPerHour, MaxRewardPerMonth: &monthCap,
+			BlockDisposableEmails: true}}
 	s := mustSeed(t, pool, c, 2)
 	m, other := s.members[0], s.members[1]
 	if _, err := pool.Exec(ctx, `UPDATE members SET document = '529.982.247-25' WHERE merchant_id = $1 AND id = $2`, s.merchant.ID, m.ID); err != nil {
@@ -59,7 +63,7 @@ VALUES ($1, $2, 0, 'Bronze', 0, 1000), ($1, $2, 1, 'Silver', 3, 1500)`, s.mercha
 	clock = now.Add(-2 * time.Hour)
 	mustApply(t, store, cmd("o1", m.ID, "o1", "a@example.com", ""))
 	// Now, one batch: the 2nd (Bronze), a self-referral by CPF, the 3rd
-	// (Silver 15 %, a tier change), the 4th: over the hour's 3 and
+	// (Silver 15 %, a tier change), the 4th: over the creator's 3 and
 	// crossing the 4000 cap (1000+1000+1500 = 3500: 500 left).
 	clock = now
 	book := mustApply(t, store,

@@ -148,14 +148,15 @@ FOR UPDATE OF w`
 	// the planner started from the (tiny) campaigns table and walked every
 	// member of the merchant, 19 ms a batch at 5,000 members.
 	// The fraud rules read the member's document and the campaign's rules;
-	// a creator profile makes the campaign's tiers apply (decision 21); an
+	// a creator profile makes the campaign's tiers and its creator velocity
+	// limit apply (decision 21, issue 20), read here at no extra trip; an
 	// erased member attributes nothing (referral.MemberErased).
 	sqlLoadMembers = `
 WITH m AS MATERIALIZED (SELECT m.* FROM ` + batchMembers + `)
 SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document, m.erased_at,
        EXISTS (SELECT 1 FROM creator_profiles p WHERE p.merchant_id = m.merchant_id AND p.member_id = m.id),
        c.reward_type, c.reward_value, c.warranty_days, c.min_redemption, c.is_active,
-       c.max_referrals_per_hour, c.max_reward_per_month, c.block_disposable_emails
+       c.max_referrals_per_hour, c.max_creator_referrals_per_hour, c.max_reward_per_month, c.block_disposable_emails
 FROM m JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id`
 	// The tiers of the creators' campaigns, in order.
 	sqlLoadTiers = `
@@ -264,7 +265,7 @@ func loadMembers(res pgx.BatchResults, book *ledger.Book) error {
 		var erasedAt *time.Time
 		if err := rows.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.Status, &m.CampaignID, &m.Document, &erasedAt, &isCreator,
 			&c.RewardType, &c.RewardValue, &c.WarrantyDays, &c.MinRedemption, &c.IsActive,
-			&c.MaxReferralsPerHour, &c.MaxRewardPerMonth, &c.BlockDisposableEmails); err != nil {
+			&c.MaxReferralsPerHour, &c.MaxCreatorReferralsPerHour, &c.MaxRewardPerMonth, &c.BlockDisposableEmails); err != nil {
 			return err
 		}
 		if erasedAt != nil {
