@@ -59,7 +59,8 @@ type campaignsData struct {
 type campaignForm struct {
 	Name, RewardType, RewardValue, WarrantyDays, MinRedemption string
 	IsActive, IsDefault, AutoRegister                          bool
-	MaxReferralsPerHour, MaxRewardPerMonth                     string
+	MaxReferralsPerHour, MaxCreatorReferralsPerHour            string
+	MaxRewardPerMonth                                          string
 	BlockDisposableEmails                                      bool
 	RefereeDiscountType, RefereeDiscountValue                  string
 }
@@ -118,7 +119,8 @@ func readCampaignForm(r *http.Request) campaignForm {
 	return campaignForm{Name: v("name"), RewardType: v("reward_type"), RewardValue: v("reward_value"),
 		WarrantyDays: v("warranty_days"), MinRedemption: v("min_redemption"), IsActive: on("is_active"),
 		IsDefault: on("is_default"), AutoRegister: on("auto_register"),
-		MaxReferralsPerHour: v("max_referrals_per_hour"), MaxRewardPerMonth: v("max_reward_per_month"),
+		MaxReferralsPerHour: v("max_referrals_per_hour"), MaxCreatorReferralsPerHour: v("max_creator_referrals_per_hour"),
+		MaxRewardPerMonth:     v("max_reward_per_month"),
 		BlockDisposableEmails: on("block_disposable_emails"),
 		RefereeDiscountType:   v("referee_discount_type"), RefereeDiscountValue: v("referee_discount_value")}
 }
@@ -162,6 +164,20 @@ func wholeNumber(field, text string) (int, error) {
 	return n, nil
 }
 
+// perHour reads a velocity limit as typed: blank clears it (no limit).
+func perHour(field, text string) (*campaign.Change[int], error) {
+	c := &campaign.Change[int]{}
+	if text == "" {
+		return c, nil
+	}
+	n, err := wholeNumber(field, text)
+	if err != nil {
+		return nil, err
+	}
+	c.To = &n
+	return c, nil
+}
+
 // toUpdate reads the form's figures as a campaign.Update, all fields set
 // (the edit form shows them all); blank thresholds clear them.
 func (f campaignForm) toUpdate(rewardType string) (campaign.Update, error) {
@@ -182,13 +198,11 @@ func (f campaignForm) toUpdate(rewardType string) (campaign.Update, error) {
 		}
 	}
 	upd.RewardValue, upd.WarrantyDays, upd.MinRedemption = &value, &days, &minRedemption
-	upd.MaxReferralsPerHour = &campaign.Change[int]{}
-	if f.MaxReferralsPerHour != "" {
-		n, err := wholeNumber("max_referrals_per_hour", f.MaxReferralsPerHour)
-		if err != nil {
-			return upd, err
-		}
-		upd.MaxReferralsPerHour.To = &n
+	if upd.MaxReferralsPerHour, err = perHour("max_referrals_per_hour", f.MaxReferralsPerHour); err != nil {
+		return upd, err
+	}
+	if upd.MaxCreatorReferralsPerHour, err = perHour("max_creator_referrals_per_hour", f.MaxCreatorReferralsPerHour); err != nil {
+		return upd, err
 	}
 	upd.MaxRewardPerMonth = &campaign.Change[int64]{}
 	if f.MaxRewardPerMonth != "" {
@@ -274,6 +288,9 @@ func formOf(lang string, cp *campaign.Campaign) campaignForm {
 		AutoRegister: cp.AutoRegister, BlockDisposableEmails: cp.BlockDisposableEmails, RefereeDiscountType: cp.RefereeDiscountType}
 	if cp.MaxReferralsPerHour != nil {
 		f.MaxReferralsPerHour = strconv.Itoa(*cp.MaxReferralsPerHour)
+	}
+	if cp.MaxCreatorReferralsPerHour != nil {
+		f.MaxCreatorReferralsPerHour = strconv.Itoa(*cp.MaxCreatorReferralsPerHour)
 	}
 	if cp.MaxRewardPerMonth != nil {
 		f.MaxRewardPerMonth = TypedReais(lang, *cp.MaxRewardPerMonth)

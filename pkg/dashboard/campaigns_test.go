@@ -33,18 +33,19 @@ func (e *env) apiJSON(method, path string, out any) int {
 }
 
 type apiCampaign struct {
-	ID                    string  `json:"id"`
-	Name                  string  `json:"name"`
-	RewardType            string  `json:"reward_type"`
-	RewardValue           int64   `json:"reward_value"`
-	WarrantyDays          int     `json:"warranty_days"`
-	MinRedemption         int64   `json:"min_redemption"`
-	IsDefault             bool    `json:"is_default"`
-	MaxReferralsPerHour   *int    `json:"max_referrals_per_hour"`
-	MaxRewardPerMonth     *int64  `json:"max_reward_per_month"`
-	BlockDisposableEmails bool    `json:"block_disposable_emails"`
-	RefereeDiscountType   *string `json:"referee_discount_type"`
-	RefereeDiscountValue  int64   `json:"referee_discount_value"`
+	ID                         string  `json:"id"`
+	Name                       string  `json:"name"`
+	RewardType                 string  `json:"reward_type"`
+	RewardValue                int64   `json:"reward_value"`
+	WarrantyDays               int     `json:"warranty_days"`
+	MinRedemption              int64   `json:"min_redemption"`
+	IsDefault                  bool    `json:"is_default"`
+	MaxReferralsPerHour        *int    `json:"max_referrals_per_hour"`
+	MaxCreatorReferralsPerHour *int    `json:"max_creator_referrals_per_hour"`
+	MaxRewardPerMonth          *int64  `json:"max_reward_per_month"`
+	BlockDisposableEmails      bool    `json:"block_disposable_emails"`
+	RefereeDiscountType        *string `json:"referee_discount_type"`
+	RefereeDiscountValue       int64   `json:"referee_discount_value"`
 }
 
 // campaignNamed reads the demo merchant's campaign name from the API.
@@ -86,7 +87,8 @@ func TestCampaignsCreateEditTiers(t *testing.T) {
 	}
 	c := e.campaignNamed("Amigos")
 	if c.RewardType != "fixed" || c.RewardValue != 1500 || c.WarrantyDays != 7 || c.MinRedemption != 2000 || c.IsDefault ||
-		c.MaxReferralsPerHour == nil || *c.MaxReferralsPerHour != campaign.DefaultMaxReferralsPerHour || !c.BlockDisposableEmails {
+		c.MaxReferralsPerHour == nil || *c.MaxReferralsPerHour != campaign.DefaultMaxReferralsPerHour || c.MaxCreatorReferralsPerHour != nil ||
+		!c.BlockDisposableEmails {
 		t.Errorf("the created campaign as the API shows it: %+v", c)
 	}
 	list := e.do(owner, http.MethodGet, "/dashboard/campaigns", nil)
@@ -109,17 +111,41 @@ func TestCampaignsCreateEditTiers(t *testing.T) {
 
 	path := "/dashboard/campaigns/" + c.ID
 	edit := url.Values{"name": {"Amigos VIP"}, "reward_type": {"percentage"}, "reward_value": {"20.50"}, "warranty_days": {"10"},
-		"min_redemption": {"0"}, "is_active": {"on"}, "max_referrals_per_hour": {"5"}, "max_reward_per_month": {"R$ 1.000,00"},
+		"min_redemption": {"0"}, "is_active": {"on"}, "max_referrals_per_hour": {"5"}, "max_creator_referrals_per_hour": {"600"},
+		"max_reward_per_month":  {"R$ 1.000,00"},
 		"referee_discount_type": {"percentage"}, "referee_discount_value": {"10"}}
 	if r := e.do(owner, http.MethodPost, path, edit); r.StatusCode != http.StatusSeeOther {
 		t.Fatalf("edit: %d: %s", r.StatusCode, r.body)
 	}
 	c = e.campaignNamed("Amigos VIP")
 	if c.RewardType != "fixed" || c.RewardValue != 2050 || c.WarrantyDays != 10 || *c.MaxReferralsPerHour != 5 ||
+		c.MaxCreatorReferralsPerHour == nil || *c.MaxCreatorReferralsPerHour != 600 ||
 		c.MaxRewardPerMonth == nil || *c.MaxRewardPerMonth != 100000 || c.BlockDisposableEmails ||
 		c.RefereeDiscountType == nil || *c.RefereeDiscountType != "percentage" || c.RefereeDiscountValue != 10 {
 		t.Errorf("the edited campaign as the API shows it: %+v", c)
 	}
+	page := e.do(owner, http.MethodGet, path, nil)
+	for _, want := range []string{`name="max_creator_referrals_per_hour" inputmode="numeric" value="600"`,
+		"It does not apply to creators.", "Blank, the default: none of a creator&#39;s sales is held"} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the edit page does not show %q", want)
+		}
+	}
+	// Blank takes the creator limit off again.
+	edit.Set("max_creator_referrals_per_hour", "")
+	if r := e.do(owner, http.MethodPost, path, edit); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("edit: %d: %s", r.StatusCode, r.body)
+	}
+	if c = e.campaignNamed("Amigos VIP"); c.MaxCreatorReferralsPerHour != nil || *c.MaxReferralsPerHour != 5 {
+		t.Errorf("a blank creator limit: the API shows max_creator_referrals_per_hour %v, max_referrals_per_hour %v; want null, 5",
+			c.MaxCreatorReferralsPerHour, *c.MaxReferralsPerHour)
+	}
+	edit.Set("max_creator_referrals_per_hour", "0")
+	if r := e.do(owner, http.MethodPost, path, edit); r.StatusCode != http.StatusUnprocessableEntity ||
+		!strings.Contains(r.body, `role="alert"`) || !strings.Contains(r.body, "max_creator_referrals_per_hour") {
+		t.Errorf("a creator limit of 0: %d, want 422 naming the field", r.StatusCode)
+	}
+	edit.Set("max_creator_referrals_per_hour", "")
 	edit.Set("max_referrals_per_hour", "")
 	edit.Set("referee_discount_value", "101")
 	if r := e.do(owner, http.MethodPost, path, edit); r.StatusCode != http.StatusUnprocessableEntity ||
@@ -157,7 +183,7 @@ func TestCampaignsCreateEditTiers(t *testing.T) {
 	if len(got.Data.Tiers) != 3 || got.Data.Tiers[1].Name != "Silver" || got.Data.Tiers[1].CommissionPercent != 15.5 || got.Data.Tiers[2].MinSales != 10 {
 		t.Errorf("tiers as the API shows them: %+v", got.Data.Tiers)
 	}
-	page := e.do(owner, http.MethodGet, path, nil)
+	page = e.do(owner, http.MethodGet, path, nil)
 	if !strings.Contains(page.body, `value="Gold"`) || !strings.Contains(page.body, `value="15.5"`) || !strings.Contains(page.body, "The tiers were saved.") {
 		t.Errorf("the campaign page does not show the saved tiers")
 	}

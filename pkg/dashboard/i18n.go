@@ -908,6 +908,13 @@ var catalogue = map[string]map[string]string{
 		"empty.member_redemptions":    "The member redeems released rewards through your store.",
 		"empty.member_wallet":         "The member's first credited sale starts the wallet.",
 		"empty.creator_sales":         "Sales with the creator's coupon or link count here.",
+		// creator velocity
+		"campaigns.max_referrals_hint":                        "A member's referrals beyond this many in an hour are held for your review (too many referrals in an hour). It does not apply to creators. Blank: no limit.",
+		"campaigns.max_creator_referrals_per_hour":            "Max referrals per hour of a creator",
+		"campaigns.max_creator_referrals_hint":                "The same limit for members with a creator profile, who sell to an audience. Blank, the default: none of a creator's sales is held, however many she makes in an hour.",
+		"field.max_creator_referrals_per_hour":                "Max referrals per hour of a creator",
+		"problem.format.max_creator_referrals_per_hour":       "{field}: a whole number.",
+		"problem.out_of_range.max_creator_referrals_per_hour": "{field}: from 1 to {limit}, or blank for no limit.",
 	},
 	Portuguese: {
 		// ---- Members and Creators (members.go, creators.go) ----
@@ -1765,5 +1772,12 @@ var catalogue = map[string]map[string]string{
 		"empty.member_redemptions":    "O membro resgata as recompensas liberadas pela sua loja.",
 		"empty.member_wallet":         "A primeira venda creditada do membro abre a carteira.",
 		"empty.creator_sales":         "As vendas com o cupom ou link do criador contam aqui.",
+		// creator velocity
+		"campaigns.max_referrals_hint":                        "As indicações de um membro além desse número em uma hora ficam retidas para a sua revisão (indicações demais em uma hora). Não vale para criadores. Em branco: sem limite.",
+		"campaigns.max_creator_referrals_per_hour":            "Máximo de indicações por hora de um criador",
+		"campaigns.max_creator_referrals_hint":                "O mesmo limite para membros com perfil de criador, que vendem para um público. Em branco, o padrão: nenhuma venda de um criador fica retida, por mais que ele venda em uma hora.",
+		"field.max_creator_referrals_per_hour":                "Máximo de indicações por hora de um criador",
+		"problem.format.max_creator_referrals_per_hour":       "{field}: um número inteiro.",
+		"problem.out_of_range.max_creator_referrals_per_hour": "{field}: de 1 a {limit}, ou em branco para não limitar.",
 	},
 }
