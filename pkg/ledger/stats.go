@@ -37,15 +37,18 @@ type MemberStats struct {
 	// any status (a self-referral and a refund before its sale count too),
 	// oldest first: at most RecentKept, none older than an hour.
 	Recent []time.Time
-	// LastHour is the member's referrals created in the last hour.
+	// LastHour is the member's referrals created in the last hour; when
+	// Recent is full within the hour, exact only if the velocity limit
+	// that applies to the member is above RecentKept (the store counts
+	// them then), else at least RecentKept, which decides any lower limit.
 	LastHour int
 }
 
 // Roll brings loaded stats to now: the month's counts start again in a
 // new month, and Recent keeps the last hour only. hourCount is the store's
 // count of the last hour's referrals, needed only when Recent was full
-// within the hour (nil otherwise): it then holds no more than RecentKept
-// of them.
+// within the hour and the member's velocity limit is above RecentKept (nil
+// otherwise): Recent then holds no more than RecentKept of them.
 func (st *MemberStats) Roll(now time.Time, hourCount *int) {
 	if month := creator.MonthStart(now); !st.Month.Equal(month) {
 		st.Month, st.MonthSales, st.MonthReward = month, 0, 0

@@ -233,3 +233,67 @@ WHERE merchant_id = $1 AND id = $2`, s.merchant.ID, s.campaign.ID, hundred); err
 	}
 	check("past the times kept")
 }
+
+// TestLedgerCreatorVelocity: past the RecentKept referral times a wallet
+// keeps, the store counts the hour's referrals only for a velocity limit
+// above them. A creator the campaign leaves without a limit is never held
+// and costs no count, though the members' limit is 20; once the campaign
+// sets her one, her sale over it is held, counted past the kept times.
+func TestLedgerCreatorVelocity(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	c := campaign.Campaign{Name: "Criadores", RewardType: campaign.RewardFixed, RewardValue: 1000, WarrantyDays: 7, IsActive: true,
+		Rules: campaign.DefaultRules()}
+	s := mustSeed(t, pool, c, 1)
+	ana := s.members[0]
+	if _, err := pool.Exec(ctx, `INSERT INTO creator_profiles (merchant_id, member_id, display_name, token_hash, token_enc)
+VALUES ($1, $2, 'Ana', $3, '\x00')`, s.merchant.ID, ana.ID, creator.HashToken(creator.NewToken())); err != nil {
+		t.Fatal(err)
+	}
+	clock := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	store := postgres.NewLedgerStore(pool, func() time.Time { return clock })
+	n := 0
+	sell := func(count int) *ledger.Book {
+		t.Helper()
+		var cmds []ledger.Command
+		for range count {
+			n++
+			id := "c" + strconv.Itoa(n)
+			cmds = append(cmds, ledger.Command{ID: id, Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: ana.ID,
+				IssuedAt: clock, Sale: sale(id, 10000, "buyer"+strconv.Itoa(n)+"@example.com", clock)})
+		}
+		clock = clock.Add(time.Minute)
+		return mustApply(t, store, cmds...)
+	}
+	heldFrom := func(book *ledger.Book) int {
+		for i, r := range book.NewReferrals {
+			if r.ReviewRequired {
+				return i
+			}
+		}
+		return -1
+	}
+
+	sell(70)
+	book := sell(40)
+	if i := heldFrom(book); i >= 0 {
+		t.Fatalf("creator without a limit: sale %d of the hour held for %v", 71+i, book.NewReferrals[i].ReviewReasons)
+	}
+	if got := book.Stats[ledger.ScopedID{MerchantID: s.merchant.ID, ID: ana.ID}].LastHour; got != ledger.RecentKept+40 {
+		t.Errorf("creator without a limit: the hour's count is %d, want the kept %d and the batch's 40 (the store counted the hour)",
+			got, ledger.RecentKept)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE campaigns SET max_creator_referrals_per_hour = 150 WHERE merchant_id = $1 AND id = $2`,
+		s.merchant.ID, s.campaign.ID); err != nil {
+		t.Fatal(err)
+	}
+	book = sell(42)
+	if i := heldFrom(book); i != 40 || !slices.Equal(book.NewReferrals[41].ReviewReasons, []string{fraud.ReasonVelocity}) {
+		t.Errorf("creator limit 150 after 110 sales of the hour: held from the batch's sale %d (reasons %v), want its 41st, the 151st, for velocity",
+			i+1, book.NewReferrals[len(book.NewReferrals)-1].ReviewReasons)
+	}
+	if err := postgres.CheckLedger(ctx, pool); err != nil {
+		t.Fatal(err)
+	}
+}
