@@ -16,7 +16,7 @@ import (
 )
 
 var campaignKeys = []string{"id", "name", "reward_type", "reward_value", "warranty_days", "min_redemption",
-	"is_active", "is_default", "auto_register", "max_referrals_per_hour", "max_reward_per_month",
+	"is_active", "is_default", "auto_register", "max_referrals_per_hour", "max_creator_referrals_per_hour", "max_reward_per_month",
 	"block_disposable_emails", "referee_discount_type", "referee_discount_value", "stats", "created_at", "updated_at"}
 
 func TestCreateCampaign(t *testing.T) {
