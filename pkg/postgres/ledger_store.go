@@ -31,28 +31,26 @@ func NewLedgerStore(pool *pgxpool.Pool, now func() time.Time) *LedgerStore {
 	return &LedgerStore{pool: pool, now: now}
 }
 
-// ApplyBatch applies cmds in order in one transaction: it locks the wallets
-// of every member involved (in a stable order, so concurrent batches cannot
-// deadlock), loads what the commands read, applies them, and writes every
-// change and outbox event with one statement per table. A command already
-// recorded in processed_commands is skipped, so the batch is safe to repeat.
-// It returns the book, whose Events the caller relays after the commit.
+// ApplyBatch applies cmds in one transaction (ledger.ApplyBatch: load,
+// apply, write, with one statement per table).
 func (s *LedgerStore) ApplyBatch(ctx context.Context, cmds []ledger.Command) (*ledger.Book, error) {
-	var book *ledger.Book
-	err := InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		book = ledger.NewBook(s.now)
-		if err := s.load(ctx, tx, book, cmds); err != nil {
-			return err
-		}
-		for _, c := range cmds {
-			book.Apply(c)
-		}
-		return s.write(ctx, tx, book)
-	})
-	if err != nil {
-		return nil, err
-	}
-	return book, nil
+	return ledger.ApplyBatch(ctx, s, cmds)
+}
+
+// Now is the clock of the ledger's timestamps.
+func (s *LedgerStore) Now() time.Time { return s.now() }
+
+// InTx runs fn in one transaction.
+func (s *LedgerStore) InTx(ctx context.Context, fn func(ledger.Tx) error) error {
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(ledgerTx{tx: tx, now: s.now}) })
+}
+
+var _ ledger.Transactor = (*LedgerStore)(nil)
+
+// ledgerTx is a transaction of the ledger (ledger.Tx).
+type ledgerTx struct {
+	tx  pgx.Tx
+	now func() time.Time
 }
 
 type keyLists struct {
@@ -204,23 +202,23 @@ WHERE (r.merchant_id, r.id) IN (SELECT * FROM unnest($1::uuid[], $2::uuid[]))
 FOR UPDATE OF r`
 )
 
-// load runs every read of the batch in one pipelined round trip. The
+// Load runs every read of the batch in one pipelined round trip. The
 // server executes them in order inside the transaction: the wallet rows are
 // created and locked first, which serialises every batch that touches a
 // member, so the processed-command check after them sees any concurrent
 // commit.
-func (s *LedgerStore) load(ctx context.Context, tx pgx.Tx, book *ledger.Book, cmds []ledger.Command) error {
+func (t ledgerTx) Load(ctx context.Context, book *ledger.Book, cmds []ledger.Command) error {
 	k := collectKeys(cmds)
 	b := &pgx.Batch{}
 	b.Queue(sqlEnsureWallets, k.merchants, k.members)
-	now := s.now()
+	now := t.now()
 	b.Queue(sqlLockWallets, k.merchants, k.members, ledger.RecentKept, ledger.HourStart(now))
 	b.Queue(sqlLoadMembers, k.merchants, k.members)
 	b.Queue(sqlLoadTiers, k.merchants, k.members)
 	b.Queue(sqlLoadProcessed, k.cmdMerchants, k.cmdIDs)
 	b.Queue(sqlLoadReferrals, k.orderMerchants, k.orderSources, k.orderIDs, k.refMerchants, k.referralIDs)
 	b.Queue(sqlLoadRedemptions, k.redMerchants, k.redemptions)
-	res := tx.SendBatch(ctx, b)
+	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
 	if _, err := res.Exec(); err != nil {
 		return fmt.Errorf("ensure wallets: %w", err)
@@ -351,7 +349,9 @@ func loadReferrals(res pgx.BatchResults, book *ledger.Book) error {
 }
 
 // write queues one statement per table, all sent in one round trip.
-func (s *LedgerStore) write(ctx context.Context, tx pgx.Tx, book *ledger.Book) error {
+// Write writes every change and outbox record of the book, one
+// statement per table, in one round trip.
+func (t ledgerTx) Write(ctx context.Context, book *ledger.Book) error {
 	if book.Empty() {
 		return nil
 	}
@@ -363,12 +363,12 @@ func (s *LedgerStore) write(ctx context.Context, tx pgx.Tx, book *ledger.Book) e
 	queueReferrals(b, book)
 	queueTransactions(b, book)
 	queueEntries(b, book)
-	queueWallets(b, book, s.now())
+	queueWallets(b, book, t.now())
 	if err := queueRedemptions(b, book); err != nil {
 		return err
 	}
 	queueOutbox(b, book.Records)
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write ledger batch: %w", err)
 	}
 	return nil
