@@ -215,7 +215,12 @@ func TestEveryPageInPortuguese(t *testing.T) {
 			"Valor da recompensa: uma recompensa fixa é de no máximo R$ 10.000.000,00.", "Reward value: a fixed reward is at most R$10,000,000.00."},
 		{post(tiers, "name_0", "Bronze", "min_sales_0", "0", "percent_0", "10", "name_1", "Bronze", "min_sales_1", "5", "percent_1", "12"),
 			"Nome da faixa (linha 2): o mesmo nome aparece duas vezes.", "Tier name (row 2): the same name is used twice."},
-		{get("/dashboard/referrals?from=yesterday"), "De: uma data no formato AAAA-MM-DD.", "From: a date as YYYY-MM-DD."},
+		{get("/dashboard/referrals?from=yesterday"), "De: uma data no formato dd/mm/aaaa.", "From: a date as mm/dd/yyyy."},
+		// Date fields show and take the day in the page's language.
+		{get("/dashboard/referrals?from=2026-11-27"), `id="filter-from" name="from" type="text" inputmode="numeric" autocomplete="off" placeholder="dd/mm/aaaa" value="27/11/2026"`,
+			`id="filter-from" name="from" type="text" inputmode="numeric" autocomplete="off" placeholder="mm/dd/yyyy" value="11/27/2026"`},
+		{get("/dashboard/referrals?from=27/11/2026"), `value="27/11/2026"`, "From: a date as mm/dd/yyyy."},
+		{get("/dashboard/redemptions?to=11/27/2026"), "Até: uma data no formato dd/mm/aaaa.", `value="11/27/2026"`},
 		{get("/dashboard/members?q=" + strings.Repeat("a", 300)), "Busca: no máximo 255 caracteres.", "Search: at most 255 characters."},
 		{get("/dashboard/members"), "Todos <span class=\"count\">1.300</span>", "All <span class=\"count\">1,300</span>"},
 	} {

@@ -71,12 +71,14 @@ type views struct {
 
 // placeholderFuncs declares the functions render binds per request.
 var placeholderFuncs = template.FuncMap{
-	"t":       func(string) string { return "" },
-	"money":   func(int64) string { return "" },
-	"date":    func(time.Time) string { return "" },
-	"asset":   func(string) string { return "" },
-	"count":   func(any) string { return "" },
-	"decimal": func(float64) string { return "" },
+	"t":              func(string) string { return "" },
+	"money":          func(int64) string { return "" },
+	"date":           func(time.Time) string { return "" },
+	"asset":          func(string) string { return "" },
+	"count":          func(any) string { return "" },
+	"dayField":       func(string) string { return "" },
+	"dayPlaceholder": func() string { return "" },
+	"decimal":        func(float64) string { return "" },
 }
 
 func parseViews() (*views, error) {
@@ -126,12 +128,14 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 		return
 	}
 	t := template.Must(tpl.Clone()).Funcs(template.FuncMap{
-		"t":       func(key string) string { return translate(c.Lang, key) },
-		"money":   func(cents int64) string { return Money(c.Lang, cents) },
-		"date":    func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
-		"asset":   func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
-		"count":   func(n any) string { return Count(c.Lang, n) },
-		"decimal": func(f float64) string { return FormatDecimal(c.Lang, f) },
+		"t":              func(key string) string { return translate(c.Lang, key) },
+		"money":          func(cents int64) string { return Money(c.Lang, cents) },
+		"date":           func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
+		"asset":          func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
+		"count":          func(n any) string { return Count(c.Lang, n) },
+		"dayField":       func(iso string) string { return dayField(c.Lang, iso) },
+		"dayPlaceholder": func() string { return dayPlaceholder(c.Lang) },
+		"decimal":        func(f float64) string { return FormatDecimal(c.Lang, f) },
 	})
 	v := view{Ctx: c, Page: p, Path: r.URL.Path, RequestID: w.Header().Get(accesslog.RequestIDHeader)}
 	if c.User != nil {

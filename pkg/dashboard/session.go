@@ -65,6 +65,7 @@ func (d *Dashboard) public(pattern string, h handler) {
 func (d *Dashboard) page(pattern string, h handler) {
 	d.routes.HandleFunc(pattern, func(w http.ResponseWriter, r *http.Request) {
 		if c := d.signedIn(w, r); c != nil {
+			typedDays(r, c.Lang)
 			h(w, d.actingAs(r, c.User), c)
 		}
 	})
