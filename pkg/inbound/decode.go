@@ -64,6 +64,13 @@ func (o object) stringAt(path ...string) string {
 	return s
 }
 
+// isObject reports whether raw starts as a JSON object (a decoding into a
+// struct also takes null).
+func isObject(raw []byte) bool {
+	trimmed := bytes.TrimLeft(raw, " \t\r\n")
+	return len(trimmed) > 0 && trimmed[0] == '{'
+}
+
 // decodeBody decodes the JSON object raw into v and describes a failure as
 // Unprocessable, naming the field when the decoder knows it.
 func decodeBody(raw []byte, v any) error {

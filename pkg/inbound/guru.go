@@ -42,6 +42,29 @@ func Guru() Adapter { return guru{} }
 func (guru) Provider() string { return ProviderGuru }
 
 func (guru) Handle(raw []byte, _ http.Header, creds Credentials) (Outcome, error) {
+	// One pass: a body that decodes whole is authenticated and routed from
+	// the same decoding. Any other body takes the careful path below, which
+	// authenticates before it says what is wrong with the shape.
+	var whole struct {
+		APIToken    string `json:"api_token"`
+		WebhookType string `json:"webhook_type"`
+		Status      string `json:"status"`
+		guruBody
+	}
+	if isObject(raw) && decode(raw, &whole) == nil {
+		if err := checkGuruToken(whole.APIToken, creds.GuruAccountToken); err != nil {
+			return Outcome{}, notAuthenticated(err)
+		}
+		kind, name, ignored := guruRoute(whole.WebhookType, whole.Status)
+		if kind == "" {
+			return ignored, nil
+		}
+		ev, err := whole.event(kind, name)
+		if err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Event: ev}, nil
+	}
 	obj, err := parseObject(raw)
 	if err != nil {
 		return Outcome{}, notAuthenticated(err)
