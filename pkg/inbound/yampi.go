@@ -68,6 +68,21 @@ func (yampi) Handle(raw []byte, header http.Header, creds Credentials) (Outcome,
 	if err := checkYampiSignature(raw, header.Get(YampiSignatureHeader), creds.YampiWebhookSecret); err != nil {
 		return Outcome{}, notAuthenticated(err)
 	}
+	// One pass: a body that decodes whole is routed and read from the same
+	// decoding; any other body takes the careful path below, which routes
+	// before it says what is wrong with the shape.
+	var whole yampiBody
+	if isObject(raw) && decode(raw, &whole) == nil {
+		kind, ignored := yampiRoute(whole.Event, whole.Resource.Status.V.Data.V.Alias)
+		if kind == "" {
+			return ignored, nil
+		}
+		ev, err := whole.event(kind, slug(whole.Event))
+		if err != nil {
+			return Outcome{}, err
+		}
+		return Outcome{Event: ev}, nil
+	}
 	obj, err := parseObject(raw)
 	if err != nil {
 		return Outcome{}, err
@@ -128,8 +143,14 @@ func yampiRoute(event, alias string) (Kind, Outcome) {
 
 // yampiBody is the part of a Yampi order webhook that is mapped.
 type yampiBody struct {
+	Event    string `json:"event"`
 	Time     string `json:"time"`
 	Resource struct {
+		Status maybe[struct {
+			Data maybe[struct {
+				Alias string `json:"alias"`
+			}] `json:"data"`
+		}] `json:"status"`
 		ID         text        `json:"id"`
 		ValueTotal json.Number `json:"value_total"`
 		Customer   maybe[struct {
