@@ -2,19 +2,20 @@
 // real PostgreSQL, Redis and the embedded broker over TCP; platforms are
 // played by the test itself.
 //
-// This file holds the stack and every helper the tests share (tenants,
-// platforms, webhook receivers, the platforms' bodies from
-// pkg/inbound/testdata); each other file is one behaviour.
+// This file holds the stack, its tenants and the helpers the tests share;
+// platforms_test.go plays the platforms (their webhooks, from the bodies of
+// pkg/inbound/testdata, and their APIs) and receivers_test.go the
+// merchants' webhook receivers; checker_test.go sends the probes of the
+// contract tests. A file named after a fake or a harness
+// (coupon_shop_test.go, bounds_run_test.go, reconcile_hotmart_kiwify_test.go)
+// holds what the tests of a few behaviours share; each other file is one
+// behaviour.
 package e2e
 
 import (
 	"bytes"
 	"context"
-	"crypto/hmac"
-	"crypto/sha256"
-	"encoding/base64"
 	"encoding/json"
-	"encoding/pem"
 	"errors"
 	"fmt"
 	"io"
@@ -22,17 +23,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
-	"os"
-	"path/filepath"
-	"slices"
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/google/uuid"
 	"go.uber.org/zap"
 	"go.uber.org/zap/zapcore"
 	"go.uber.org/zap/zaptest"
@@ -40,16 +36,13 @@ import (
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
-	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
-	"github.com/convida/convida/pkg/webhook"
 )
 
 // stack is a running Convida: ingest (and API) over loopback TCP, ledger,
@@ -239,91 +232,6 @@ func startWithAna(t testing.TB, opt stackOptions, reward int64) (*stack, *tenant
 	return s, tn, s.newMember(tn, "ana@example.com", "Ana Souza")
 }
 
-// The platforms' bodies are pkg/inbound's fixtures, read from there so that
-// the adapters and the whole pipeline are tested on the same bytes.
-const (
-	guruApproved  = "guru/transaction-approved.json"
-	guruRefunded  = "guru/transaction-refunded.json"
-	yampiPaid     = "yampi/order-paid.json"
-	yampiRefunded = "yampi/order-status-updated-refunded.json"
-	hotmartPaid   = "hotmart/purchase-approved.json"
-	kiwifyPaid    = "kiwify/order-approved.json"
-)
-
-// fixture returns a body of pkg/inbound/testdata with JSON fields replaced
-// by path ("payment.coupon.coupon_code" → value).
-func fixture(t testing.TB, name string, set map[string]any) []byte {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("..", "inbound", "testdata", filepath.FromSlash(name)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	var doc map[string]any
-	if err := json.Unmarshal(raw, &doc); err != nil {
-		t.Fatal(err)
-	}
-	for path, v := range paidNow(name, time.Now()) {
-		setPath(doc, path, v, true)
-	}
-	for path, v := range set {
-		setPath(doc, path, v, false)
-	}
-	out, _ := json.Marshal(doc)
-	return out
-}
-
-// paidNow dates a fixture's sale now, as a platform would: the warranty
-// runs from the payment's time, so a fixture keeping the day it was
-// written would be past its warranty a week later, and the scheduler of a
-// test would release it. A test that needs another time sets it.
-func paidNow(name string, now time.Time) map[string]any {
-	sp := now.In(saoPaulo)
-	switch strings.SplitN(name, "/", 2)[0] {
-	case "guru":
-		at := now.UTC().Format(time.RFC3339)
-		return map[string]any{"dates.ordered_at": at, "dates.confirmed_at": at}
-	case "yampi":
-		return map[string]any{"time": sp.Format("2006-01-02 15:04:05"), "resource.created_at.date": sp.Format("2006-01-02 15:04:05.000000")}
-	case "hotmart":
-		return map[string]any{"data.purchase.approved_date": now.UnixMilli(), "data.purchase.order_date": now.UnixMilli()}
-	case "kiwify":
-		return map[string]any{"approved_date": sp.Format("2006-01-02 15:04"), "created_at": sp.Format("2006-01-02 15:04")}
-	}
-	return nil
-}
-
-// saoPaulo is the platforms' local time (Yampi's and Kiwify's dates carry
-// no zone); Brazil has had no daylight saving time since 2019.
-var saoPaulo = time.FixedZone("America/Sao_Paulo", -3*60*60)
-
-// setPath sets the dotted path of doc to v; onlyPresent leaves a path
-// whose field the fixture does not have (or has null) alone.
-func setPath(doc map[string]any, path string, v any, onlyPresent bool) {
-	parts := strings.Split(path, ".")
-	node := doc
-	for _, p := range parts[:len(parts)-1] {
-		next, ok := node[p].(map[string]any)
-		if !ok && onlyPresent {
-			return
-		}
-		node = next
-	}
-	last := parts[len(parts)-1]
-	if cur, ok := node[last]; onlyPresent && (!ok || cur == nil) {
-		return
-	}
-	node[last] = v
-}
-
-func guruSale(t testing.TB, tn *tenant, orderID, coupon string, total float64, status string) []byte {
-	file := guruApproved
-	if status != "approved" {
-		file = guruRefunded
-	}
-	return fixture(t, file, map[string]any{"api_token": tn.guruToken, "id": orderID, "status": status,
-		"payment.coupon.coupon_code": coupon, "payment.total": total})
-}
-
 type response struct {
 	Status int
 	Body   []byte
@@ -358,51 +266,6 @@ func do(t testing.TB, method, url string, body []byte, header map[string]string)
 		t.Errorf("%s %s answered %d: %s", method, url, res.StatusCode, b)
 	}
 	return response{Status: res.StatusCode, Body: b, Header: res.Header}
-}
-
-func (s *stack) postGuru(tn *tenant, body []byte) response {
-	return do(s.t, http.MethodPost, s.ingestURL+"/api/webhooks/guru/"+tn.merchant.ID.String(), body,
-		map[string]string{"Content-Type": "application/json"})
-}
-
-func yampiSign(secret string, body []byte) string {
-	mac := hmac.New(sha256.New, []byte(secret))
-	mac.Write(body)
-	return base64.StdEncoding.EncodeToString(mac.Sum(nil))
-}
-
-func (s *stack) postYampi(tn *tenant, body []byte, signature string) response {
-	if signature == "" {
-		signature = yampiSign(tn.yampiSecret, body)
-	}
-	return do(s.t, http.MethodPost, s.ingestURL+"/api/webhooks/yampi/"+tn.merchant.ID.String(), body,
-		map[string]string{"Content-Type": "application/json", "X-Yampi-Hmac-SHA256": signature})
-}
-
-// hotmartHeader is the header of a Hotmart delivery carrying hottok.
-func hotmartHeader(hottok string) map[string]string {
-	return map[string]string{"Content-Type": "application/json", "X-HOTMART-HOTTOK": hottok}
-}
-
-func (s *stack) postHotmart(tn *tenant, body []byte, hottok string) response {
-	return do(s.t, http.MethodPost, s.ingestURL+"/api/webhooks/hotmart/"+tn.merchant.ID.String(), body, hotmartHeader(hottok))
-}
-
-// kiwifySign is Kiwify's signature of body: hex(HMAC-SHA1(body, token)).
-func kiwifySign(token string, body []byte) string { return inbound.KiwifySignature(body, token) }
-
-// kiwifyPath is the path of tn's Kiwify webhooks with signature in the
-// query (none when empty).
-func kiwifyPath(tn *tenant, signature string) string {
-	path := "/api/webhooks/kiwify/" + tn.merchant.ID.String()
-	if signature != "" {
-		path += "?signature=" + url.QueryEscape(signature)
-	}
-	return path
-}
-
-func (s *stack) postKiwify(tn *tenant, body []byte, signature string) response {
-	return do(s.t, http.MethodPost, s.ingestURL+kiwifyPath(tn, signature), body, map[string]string{"Content-Type": "application/json"})
 }
 
 // api calls the API with the tenant's key and decodes the JSON answer.
@@ -473,68 +336,6 @@ func (s *stack) waitBalance(tn *tenant, email string, want wallet) {
 	s.t.Fatalf("balance = %+v, want %+v", got, want)
 }
 
-func yampiOrder(t testing.TB, file string, orderID int, coupon string, total float64) []byte {
-	return fixture(t, file, map[string]any{"resource.id": orderID, "resource.promocode.data.code": coupon,
-		"resource.value_total": total})
-}
-
-// platform is a local HTTP server playing Guru and Yampi; fail decides the
-// status of each platform call (0 = success); respond, when set, answers
-// the calls fail lets through (a coupon shop: coupon_test.go). Set both
-// before the calls.
-type platform struct {
-	srv      *httptest.Server
-	mu       sync.Mutex
-	requests []string // "METHOD path[?query] auth body"
-	fail     func(n int64, path string) int
-	respond  func(r *http.Request, body []byte) (status int, answer string)
-	delay    time.Duration // answer this late (set before the calls)
-	calls    atomic.Int64
-}
-
-func newPlatform(t *testing.T) *platform {
-	p := &platform{}
-	p.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		body, _ := io.ReadAll(r.Body)
-		auth := r.Header.Get("Authorization") + r.Header.Get("User-Token") + "/" + r.Header.Get("User-Secret-Key")
-		p.mu.Lock()
-		target := r.URL.Path
-		if r.URL.RawQuery != "" {
-			target += "?" + r.URL.RawQuery
-		}
-		p.requests = append(p.requests, fmt.Sprintf("%s %s %s %s", r.Method, target, auth, body))
-		p.mu.Unlock()
-		time.Sleep(p.delay)
-		if p.fail != nil {
-			if code := p.fail(p.calls.Add(1), r.URL.Path); code != 0 {
-				w.WriteHeader(code)
-				_, _ = w.Write([]byte(`{"message":"refused by the test platform"}`))
-				return
-			}
-		}
-		w.Header().Set("Content-Type", "application/json")
-		if p.respond != nil {
-			status, answer := p.respond(r, body)
-			w.WriteHeader(status)
-			_, _ = w.Write([]byte(answer))
-			return
-		}
-		if r.Method == http.MethodGet {
-			_, _ = w.Write([]byte(`{"id":"sub_1","charged_times":3}`))
-			return
-		}
-		_, _ = w.Write([]byte(`{"data":{"id":1}}`))
-	}))
-	t.Cleanup(p.srv.Close)
-	return p
-}
-
-func (p *platform) seen() []string {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return append([]string(nil), p.requests...)
-}
-
 // richMember returns a member of a fresh tenant with `available` cents
 // available: one sale credited through the ingest and approved by hand
 // through the API. The tenant's Guru and Yampi API calls go to guru and
@@ -577,130 +378,4 @@ func startRedeemStack(t *testing.T) *stack {
 
 func ex(op string, status int) openapitest.Exercise {
 	return openapitest.Exercise{Operation: op, Status: status}
-}
-
-// receiver is a merchant's HTTPS webhook endpoint played by the test. It
-// checks both signatures of every request and keeps what it received.
-type receiver struct {
-	t      testing.TB
-	srv    *httptest.Server
-	secret atomic.Value // string: the endpoint's secret, known after creation
-	answer func(n int64, r *http.Request) int
-	calls  atomic.Int64
-
-	mu  sync.Mutex
-	got []received
-}
-
-type received struct {
-	id, typ    string
-	delivery   string
-	at         time.Time
-	createdAt  time.Time
-	data       map[string]any
-	validSigs  bool
-	sigProblem string
-}
-
-func newReceiver(t testing.TB, answer func(n int64, r *http.Request) int) *receiver {
-	rc := &receiver{t: t, answer: answer}
-	rc.srv = httptest.NewTLSServer(http.HandlerFunc(rc.serve))
-	t.Cleanup(rc.srv.Close)
-	return rc
-}
-
-func (rc *receiver) serve(w http.ResponseWriter, r *http.Request) {
-	n := rc.calls.Add(1)
-	body, _ := io.ReadAll(r.Body)
-	if rc.answer != nil {
-		if code := rc.answer(n, r); code != 200 {
-			w.WriteHeader(code)
-			return
-		}
-	}
-	var env struct {
-		ID        string         `json:"id"`
-		Type      string         `json:"type"`
-		CreatedAt time.Time      `json:"created_at"`
-		Data      map[string]any `json:"data"`
-	}
-	_ = json.Unmarshal(body, &env)
-	got := received{id: env.ID, typ: env.Type, delivery: r.Header.Get("X-Service-Delivery"), at: time.Now(),
-		createdAt: env.CreatedAt, data: env.Data}
-	secret, _ := rc.secret.Load().(string)
-	switch {
-	case secret == "":
-		got.sigProblem = "secret not known yet"
-	case !webhook.VerifyServiceSignature(secret, body, r.Header.Get("X-Service-Signature")):
-		got.sigProblem = "X-Service-Signature does not verify"
-	case webhook.VerifyStandard(secret, r.Header, body, 5*time.Minute, time.Now()) != nil:
-		got.sigProblem = "webhook-signature does not verify"
-	case r.Header.Get("webhook-id") != env.ID || r.Header.Get("X-Service-Event") != env.Type:
-		got.sigProblem = "webhook-id or X-Service-Event differ from the body"
-	default:
-		got.validSigs = true
-	}
-	rc.mu.Lock()
-	rc.got = append(rc.got, got)
-	rc.mu.Unlock()
-	w.WriteHeader(http.StatusOK)
-}
-
-func (rc *receiver) received() []received {
-	rc.mu.Lock()
-	defer rc.mu.Unlock()
-	return slices.Clone(rc.got)
-}
-
-// caFile writes the certificate of httptest's TLS servers (one for all of
-// them) to a PEM file for WEBHOOK_CA_FILE.
-func caFile(t testing.TB) string {
-	srv := httptest.NewTLSServer(http.NotFoundHandler())
-	defer srv.Close()
-	path := filepath.Join(t.TempDir(), "ca.pem")
-	pemBytes := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: srv.Certificate().Raw})
-	if err := os.WriteFile(path, pemBytes, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
-
-// webhookEnv is the configuration of a stack whose receivers are local.
-func webhookEnv(t testing.TB, extra map[string]string) map[string]string {
-	env := map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true", "WEBHOOK_CA_FILE": caFile(t),
-		"SCHEDULER_INTERVAL": "100ms", "WEBHOOK_RETRY_SCHEDULE": "1s,1s,1s,1s"}
-	for k, v := range extra {
-		env[k] = v
-	}
-	return env
-}
-
-// hook creates an endpoint for rc through the management API.
-func (s *stack) hook(tn *tenant, rc *receiver, events ...string) string {
-	s.t.Helper()
-	body, _ := json.Marshal(map[string]any{"url": rc.srv.URL + "/hooks", "events": events})
-	res := do(s.t, http.MethodPost, s.apiURL+"/v1/webhooks", body, map[string]string{"Authorization": "Bearer " + tn.apiKey})
-	if res.Status != http.StatusCreated {
-		s.t.Fatalf("POST /v1/webhooks = %d %s", res.Status, res.Body)
-	}
-	data := res.json(s.t)["data"].(map[string]any)
-	rc.secret.Store(data["secret"].(string))
-	return data["id"].(string)
-}
-
-// publishEvents puts n events of merchant on the events topic the way the
-// outbox relay does, spread over members.
-func publishEvents(t testing.TB, s *stack, merchantID uuid.UUID, n int) []outbox.Record {
-	recs := make([]outbox.Record, n)
-	for i := range recs {
-		r, err := outbox.NewRecord(merchantID, uuid.New(), "referral.created", map[string]any{"seq": i}, time.Now())
-		if err != nil {
-			t.Fatal(err)
-		}
-		recs[i] = r
-	}
-	if err := s.deps.Events.PublishEvents(context.Background(), recs); err != nil {
-		t.Fatal(err)
-	}
-	return recs
 }

@@ -1,22 +1,15 @@
 package ingest
 
 import (
-	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/json"
 	"errors"
 	"io"
-	"math"
 	"net/http"
-	"strconv"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 	"go.uber.org/zap"
-	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
@@ -100,13 +93,6 @@ func (s *Service) Register(r *mux.Router) {
 	r.Use(accessLog)
 	r.HandleFunc("/api/webhooks/{provider}/{merchant_id}", s.ServeWebhook).Methods(http.MethodPost)
 	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, accessLog)
-}
-
-// answer is the body of a 200: what became of the delivery.
-type answer struct {
-	Status     string `json:"status"`
-	DeliveryID string `json:"delivery_id"`
-	Reason     string `json:"reason,omitempty"`
 }
 
 // ServeWebhook handles one delivery. Answers (decision 23): 200 once the
@@ -218,76 +204,6 @@ func (s *Service) settingsFor(ctx context.Context, merchantID uuid.UUID, provide
 // authenticated from memory.
 var errBlocked = errors.New("client blocked for its failed authentications")
 
-// failSettings answers a delivery whose settings could not be had: 429 for
-// a blocked client; 404 for an unknown merchant, which is a failed
-// authentication too (merchant ids are random: one that does not exist was
-// guessed, and each guess cost a database read), or 429 when that failure
-// is beyond the client's allowance; 503 otherwise.
-func (s *Service) failSettings(w http.ResponseWriter, r *http.Request, src source, err error) {
-	switch {
-	case errors.Is(err, errBlocked):
-		s.refuseBlocked(w, src.blocked)
-		return
-	case apperr.Is(err, apperr.NotFound):
-		if wait, over := s.failures.Failed(r.Context(), src.key); over {
-			s.refuseBlocked(w, wait)
-			return
-		}
-	}
-	s.fail(w, nil, err)
-}
-
-// refusal is a delivery refused before it authenticated: the body
-// received, the part of it a record may keep (already redacted), and why.
-type refusal struct {
-	raw, kept []byte
-	err       error
-}
-
-// UnauthenticatedMessage answers every delivery that failed to
-// authenticate (a wrong token or signature, none sent, a provider the
-// merchant has not configured): telling them apart would tell an outsider
-// which platforms a merchant uses. The record keeps the reason.
-const UnauthenticatedMessage = "the webhook could not be authenticated"
-
-// refuse answers a delivery refused before it authenticated, which anyone
-// who knows the merchant's URL may send. Its failure is counted against
-// the client; one beyond the client's allowance is answered 429 and not
-// recorded, so that a client's records are bounded by its allowance. The
-// others are recorded with the digest and length of their body and at
-// most MaxRefusedBody of it.
-func (s *Service) refuse(w http.ResponseWriter, r *http.Request, src source, d *inbound.Delivery, ref refusal) {
-	if src.blocked > 0 {
-		s.refuseBlocked(w, src.blocked)
-		return
-	}
-	if wait, over := s.failures.Failed(r.Context(), src.key); over {
-		s.refuseBlocked(w, wait)
-		return
-	}
-	keepRefused(d, ref.raw, ref.kept)
-	answer := ref.err
-	if apperr.Is(answer, apperr.Unauthorized) {
-		answer = apperr.Errorf(apperr.Unauthorized, UnauthenticatedMessage)
-	}
-	s.failAs(w, d, ref.err, answer)
-}
-
-// refuseBlocked answers 429 to a client blocked for its failed
-// authentications. It is counted (AuthFailures.Refused), not recorded:
-// recording would cost what the block saves.
-func (s *Service) refuseBlocked(w http.ResponseWriter, wait time.Duration) {
-	s.failures.Refused()
-	w.Header().Set("Retry-After", retryAfterHeader(wait))
-	respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.RateLimited,
-		"too many failed authentications from this address, retry later"))
-}
-
-// retryAfterHeader is d in whole seconds, at least 1.
-func retryAfterHeader(d time.Duration) string {
-	return strconv.Itoa(max(1, int(math.Ceil(d.Seconds()))))
-}
-
 func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, ev *inbound.OrderEvent) {
 	d.DedupeKey = ev.DedupeKey
 	fastKey := inbound.FastDedupeKey(d.MerchantID, ev.DedupeKey)
@@ -365,215 +281,9 @@ func (s *Service) remember(ctx context.Context, key string) {
 	}
 }
 
-// ok answers 200 for a delivery that carries no command (duplicate,
-// ignored, unattributed) once its record is acknowledged; a record the
-// broker does not take turns the answer into 503, so the platform retries
-// and the retry is recorded.
-func (s *Service) ok(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, outcome, reason string) {
-	d.Outcome, d.HTTPStatus, d.Error = outcome, http.StatusOK, reason
-	if err := s.publishRecord(ctx, *d); err != nil {
-		s.unavailable(w, d, err)
-		return
-	}
-	s.metrics.observe(d.Provider, outcome)
-	if ce := s.check(outcomeMessages[outcome]); ce != nil {
-		ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
-			zap.String("dedupe_key", d.DedupeKey), zap.String("reason", reason), zap.String("delivery", d.ID.String()))
-	}
-	respond.JSON(w, http.StatusOK, answer{Status: outcome, DeliveryID: d.ID.String(), Reason: reason})
-}
-
-// publishRecord publishes the record of a delivery without a command.
-// While the background queue finds the broker down it fails at once
-// rather than wait for it.
-func (s *Service) publishRecord(ctx context.Context, d inbound.Delivery) error {
-	if s.pending.brokerDown() {
-		return errBrokerBehind
-	}
-	ctx, cancel := context.WithTimeout(ctx, PublishTimeout)
-	defer cancel()
-	return s.publisher.PublishDelivery(ctx, d, nil)
-}
-
-// keepRecord publishes the record of a refused delivery, or queues it for
-// the background when the broker does not take it: the answer does not
-// depend on the record. A 503's record is queued at once: most 503s mean
-// the broker just failed, and the queue tries again without delaying the
-// answer. It uses a context of its own, since the record must be kept even
-// when the client hung up.
-func (s *Service) keepRecord(d inbound.Delivery) {
-	if d.HTTPStatus != http.StatusServiceUnavailable {
-		ctx, cancel := context.WithTimeout(context.Background(), PublishTimeout)
-		err := s.publishRecord(ctx, d)
-		cancel()
-		if err == nil {
-			return
-		}
-	}
-	s.pending.add(d)
-}
-
-// outcomeMessages are the log messages of the 200 outcomes but accepted.
-var outcomeMessages = map[string]string{
-	inbound.DeliveryDuplicate:    "delivery duplicate",
-	inbound.DeliveryIgnored:      "delivery ignored",
-	inbound.DeliveryUnattributed: "delivery unattributed",
-}
-
-// check returns the entry of an info line of an outcome, nil when info is
-// off: the fields are built only for a line that is written.
-func (s *Service) check(msg string) *zapcore.CheckedEntry {
-	return s.lines.Check(zapcore.InfoLevel, msg)
-}
-
-func (s *Service) unavailable(w http.ResponseWriter, d *inbound.Delivery, err error) {
-	s.log.Warn("ingest dependency unavailable", zap.Error(err))
-	if d != nil {
-		d.Outcome, d.HTTPStatus = inbound.DeliveryUnavailable, http.StatusServiceUnavailable
-	}
-	s.fail(w, d, apperr.Wrap(apperr.Unavailable, err, "temporarily unavailable, retry later"))
-}
-
-// fail answers err and records the delivery when d is not nil.
-func (s *Service) fail(w http.ResponseWriter, d *inbound.Delivery, err error) {
-	s.failAs(w, d, err, err)
-}
-
-// failAs answers answer and records the delivery, when d is not nil, with
-// the reason recorded, which may say more than the answer.
-func (s *Service) failAs(w http.ResponseWriter, d *inbound.Delivery, recorded, answer error) {
-	status := respond.Status(apperr.CodeOf(answer))
-	if status == http.StatusInternalServerError {
-		answer = apperr.Wrap(apperr.Unavailable, answer, "temporarily unavailable, retry later")
-		recorded, status = answer, http.StatusServiceUnavailable
-	}
-	if d != nil {
-		if d.Outcome == "" {
-			d.Outcome = outcomeOf(apperr.CodeOf(answer))
-		}
-		d.HTTPStatus = status
-		d.Error = apperr.MessageOf(recorded)
-		s.keepRecord(*d)
-		s.metrics.observe(d.Provider, d.Outcome)
-		if ce := s.check("delivery rejected"); ce != nil {
-			ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
-				zap.Int("status", status), zap.String("outcome", d.Outcome), zap.String("reason", d.Error),
-				zap.String("delivery", d.ID.String()))
-		}
-	}
-	respond.Error(w, s.log, respond.Admin, answer)
-}
-
-func outcomeOf(code apperr.Code) string {
-	switch code {
-	case apperr.Unauthorized:
-		return inbound.DeliveryUnauthorized
-	case apperr.PayloadTooLarge:
-		return inbound.DeliveryTooLarge
-	case apperr.Unavailable, apperr.Internal:
-		return inbound.DeliveryUnavailable
-	}
-	return inbound.DeliveryUnprocessable
-}
-
 func parseUUID(s string) (uuid.UUID, bool) {
 	id, err := uuid.Parse(s)
 	return id, err == nil && len(s) == 36
-}
-
-func keptHeaders(h http.Header) map[string]string {
-	kept := map[string]string{}
-	for _, k := range []string{"Content-Type", "User-Agent", inbound.YampiSignatureHeader, "X-Forwarded-For"} {
-		if v := h.Get(k); v != "" {
-			kept[k] = v
-		}
-	}
-	return kept
-}
-
-// redact hides Guru's account token, which travels in the body, before the
-// body is stored. A delivery that authenticated carries the merchant's own
-// token; the others are parsed to find theirs (another account's, perhaps)
-// and lose the merchant's too, should it be in a body that did not parse.
-// Hotmart's hottok travels in a header, which is not kept; it is hidden
-// from the body too, should a platform ever put it there (its older
-// postbacks did).
-func redact(provider string, body []byte, creds inbound.Credentials, authenticated bool) []byte {
-	var tokens []string
-	switch provider {
-	case inbound.ProviderGuru:
-		tokens = []string{creds.GuruAccountToken}
-		if !authenticated {
-			var probe struct {
-				APIToken string `json:"api_token"`
-			}
-			if json.Unmarshal(body, &probe) == nil {
-				tokens = append(tokens, probe.APIToken)
-			}
-		}
-	case inbound.ProviderHotmart:
-		tokens = []string{creds.HotmartHottok}
-	}
-	for _, token := range tokens {
-		if len(token) >= 4 {
-			body = bytes.ReplaceAll(body, []byte(token), []byte("[REDACTED]"))
-		}
-	}
-	return body
-}
-
-// MaxRecordedBody is the most of a body a delivery record keeps. The record
-// travels as one message, base64 inside JSON, and the broker refuses
-// messages over 1 MB; the platforms' bodies are a few KiB.
-const MaxRecordedBody = 512 << 10
-
-// HeaderBodyTruncated, among a record's kept headers, gives the length of
-// a body cut to MaxRecordedBody.
-const HeaderBodyTruncated = "X-Convida-Body-Truncated"
-
-// MaxRefusedBody is the most of its body the record of a delivery refused
-// before it authenticated keeps. Anyone may post to a merchant's webhook
-// URL, so such a record must cost little; the digest and length of the
-// whole body identify it (a flood of one forged body shows as one digest).
-const MaxRefusedBody = 4 << 10
-
-// keepRefused sets the record of a delivery refused before it
-// authenticated: the SHA-256 and length of raw, the body received, and at
-// most MaxRefusedBody of kept, its redacted form, cut at a UTF-8
-// boundary; a cut is noted in the headers, with the length received.
-func keepRefused(d *inbound.Delivery, raw, kept []byte) {
-	sum := sha256.Sum256(raw)
-	d.BodyLength, d.BodySHA256 = len(raw), sum[:]
-	d.Body = cutUTF8(kept, MaxRefusedBody)
-	if len(d.Body) < len(kept) {
-		d.Headers[HeaderBodyTruncated] = strconv.Itoa(len(raw))
-	}
-}
-
-// cutUTF8 returns at most the first n bytes of b, without splitting a
-// UTF-8 sequence at the cut.
-func cutUTF8(b []byte, n int) []byte {
-	if len(b) <= n {
-		return b
-	}
-	i := n
-	for i > 0 && i > n-(utf8.UTFMax-1) && !utf8.RuneStart(b[i]) {
-		i--
-	}
-	if !utf8.RuneStart(b[i]) {
-		i = n // not UTF-8 here: cut where asked
-	}
-	return b[:i]
-}
-
-// keptBody returns the part of body a record keeps, noting a cut in
-// headers.
-func keptBody(body []byte, headers map[string]string) []byte {
-	if len(body) <= MaxRecordedBody {
-		return body
-	}
-	headers[HeaderBodyTruncated] = strconv.Itoa(len(body))
-	return body[:MaxRecordedBody]
 }
 
 func quote(s string) string {
