@@ -139,6 +139,7 @@ func TestEveryPageInPortuguese(t *testing.T) {
 		campaignForm("min_redemption", "99999999999,00"),
 		editCampaign("name", ""), editCampaign("reward_value", "x"), editCampaign("warranty_days", "-1"),
 		editCampaign("max_referrals_per_hour", "x"), editCampaign("max_referrals_per_hour", "0"),
+		editCampaign("max_creator_referrals_per_hour", "x"), editCampaign("max_creator_referrals_per_hour", "0"),
 		editCampaign("max_reward_per_month", "x"), editCampaign("max_reward_per_month", "99999999999,00"),
 		editCampaign("referee_discount_type", "both", "referee_discount_value", "1"),
 		editCampaign("referee_discount_type", "percentage", "referee_discount_value", "500"),
