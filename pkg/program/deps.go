@@ -291,6 +291,7 @@ func (d *Deps) OpsRouter() *mux.Router {
 	d.AddHealth(r)
 	r.HandleFunc("/readyz", d.serveReady).Methods(http.MethodGet)
 	r.Handle("/metrics", promhttp.HandlerFor(d.Registry, promhttp.HandlerOpts{})).Methods(http.MethodGet)
+	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, func(h http.Handler) http.Handler { return h })
 	return r
 }
 

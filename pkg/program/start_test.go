@@ -71,6 +71,26 @@ func TestStartWaitsForPostgresAndTheBrokers(t *testing.T) {
 	}
 	time.Sleep(2 * time.Second) // the broker probe's last answer expires
 	wantReady(t, ops.URL, 200, "ready", map[string]string{"postgres": "ok", "kafka": "ok", "redis": "ok"})
+
+	// The operator's port answers what it does not serve in the error
+	// envelope too.
+	for _, c := range []struct {
+		method, path string
+		status       int
+		code         string
+	}{{http.MethodGet, "/nothing", 404, "not_found"}, {http.MethodPost, "/metrics", 405, "method_not_allowed"}} {
+		req, _ := http.NewRequest(c.method, ops.URL+c.path, nil)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var body struct{ Error struct{ Code string } }
+		err = json.NewDecoder(res.Body).Decode(&body)
+		res.Body.Close()
+		if res.StatusCode != c.status || err != nil || body.Error.Code != c.code {
+			t.Errorf("%s %s on the operator's port: %d %q (%v), want %d %s", c.method, c.path, res.StatusCode, body.Error.Code, err, c.status, c.code)
+		}
+	}
 }
 
 // TestStartGivesUpWhenAsked: Start waits until its context ends, and
