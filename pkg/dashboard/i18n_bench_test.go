@@ -53,3 +53,11 @@ func BenchmarkRenderCreator(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkPlural picks a count's form through go-i18n's Localizer, as
+// each {{plural}} of a page does.
+func BenchmarkPlural(b *testing.B) {
+	for b.Loop() {
+		_ = plural(Portuguese, "creators.sales_to_go", 2)
+	}
+}
