@@ -223,7 +223,6 @@ func (d *Dashboard) registerRoutes() {
 	d.memberRoutes()
 	d.creatorRoutes()
 	d.activityRoutes()
-	d.comingSoonRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })
 }

@@ -16,10 +16,11 @@
 //
 //   - pkg/dashboard/p.go: its handlers and a routes method,
 //     func (d *Dashboard) membersRoutes(), called from registerRoutes in
-//     dashboard.go. Its line in comingSoon (placeholders.go) goes away.
+//     dashboard.go.
 //   - templates/p.html defining {{define "content"}}…{{end}}; the layout
 //     wraps it. Texts come from the catalogue: {{t "members.title"}},
-//     with the keys added to both languages in i18n.go; money with
+//     with the keys added to both locales/en.json and locales/pt-BR.json
+//     (a count's words: {{plural "key" .N}} and CLDR plural forms); money with
 //     {{money .Cents}}, times with {{date .At}}.
 //   - A handler has the signature func(w, r, c *Ctx): c.User, c.Merchant,
 //     c.Lang and c.Loc are the signed-in user, merchant, language and

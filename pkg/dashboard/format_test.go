@@ -48,19 +48,3 @@ func TestFormatDate(t *testing.T) {
 		}
 	}
 }
-
-// Every text exists in both languages, so no page shows a raw key or falls
-// back to English in Portuguese.
-func TestCatalogueComplete(t *testing.T) {
-	t.Parallel()
-	for key := range catalogue[English] {
-		if _, ok := catalogue[Portuguese][key]; !ok {
-			t.Errorf("%q has no Portuguese text", key)
-		}
-	}
-	for key := range catalogue[Portuguese] {
-		if _, ok := catalogue[English][key]; !ok {
-			t.Errorf("%q has no English text", key)
-		}
-	}
-}

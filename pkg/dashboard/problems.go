@@ -62,13 +62,6 @@ func fieldLabel(lang, field string, row int) string {
 	return label
 }
 
-// hasText reports whether the catalogue has key (in English, which every
-// key has: TestCatalogueComplete).
-func hasText(key string) bool {
-	_, ok := catalogue[English][key]
-	return ok
-}
-
 // isField reports whether err refuses the input named field.
 func isField(err error, field string) bool {
 	v, ok := apperr.ViolationOf(err)

@@ -72,6 +72,7 @@ type views struct {
 // placeholderFuncs declares the functions render binds per request.
 var placeholderFuncs = template.FuncMap{
 	"t":              func(string) string { return "" },
+	"plural":         func(string, int) string { return "" },
 	"money":          func(int64) string { return "" },
 	"date":           func(time.Time) string { return "" },
 	"asset":          func(string) string { return "" },
@@ -129,6 +130,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 	}
 	t := template.Must(tpl.Clone()).Funcs(template.FuncMap{
 		"t":              func(key string) string { return translate(c.Lang, key) },
+		"plural":         func(key string, n int) string { return plural(c.Lang, key, n) },
 		"money":          func(cents int64) string { return Money(c.Lang, cents) },
 		"date":           func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
 		"asset":          func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
