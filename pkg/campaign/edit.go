@@ -8,9 +8,10 @@ import (
 
 // Editor reads and updates campaigns (postgres.CampaignStore).
 type Editor interface {
-	FindCampaignByID(ctx context.Context, merchantID, id uuid.UUID) (*Campaign, error)
+	Finder
 	// UpdateCampaign applies upd, moving the default when upd.IsDefault is
-	// true, and returns the campaign as stored.
+	// true, and returns the campaign as stored (apperr.Invalid when it
+	// would leave no default).
 	UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd Update) (*Campaign, error)
 }
 

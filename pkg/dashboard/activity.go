@@ -1,13 +1,10 @@
 package dashboard
 
 import (
-	"context"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-
-	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
@@ -16,11 +13,6 @@ import (
 // Settings → Activity: the merchant's audit trail (pkg/audit), newest
 // first, filtered by action, for owners only: it names who signed in from
 // where, which a viewer has no need to see.
-
-// AuditReads lists a merchant's audit events (postgres.AuditStore).
-type AuditReads interface {
-	ListAuditEvents(ctx context.Context, merchantID uuid.UUID, f audit.Filter) ([]audit.Event, int, error)
-}
 
 const activityPerPage = 50
 

@@ -1,14 +1,11 @@
 package dashboard
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"net/url"
 	"strconv"
 	"strings"
-
-	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/campaign"
@@ -23,18 +20,10 @@ import (
 // commission tiers (replaced whole, as PUT …/tiers).
 
 // CampaignStore creates, lists, reads and updates campaigns
-// (postgres.CampaignStore).
+// (postgres.CampaignStore): the contracts the API shares.
 type CampaignStore interface {
-	CreateCampaign(ctx context.Context, c *campaign.Campaign) error
-	FindCampaignByID(ctx context.Context, merchantID, id uuid.UUID) (*campaign.Campaign, error)
-	ListCampaigns(ctx context.Context, merchantID uuid.UUID, f campaign.Filter) ([]campaign.Listed, int, error)
-	UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd campaign.Update) (*campaign.Campaign, error)
-}
-
-// TierStore keeps campaigns' commission tiers (postgres.CampaignTierStore).
-type TierStore interface {
-	ReplaceTiers(ctx context.Context, merchantID, campaignID uuid.UUID, tiers creator.Tiers) error
-	FindTiers(ctx context.Context, merchantID, campaignID uuid.UUID) (creator.Tiers, error)
+	campaign.Store
+	campaign.Catalog
 }
 
 const campaignsPerPage = 50

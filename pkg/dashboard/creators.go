@@ -21,14 +21,12 @@ import (
 // shows them); create and edit a member's profile. Tiers are edited on
 // the campaign's page.
 
-// CreatorStore keeps creator profiles (postgres.CreatorStore).
+// CreatorStore keeps creator profiles (postgres.CreatorStore): the
+// contracts the API shares, and the list of creators.
 type CreatorStore interface {
+	creator.Store
+	referral.CreatorSales
 	ListCreators(ctx context.Context, merchantID uuid.UUID, monthStart time.Time, offset, limit int) ([]creator.Listed, int, error)
-	FindCreator(ctx context.Context, merchantID, memberID uuid.UUID) (*creator.Profile, error)
-	PutCreator(ctx context.Context, in creator.Profile) (*creator.Profile, bool, error)
-	RotateCreatorToken(ctx context.Context, merchantID, memberID uuid.UUID) (*creator.Profile, error)
-	CreatorFigures(ctx context.Context, merchantID, memberID uuid.UUID, monthStart time.Time) (creator.Figures, error)
-	ListCreatorSales(ctx context.Context, merchantID, memberID uuid.UUID, offset, limit int) ([]referral.Referral, int, error)
 }
 
 const (
@@ -109,16 +107,12 @@ type sale struct {
 }
 
 type creatorData struct {
-	Profile    *creator.Profile
-	Member     *member.Member
-	MemberID   string // mem_…
-	Figures    creator.Figures
-	Tiers      creator.Tiers
-	Tier       creator.Tier
-	HasTier    bool
-	Next       creator.Tier
-	ToNext     int
-	HasNext    bool
+	Profile  *creator.Profile
+	Member   *member.Member
+	MemberID string // mem_…
+	// Standing is what the public creator operations show: figures,
+	// tiers, the tier reached and the next.
+	*creator.Standing
 	Sales      []sale
 	Pagination Pagination
 }
@@ -147,16 +141,11 @@ func (d *Dashboard) creatorPage(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	ctx := r.Context()
 	data := creatorData{Profile: p, Member: m, MemberID: ids.Format(ids.Member, m.ID)}
 	var err error
-	if data.Figures, err = d.cfg.Creators.CreatorFigures(ctx, c.MerchantID(), m.ID, creator.MonthStart(d.now())); err != nil {
+	if data.Standing, err = creator.StandingOf(ctx, d.cfg.Creators, d.cfg.Tiers,
+		creator.Who{MerchantID: c.MerchantID(), MemberID: m.ID, CampaignID: m.CampaignID}, d.now()); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	if data.Tiers, err = d.cfg.Tiers.FindTiers(ctx, c.MerchantID(), m.CampaignID); err != nil {
-		d.fail(w, r, c, err)
-		return
-	}
-	data.Tier, data.HasTier = data.Tiers.For(data.Figures.MonthSales)
-	data.Next, data.ToNext, data.HasNext = data.Tiers.Next(data.Figures.MonthSales)
 	page, offset := requestPage(r, salesPerPage)
 	sales, total, err := d.cfg.Creators.ListCreatorSales(ctx, c.MerchantID(), m.ID, offset, salesPerPage)
 	if err != nil {

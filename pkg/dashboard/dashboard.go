@@ -12,17 +12,17 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/accesslog"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/clientip"
+	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/reconcile"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
-
-// MerchantStore reads the signed-in user's merchant (postgres.MerchantStore).
-type MerchantStore interface {
-	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
-}
 
 // KeyStore issues, lists and revokes API keys (postgres.MerchantStore).
 type KeyStore interface {
@@ -56,46 +56,46 @@ type UserStore interface {
 // phase-2 page adds the interface it needs here and program passes the
 // postgres store), the session store, and settings.
 type Config struct {
-	Merchants MerchantStore
+	Merchants merchant.Finder
 	Keys      KeyStore
 	Users     UserStore
 	// Overview and Redemptions (overview.go, redemptions.go).
 	Overview          OverviewReads
 	Redemptions       RedemptionReads
 	RedemptionFinder  RedemptionFinder
-	RedemptionMembers MemberFinder
+	RedemptionMembers member.Finder
 	// Referrals and Decisions: the Referrals section (referrals.go).
 	Referrals ReferralReads
 	Decisions ReferralDecider
 	// Campaigns and Tiers: the Campaigns section (campaigns.go).
 	Campaigns CampaignStore
-	Tiers     TierStore
+	Tiers     creator.TierStore
 	// Sessions keeps the sessions (postgres.NewSessionStore).
 	Sessions scs.Store
 	// Integrations and Deliveries serve /dashboard/integrations
 	// (integrations.go); IngestPublicURL (INGEST_PUBLIC_URL) is the base of
 	// the webhook URLs it shows.
-	Integrations    IntegrationStore
+	Integrations    merchant.IntegrationStore
 	Deliveries      InboundDeliveries
 	IngestPublicURL string
 	// Reconciler and ReconciliationRuns serve the "Reconcile now" button
 	// and the last runs (reconcile.go); nil leaves them out.
 	// ReconcileWindow (RECONCILE_WINDOW) is how far back a run looks.
-	Reconciler         Reconciler
-	ReconciliationRuns ReconciliationRuns
+	Reconciler         reconcile.Starter
+	ReconciliationRuns reconcile.Runs
 	ReconcileWindow    time.Duration
 	// PlatformAllowPrivateNetworks lets an integration's API URL name
 	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
 	PlatformAllowPrivateNetworks bool
 	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
-	Webhooks      WebhookStore
+	Webhooks      webhook.ManualStore
 	WebhookSender webhook.Sender
 
 	// Members and Creators (members.go, creators.go).
 	Members         MemberStore
-	Wallets         WalletReads
+	Wallets         ledger.WalletReader
 	MemberCampaigns CampaignChoices
-	Coupons         CouponStore
+	Coupons         redemption.Coupons
 	Creators        CreatorStore
 	// Redeemer runs a redemption on a member's behalf: the ledger command
 	// the API runs. ActionTimeout is how long it waits for the platform
@@ -116,7 +116,7 @@ type Config struct {
 	// client sent a request: the peer, or what a trusted proxy says it is.
 	TrustedProxies clientip.Resolver
 	// Audit reads the audit trail the Activity page shows (activity.go).
-	Audit AuditReads
+	Audit audit.Trail
 	// AuthFailures is the API's failed-authentication limit per client
 	// (AUTH_FAILURE_LIMIT; nil: none): a wrong or throttled password counts
 	// as a failure, and a client blocked by it is answered 429 from memory,

@@ -20,13 +20,6 @@ import (
 // PUT /api/v1/integrations/{provider}), the webhook URL to paste into each
 // platform, and the last inbound deliveries with their bodies redacted.
 
-// IntegrationStore reads and saves a merchant's platform settings
-// (postgres.MerchantStore).
-type IntegrationStore interface {
-	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
-	PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error)
-}
-
 // InboundDeliveries reads the records of the platforms' webhooks
 // (postgres.DeliveryStore).
 type InboundDeliveries interface {

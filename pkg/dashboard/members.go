@@ -32,30 +32,14 @@ import (
 // confirmation page; docs/privacy.md).
 
 // MemberStore lists, reads, creates and changes members
-// (postgres.MemberStore).
+// (postgres.MemberStore): the contracts the API shares, and the pages
+// and rows of the list.
 type MemberStore interface {
+	member.Store
+	member.Updater
+	member.Eraser
 	MembersPage(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, report.Tabs, error)
 	MemberRows(ctx context.Context, merchantID uuid.UUID, f member.Filter) iter.Seq2[member.Listed, error]
-	FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error)
-	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
-	CreateMember(ctx context.Context, m *member.Member, codePrefix string) error
-	UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error)
-	EraseMember(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, bool, error)
-}
-
-// WalletReads reads a member's wallet, public transactions and ledger
-// entries (postgres.WalletReads).
-type WalletReads interface {
-	FindWallet(ctx context.Context, merchantID, memberID uuid.UUID) (ledger.Wallet, error)
-	ListTransactions(ctx context.Context, merchantID, memberID uuid.UUID) ([]ledger.Transaction, error)
-	ListEntries(ctx context.Context, merchantID, memberID uuid.UUID, f ledger.EntryFilter) ([]ledger.Entry, int, error)
-}
-
-// CouponStore asks for and reads members' coupons at the platforms
-// (postgres.CouponStore).
-type CouponStore interface {
-	RequestCoupons(ctx context.Context, merchantID, memberID uuid.UUID) error
-	CouponStates(ctx context.Context, merchantID uuid.UUID, memberIDs []uuid.UUID) (map[uuid.UUID]map[string]redemption.CouponState, error)
 }
 
 // CampaignChoices reads the campaigns a form or filter offers
@@ -373,45 +357,28 @@ func (d *Dashboard) newMemberPage(w http.ResponseWriter, r *http.Request, c *Ctx
 	d.showMemberForm(w, r, c, http.StatusOK, memberFormData{})
 }
 
-// formCampaign resolves the form's campaign: the one chosen (the
-// merchant's), or the default campaign when none is; false when the
-// merchant has no such campaign (another merchant's id included).
-func (d *Dashboard) formCampaign(ctx context.Context, merchantID uuid.UUID, value string) (uuid.UUID, bool, error) {
-	campaigns, err := d.cfg.MemberCampaigns.CampaignChoices(ctx, merchantID)
-	if err != nil {
-		return uuid.Nil, false, err
-	}
-	for _, camp := range campaigns {
-		if (value == "" && camp.IsDefault) || (value != "" && camp.ID.String() == value) {
-			return camp.ID, true, nil
-		}
-	}
-	return uuid.Nil, false, nil
-}
+// campaignField is the member form's campaign, as member.Create's errors
+// name it.
+const campaignField = "campaign"
 
+// createMember creates the member through member.Create, as POST
+// /api/v1/members does: the form's campaign, or the default one.
 func (d *Dashboard) createMember(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	form := memberFormData{Name: strings.TrimSpace(r.PostFormValue("name")), Email: strings.TrimSpace(r.PostFormValue("email")),
 		Document: strings.TrimSpace(r.PostFormValue("document")), External: strings.TrimSpace(r.PostFormValue("external_id")),
 		Campaign: r.PostFormValue("campaign")}
-	m := &member.Member{MerchantID: c.MerchantID(), Name: form.Name, Email: form.Email, Document: form.Document,
-		ExternalID: form.External}
-	if err := m.Validate(); err != nil {
-		form.Alert, form.Detail = "members.invalid", problem(c.Lang, err)
-		d.showMemberForm(w, r, c, http.StatusUnprocessableEntity, form)
-		return
-	}
-	cid, ok, err := d.formCampaign(r.Context(), c.MerchantID(), form.Campaign)
-	if err != nil {
-		d.fail(w, r, c, err)
-		return
-	}
-	if !ok {
+	m, _, err := member.Create(r.Context(), d.cfg.Members, d.cfg.Campaigns, member.Input{MerchantID: c.MerchantID(),
+		CodePrefix: c.Merchant.CodePrefix, Name: form.Name, Email: form.Email, Document: form.Document,
+		ExternalID: form.External, Campaign: form.Campaign, CampaignField: campaignField})
+	switch v, _ := apperr.ViolationOf(err); {
+	case v.Field == campaignField:
 		form.Alert = "members.no_campaign"
 		d.showMemberForm(w, r, c, http.StatusUnprocessableEntity, form)
 		return
-	}
-	m.CampaignID = cid
-	switch err := d.cfg.Members.CreateMember(r.Context(), m, c.Merchant.CodePrefix); {
+	case apperr.Is(err, apperr.Invalid):
+		form.Alert, form.Detail = "members.invalid", problem(c.Lang, err)
+		d.showMemberForm(w, r, c, http.StatusUnprocessableEntity, form)
+		return
 	case apperr.Is(err, apperr.EmailExists) || apperr.Is(err, apperr.Conflict):
 		form.Alert, form.Detail = "members.exists", problem(c.Lang, err)
 		d.showMemberForm(w, r, c, http.StatusConflict, form)
@@ -446,17 +413,21 @@ func (d *Dashboard) updateMember(w http.ResponseWriter, r *http.Request, c *Ctx)
 		return
 	}
 	if form.Campaign != m.CampaignID.String() {
-		cid, ok, err := d.formCampaign(r.Context(), c.MerchantID(), form.Campaign)
-		if err != nil {
-			d.fail(w, r, c, err)
-			return
+		var camp *campaign.Campaign
+		var err error = apperr.Invalidf(campaignField, apperr.RuleUnknown, "no such campaign")
+		if form.Campaign != "" { // "" would be the default: a member leaves her campaign only for another
+			camp, err = campaign.Resolve(r.Context(), d.cfg.Campaigns, c.MerchantID(), campaignField, form.Campaign)
 		}
-		if !ok || form.Campaign == "" {
+		if apperr.Is(err, apperr.Invalid) {
 			form.Alert = "members.no_campaign"
 			d.showMemberForm(w, r, c, http.StatusUnprocessableEntity, form)
 			return
 		}
-		upd.CampaignID = &cid
+		if err != nil {
+			d.fail(w, r, c, err)
+			return
+		}
+		upd.CampaignID = &camp.ID
 	}
 	if _, err := d.cfg.Members.UpdateMember(r.Context(), c.MerchantID(), m.ID, upd); err != nil {
 		d.fail(w, r, c, err)

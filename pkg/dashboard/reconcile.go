@@ -15,17 +15,6 @@ import (
 // Reconciliation on the Integrations page: a "Reconcile now" button per
 // platform with pull credentials, and its last runs.
 
-// Reconciler records a run asked for (reconcile.Reconciler): the leading
-// scheduler claims and carries it out.
-type Reconciler interface {
-	Begin(ctx context.Context, merchantID uuid.UUID, in merchant.Integration, from, to time.Time, claimed bool) (reconcile.Run, error)
-}
-
-// ReconciliationRuns lists an integration's runs (postgres.ReconcileStore).
-type ReconciliationRuns interface {
-	PageRuns(ctx context.Context, merchantID uuid.UUID, provider string, offset, limit int) ([]reconcile.Run, int, error)
-}
-
 // recentRuns is how many runs each platform's section shows.
 const recentRuns = 5
 

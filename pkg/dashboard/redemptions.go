@@ -36,13 +36,6 @@ type RedemptionFinder interface {
 	FindRedemption(ctx context.Context, merchantID, id uuid.UUID) (*redemption.Redemption, error)
 }
 
-// MemberFinder finds the member a filter names, by id or by email
-// (postgres.MemberStore).
-type MemberFinder interface {
-	FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error)
-	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
-}
-
 const redemptionsPerPage = 50
 
 type redemptionsData struct {

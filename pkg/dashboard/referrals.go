@@ -27,9 +27,9 @@ import (
 
 // ReferralReads lists and reads referrals (postgres.ReferralReads).
 type ReferralReads interface {
+	referral.Finder
 	ReferralsPage(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, report.Tabs, error)
 	ReferralRows(ctx context.Context, merchantID uuid.UUID, f referral.Filter) iter.Seq2[referral.Listed, error]
-	FindReferralByID(ctx context.Context, merchantID, id uuid.UUID) (*referral.Listed, error)
 }
 
 // ReferralDecider approves and rejects referrals (ledger.Decider).

@@ -156,9 +156,9 @@ func TestRenderEveryPage(t *testing.T) {
 			Listed: creator.Listed{Profile: prof, MemberName: "Ana Souza", MonthSales: 3}, Tier: creator.Tier{Name: "Silver", CommissionBP: 1500}, HasTier: true}}}}, true,
 			map[string][]string{English: {"Ana Creates", "Ana Souza", "@ana.creates", "Silver (15%)", "New creator", "Sales this month"},
 				Portuguese: {"Criadores", "Vendas no mês"}}},
-		{Page{Template: "creator", Title: "creators.creator_title", Nav: "creators", Data: creatorData{Profile: &prof, Member: &mem,
+		{Page{Template: "creator", Title: "creators.creator_title", Nav: "creators", Data: creatorData{Profile: &prof, Member: &mem, Standing: &creator.Standing{
 			Tiers: creator.Tiers{{Name: "Bronze", CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1500}}, Tier: creator.Tier{Name: "Bronze", CommissionBP: 1000},
-			HasTier: true, Next: creator.Tier{Name: "Silver"}, ToNext: 2, HasNext: true, Figures: creator.Figures{MonthSales: 1},
+			HasTier: true, Next: creator.Tier{Name: "Silver"}, ToNext: 2, HasNext: true, Figures: creator.Figures{MonthSales: 1}},
 			Sales: []sale{{Referral: referral.Referral{Status: "approved", OrderValue: 9790, CreatedAt: at}, MaskedEmail: "j***@example.com"}}}}, true,
 			map[string][]string{English: {`data-testid="creator-token">tok-123<`, "Copy", "Rotate token", "Bronze (10%)", "j***@example.com", "R$97.90", "Edit tiers on the campaign", "2 sales to go"},
 				Portuguese: {"Trocar token", "R$ 97,90", "Copiar", "2 vendas para chegar"}}},

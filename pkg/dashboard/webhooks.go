@@ -2,7 +2,6 @@ package dashboard
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"net/http"
 	"slices"
@@ -19,21 +18,6 @@ import (
 // Webhooks: the merchant's endpoints (create with the secret shown once,
 // edit, disable and enable, delete, rotate the secret, send a test event)
 // and each one's delivery log (retry one), by the rules of /v1/webhooks.
-
-// WebhookStore is what the webhook pages need of the endpoints' store and
-// its delivery log (postgres.WebhookStore); an absent endpoint or record,
-// another merchant's included, is apperr.NotFound.
-type WebhookStore interface {
-	CreateWebhook(ctx context.Context, e *webhook.Endpoint) error
-	ListWebhooks(ctx context.Context, merchantID uuid.UUID) ([]webhook.Endpoint, error)
-	FindWebhook(ctx context.Context, merchantID, id uuid.UUID) (*webhook.Endpoint, error)
-	UpdateWebhook(ctx context.Context, merchantID, id uuid.UUID, patch webhook.Patch) (*webhook.Endpoint, error)
-	DeleteWebhook(ctx context.Context, merchantID, id uuid.UUID) error
-	RotateWebhookSecret(ctx context.Context, merchantID, id uuid.UUID, newSecret string, overlap time.Duration, now time.Time) (*webhook.Endpoint, error)
-	ListAttempts(ctx context.Context, merchantID, webhookID uuid.UUID, f webhook.AttemptFilter) ([]webhook.Attempt, int, error)
-	FindAttempt(ctx context.Context, merchantID, webhookID, id uuid.UUID) (*webhook.Attempt, error)
-	webhook.ManualStore
-}
 
 // logsPerPage is the delivery log's page size.
 const logsPerPage = 25

@@ -1,11 +1,9 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"strings"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
@@ -14,14 +12,6 @@ import (
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/respond"
 )
-
-// AuditTrail reads a merchant's audit events (postgres.AuditStore); the
-// stores of the changes write them.
-type AuditTrail interface {
-	// ListAuditEvents returns a page of the merchant's events selected by
-	// f, newest first, and how many f selects in all.
-	ListAuditEvents(ctx context.Context, merchantID uuid.UUID, f audit.Filter) ([]audit.Event, int, error)
-}
 
 // registerAuditEvents adds GET /audit-events when the trail is wired.
 func (s *Server) registerAuditEvents(admin *mux.Router) {

@@ -2,7 +2,6 @@ package httpapi
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -16,16 +15,6 @@ import (
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/respond"
 )
-
-// CampaignTiers is what the API needs of campaigns' commission tiers
-// (postgres.CampaignTierStore).
-type CampaignTiers interface {
-	// ReplaceTiers replaces all the campaign's tiers at once
-	// (apperr.NotFound for an unknown campaign).
-	ReplaceTiers(ctx context.Context, merchantID, campaignID uuid.UUID, tiers creator.Tiers) error
-	// FindTiers returns the campaign's tiers in increasing MinSales.
-	FindTiers(ctx context.Context, merchantID, campaignID uuid.UUID) (creator.Tiers, error)
-}
 
 func (s *Server) registerCampaignTiers(admin *mux.Router) {
 	admin.HandleFunc(v1+"/campaigns/{id}/tiers", s.putCampaignTiers).Methods(http.MethodPut)

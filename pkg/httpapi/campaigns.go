@@ -16,23 +16,11 @@ import (
 	"github.com/convida/convida/pkg/respond"
 )
 
-// Campaigns is what the API needs of campaigns.
+// Campaigns is what the API needs of campaigns (postgres.CampaignStore):
+// the store the dashboard shares, and the stats of the admin shape.
 type Campaigns interface {
-	CreateCampaign(ctx context.Context, c *campaign.Campaign) error
-	FindCampaignByID(ctx context.Context, merchantID, id uuid.UUID) (*campaign.Campaign, error)
-	FindDefaultCampaign(ctx context.Context, merchantID uuid.UUID) (*campaign.Campaign, error)
+	campaign.Store
 	CampaignStats(ctx context.Context, merchantID, id uuid.UUID) (campaign.Stats, error)
-}
-
-// CampaignCatalog lists and updates campaigns.
-type CampaignCatalog interface {
-	// ListCampaigns returns a page of campaigns newest first, each with its
-	// stats, and the number of campaigns.
-	ListCampaigns(ctx context.Context, merchantID uuid.UUID, f campaign.Filter) ([]campaign.Listed, int, error)
-	// UpdateCampaign applies upd, moving the default when upd.IsDefault is
-	// true, and returns the campaign as stored (apperr.NotFound when
-	// absent, apperr.Invalid when it would leave no default).
-	UpdateCampaign(ctx context.Context, merchantID, id uuid.UUID, upd campaign.Update) (*campaign.Campaign, error)
 }
 
 // registerCampaigns adds the campaign routes; the list and the PATCH only
@@ -223,19 +211,12 @@ func (s *Server) patchCampaign(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	c, err := campaign.Edit(r.Context(), campaignEditor{s.cfg.Campaigns, s.cfg.Catalog.Campaigns}, merchantOf(r).ID, id, upd)
+	c, err := campaign.Edit(r.Context(), s.cfg.Catalog.Campaigns, merchantOf(r).ID, id, upd)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
 	s.writeCampaign(w, r, http.StatusOK, c)
-}
-
-// campaignEditor is campaign.Edit's store: the API's campaigns and its
-// catalog are the one postgres.CampaignStore, wired as two interfaces.
-type campaignEditor struct {
-	Campaigns
-	CampaignCatalog
 }
 
 // campaignUpdate decodes req into an update and checks what can be checked

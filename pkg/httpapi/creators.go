@@ -6,7 +6,6 @@ import (
 	"math"
 	"net/http"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -24,27 +23,18 @@ import (
 // CreatorProfiles is what the API needs of creator profiles
 // (postgres.CreatorStore). An absent profile is apperr.NotFound.
 type CreatorProfiles interface {
-	// PutCreator creates the profile with a fresh token, or updates its
-	// fields keeping the token; created tells which.
-	PutCreator(ctx context.Context, in creator.Profile) (p *creator.Profile, created bool, err error)
-	FindCreator(ctx context.Context, merchantID, memberID uuid.UUID) (*creator.Profile, error)
+	creator.Store
+	referral.CreatorSales
 	// FindCreatorByToken finds a profile of any merchant by its token.
 	FindCreatorByToken(ctx context.Context, token string) (*creator.Profile, error)
-	RotateCreatorToken(ctx context.Context, merchantID, memberID uuid.UUID) (*creator.Profile, error)
 	DeleteCreator(ctx context.Context, merchantID, memberID uuid.UUID) error
-	// CreatorFigures counts the member's sales, those since monthStart
-	// included.
-	CreatorFigures(ctx context.Context, merchantID, memberID uuid.UUID, monthStart time.Time) (creator.Figures, error)
-	// ListCreatorSales returns a page of the member's referrals, newest
-	// first, and their number.
-	ListCreatorSales(ctx context.Context, merchantID, memberID uuid.UUID, offset, limit int) ([]referral.Referral, int, error)
 }
 
 // CreatorsConfig wires creators and commission tiers (creators.go,
 // campaign_tiers.go). A nil Profiles or Tiers leaves all their routes out.
 type CreatorsConfig struct {
 	Profiles CreatorProfiles
-	Tiers    CampaignTiers
+	Tiers    creator.TierStore
 
 	// The public operations are limited per token and per client IP
 	// (decision 22), each a rate per second and a burst; zero takes the
@@ -230,32 +220,21 @@ func (s *Server) creatorByToken(r *http.Request) (*creator.Profile, error) {
 	return p, err
 }
 
-// creatorStanding is what a creator's profile and tiers show: its member,
-// sales and the campaign's tiers.
-type creatorStanding struct {
-	profile *creator.Profile
-	member  *member.Member
-	figures creator.Figures
-	tiers   creator.Tiers
-}
-
-func (s *Server) standingOf(r *http.Request) (*creatorStanding, error) {
+// standingOf reads the creator of the {token} path parameter, her member
+// and where she stands (creator.StandingOf, as the dashboard's creator
+// page reads it).
+func (s *Server) standingOf(r *http.Request) (*creator.Profile, *member.Member, *creator.Standing, error) {
 	p, err := s.creatorByToken(r)
 	if err != nil {
-		return nil, err
+		return nil, nil, nil, err
 	}
-	ctx := r.Context()
-	st := &creatorStanding{profile: p}
-	if st.member, err = s.cfg.Members.FindMemberByID(ctx, p.MerchantID, p.MemberID); err != nil {
-		return nil, err
+	m, err := s.cfg.Members.FindMemberByID(r.Context(), p.MerchantID, p.MemberID)
+	if err != nil {
+		return nil, nil, nil, err
 	}
-	if st.figures, err = s.cfg.Creators.Profiles.CreatorFigures(ctx, p.MerchantID, p.MemberID, creator.MonthStart(s.cfg.Now())); err != nil {
-		return nil, err
-	}
-	if st.tiers, err = s.cfg.Creators.Tiers.FindTiers(ctx, p.MerchantID, st.member.CampaignID); err != nil {
-		return nil, err
-	}
-	return st, nil
+	st, err := creator.StandingOf(r.Context(), s.cfg.Creators.Profiles, s.cfg.Creators.Tiers,
+		creator.Who{MerchantID: p.MerchantID, MemberID: m.ID, CampaignID: m.CampaignID}, s.cfg.Now())
+	return p, m, st, err
 }
 
 // PublicCreator is GET /creators/{token}, unwrapped (decision 22).
@@ -284,22 +263,21 @@ type PublicCommissionTier struct {
 // reads: the page shows the figures, and the merchant deletes the profile
 // or rotates the token to close it.
 func (s *Server) getPublicCreator(w http.ResponseWriter, r *http.Request) {
-	st, err := s.standingOf(r)
+	p, m, st, err := s.standingOf(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	mer, err := s.cfg.Merchants.FindMerchantByID(r.Context(), st.profile.MerchantID)
+	mer, err := s.cfg.Merchants.FindMerchantByID(r.Context(), p.MerchantID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	m, p := st.member, st.profile
 	out := PublicCreator{ID: m.ID.String(), Name: p.DisplayName, Niche: p.Niche, InstagramUsername: p.InstagramUsername,
 		ReferralCode: m.CouponCode, ReferralLink: member.Link(mer.StoreURL, mer.ReferralParam, m.CouponCode),
-		TotalSales: st.figures.TotalSales, ApprovedSales: st.figures.ApprovedSales}
-	if t, ok := st.tiers.For(st.figures.MonthSales); ok {
-		out.CommissionTier = &PublicCommissionTier{Name: t.Name, CommissionRate: t.Rate()}
+		TotalSales: st.Figures.TotalSales, ApprovedSales: st.Figures.ApprovedSales}
+	if st.HasTier {
+		out.CommissionTier = &PublicCommissionTier{Name: st.Tier.Name, CommissionRate: st.Tier.Rate()}
 	}
 	respond.JSON(w, http.StatusOK, out)
 }
@@ -327,20 +305,20 @@ type PublicCreatorTiers struct {
 // month's sales stand: currentTier null below the first tier; nextTier and
 // salesToNextTier null at the top (and with no tiers).
 func (s *Server) getPublicCreatorTiers(w http.ResponseWriter, r *http.Request) {
-	st, err := s.standingOf(r)
+	_, _, st, err := s.standingOf(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	out := PublicCreatorTiers{Tiers: make([]PublicTier, len(st.tiers))}
-	for i, t := range st.tiers {
+	out := PublicCreatorTiers{Tiers: make([]PublicTier, len(st.Tiers))}
+	for i, t := range st.Tiers {
 		out.Tiers[i] = publicTier(t)
 	}
-	if t, ok := st.tiers.For(st.figures.MonthSales); ok {
-		out.CurrentTier = ptr(publicTier(t))
+	if st.HasTier {
+		out.CurrentTier = ptr(publicTier(st.Tier))
 	}
-	if t, needed, ok := st.tiers.Next(st.figures.MonthSales); ok {
-		out.NextTier, out.SalesToNextTier = ptr(publicTier(t)), &needed
+	if st.HasNext {
+		out.NextTier, out.SalesToNextTier = ptr(publicTier(st.Next)), &st.ToNext
 	}
 	respond.JSON(w, http.StatusOK, Data[PublicCreatorTiers]{Data: out})
 }

@@ -31,7 +31,6 @@ import (
 
 var (
 	_ httpapi.CreatorProfiles = (*postgres.CreatorStore)(nil)
-	_ httpapi.CampaignTiers   = (*postgres.CampaignTierStore)(nil)
 
 	reToken = regexp.MustCompile(`^[A-Za-z0-9_-]{43}$`)
 )

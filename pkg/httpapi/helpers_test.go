@@ -550,7 +550,7 @@ func (tn *tenant) referralID(tb testing.TB, m member, order string) uuid.UUID {
 // The stores implement the catalog interfaces.
 var (
 	_ httpapi.MemberCatalog   = (*postgres.MemberStore)(nil)
-	_ httpapi.CampaignCatalog = (*postgres.CampaignStore)(nil)
+	_ httpapi.Campaigns       = (*postgres.CampaignStore)(nil)
 	_ httpapi.ReferralCatalog = (*postgres.ReferralReads)(nil)
 )
 

@@ -23,10 +23,7 @@ import (
 
 // MemberPrivacy erases and exports members (postgres.MemberStore).
 type MemberPrivacy interface {
-	// EraseMember erases the member's personal data and returns the
-	// member as erased, and whether this call erased it
-	// (apperr.NotFound when absent).
-	EraseMember(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, bool, error)
+	member.Eraser
 	// MemberRecords returns everything held about the member, in one
 	// snapshot (apperr.NotFound when absent).
 	MemberRecords(ctx context.Context, merchantID, id uuid.UUID) (*privacy.Records, error)

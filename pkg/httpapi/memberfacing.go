@@ -8,8 +8,6 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/bounds"
-	"github.com/convida/convida/pkg/campaign"
-	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
@@ -105,48 +103,14 @@ func (s *Server) getMemberMe(w http.ResponseWriter, r *http.Request) {
 func (s *Server) autoCreate(r *http.Request, email, name, externalID string) (*member.Member, bool, error) {
 	q := r.URL.Query()
 	mer := merchantOf(r)
-	m := &member.Member{MerchantID: mer.ID, Email: email, Name: name, ExternalID: externalID,
-		Document: strings.TrimSpace(q.Get("cpf")), Phone: strings.TrimSpace(q.Get("phone"))}
-	if err := m.Validate(); err != nil {
-		return nil, false, err
-	}
-	c, err := s.campaignFor(r, "campaignId", strings.TrimSpace(q.Get("campaignId")))
-	if err != nil {
-		return nil, false, err
-	}
-	m.CampaignID = c.ID
-	err = s.cfg.Members.CreateMember(r.Context(), m, mer.CodePrefix)
+	m, _, err := member.Create(r.Context(), s.cfg.Members, s.cfg.Campaigns, member.Input{MerchantID: mer.ID,
+		CodePrefix: mer.CodePrefix, Email: email, Name: name, ExternalID: externalID, Document: q.Get("cpf"),
+		Phone: q.Get("phone"), Campaign: q.Get("campaignId"), CampaignField: "campaignId"})
 	if apperr.Is(err, apperr.EmailExists) {
 		m, err = s.cfg.Members.FindMemberByEmailOrExternalID(r.Context(), mer.ID, email, "")
 		return m, false, err
 	}
 	return m, err == nil, err
-}
-
-// campaignFor returns the campaign named by id (prefixed or bare), or the
-// merchant's default campaign when id is empty. Errors name field, the
-// id's name in the interface at hand (campaign_id, campaignId).
-func (s *Server) campaignFor(r *http.Request, field, id string) (*campaign.Campaign, error) {
-	mer := merchantOf(r)
-	if id == "" {
-		c, err := s.cfg.Campaigns.FindDefaultCampaign(r.Context(), mer.ID)
-		if apperr.Is(err, apperr.NotFound) {
-			return nil, apperr.Errorf(apperr.Invalid, "%s: the merchant has no default campaign; create a campaign first", field)
-		}
-		return c, err
-	}
-	if err := bounds.Check(field, id, bounds.ID); err != nil {
-		return nil, err
-	}
-	cid, ok := ids.Parse(ids.Campaign, id)
-	if !ok {
-		return nil, apperr.Errorf(apperr.Invalid, "%s: no such campaign", field)
-	}
-	c, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), mer.ID, cid)
-	if apperr.Is(err, apperr.NotFound) {
-		return nil, apperr.Errorf(apperr.Invalid, "%s: no such campaign", field)
-	}
-	return c, err
 }
 
 // memberByEmail resolves the required email query parameter of the

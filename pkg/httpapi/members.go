@@ -21,22 +21,19 @@ import (
 	"github.com/convida/convida/pkg/respond"
 )
 
-// Members is what the API needs of members.
+// Members is what the API needs of members (postgres.MemberStore): the
+// store the dashboard shares, and the figures of the admin shape.
 type Members interface {
-	CreateMember(ctx context.Context, m *member.Member, codePrefix string) error
-	FindMemberByID(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, error)
-	FindMemberByEmailOrExternalID(ctx context.Context, merchantID uuid.UUID, email, externalID string) (*member.Member, error)
+	member.Store
 	MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error)
 }
 
 // MemberCatalog lists and updates members.
 type MemberCatalog interface {
+	member.Updater
 	// ListMembers returns a page of members newest first, each with its
 	// wallet and stats, and the number matching f.
 	ListMembers(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, int, error)
-	// UpdateMember applies upd and returns the member as stored
-	// (apperr.NotFound when absent).
-	UpdateMember(ctx context.Context, merchantID, id uuid.UUID, upd member.Update) (*member.Member, error)
 }
 
 // registerMembers adds the admin member routes; the list and the PATCH only
@@ -74,24 +71,15 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mer := merchantOf(r)
-	m := &member.Member{MerchantID: mer.ID, Email: strings.TrimSpace(req.Email), Name: strings.TrimSpace(req.Name),
-		ExternalID: strings.TrimSpace(req.ExternalID), Metadata: req.Metadata}
-	if err := m.Validate(); err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	c, err := s.campaignFor(r, "campaign_id", strings.TrimSpace(req.CampaignID))
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	m.CampaignID = c.ID
 	checkout, err := s.kiwifyCheckout(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
-	if err := s.cfg.Members.CreateMember(r.Context(), m, mer.CodePrefix); err != nil {
+	m, c, err := member.Create(r.Context(), s.cfg.Members, s.cfg.Campaigns, member.Input{MerchantID: mer.ID,
+		CodePrefix: mer.CodePrefix, Email: req.Email, Name: req.Name, ExternalID: req.ExternalID,
+		Metadata: req.Metadata, Campaign: req.CampaignID})
+	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -326,20 +314,14 @@ func (s *Server) memberUpdate(r *http.Request, req PatchMemberRequest) (member.U
 	}
 	if req.CampaignID.Set {
 		raw := strings.TrimSpace(req.CampaignID.Value)
-		if err := bounds.Check("campaign_id", raw, bounds.ID); err != nil {
+		if raw == "" { // a member leaves her campaign only for another one
+			return upd, apperr.Invalidf("campaign_id", apperr.RuleUnknown, "no such campaign")
+		}
+		c, err := campaign.Resolve(r.Context(), s.cfg.Campaigns, merchantOf(r).ID, "campaign_id", raw)
+		if err != nil {
 			return upd, err
 		}
-		cid, ok := ids.Parse(ids.Campaign, raw)
-		if !ok {
-			return upd, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
-		}
-		if _, err := s.cfg.Campaigns.FindCampaignByID(r.Context(), merchantOf(r).ID, cid); err != nil {
-			if apperr.Is(err, apperr.NotFound) {
-				return upd, apperr.Errorf(apperr.Invalid, "campaign_id: no such campaign")
-			}
-			return upd, err
-		}
-		upd.CampaignID = &cid
+		upd.CampaignID = &c.ID
 	}
 	return upd, nil
 }
@@ -387,16 +369,6 @@ func (s *Server) kiwifyCheckout(r *http.Request) (string, error) {
 func adminMember(m *member.Member, w ledger.Wallet, st member.Stats, coupons map[string]redemption.CouponState, kiwifyCheckout string) AdminMember {
 	return AdminMember{AdminView: m.AdminView(w.Pending, w.Available, w.TotalEarned, st.TotalReferrals),
 		CouponProvisioning: redemption.CouponView(coupons), ReferralLinks: referralLinks(m.CouponCode, kiwifyCheckout)}
-}
-
-// Coupons is what the API needs of members' coupons at the platforms
-// (postgres.CouponStore).
-type Coupons interface {
-	// RequestCoupons asks for the member's coupons to be created or
-	// updated by the dispatcher (apperr.NotFound for an unknown member).
-	RequestCoupons(ctx context.Context, merchantID, memberID uuid.UUID) error
-	// CouponStates returns the members' states by member and platform.
-	CouponStates(ctx context.Context, merchantID uuid.UUID, memberIDs []uuid.UUID) (map[uuid.UUID]map[string]redemption.CouponState, error)
 }
 
 // newCoupons are the coupon states of a member just created in c: the

@@ -1,38 +1,24 @@
 package httpapi
 
 import (
-	"context"
 	"net/http"
 	"time"
 	"unicode/utf8"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
-	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/respond"
 )
 
-// Reconciler records the runs the API asks for (reconcile.Reconciler):
-// the leading scheduler claims and carries them out.
-type Reconciler interface {
-	Begin(ctx context.Context, merchantID uuid.UUID, in merchant.Integration, from, to time.Time, claimed bool) (reconcile.Run, error)
-}
-
-// ReconciliationRuns lists an integration's runs (postgres.ReconcileStore).
-type ReconciliationRuns interface {
-	PageRuns(ctx context.Context, merchantID uuid.UUID, provider string, offset, limit int) ([]reconcile.Run, int, error)
-}
-
 // ReconcileConfig wires /integrations/{provider}/reconcile and
 // /reconciliations; a nil Reconciler or Runs leaves them out.
 type ReconcileConfig struct {
-	Reconciler Reconciler
-	Runs       ReconciliationRuns
+	Reconciler reconcile.Starter
+	Runs       reconcile.Runs
 	// Window is a run's span when the request names none
 	// (RECONCILE_WINDOW).
 	Window time.Duration

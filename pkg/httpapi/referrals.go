@@ -18,11 +18,10 @@ import (
 
 // ReferralCatalog reads referrals with their referrer.
 type ReferralCatalog interface {
+	referral.Finder
 	// ListReferrals returns a page of referrals newest first and the number
 	// matching f.
 	ListReferrals(ctx context.Context, merchantID uuid.UUID, f referral.Filter) ([]referral.Listed, int, error)
-	// FindReferralByID returns the referral, or apperr.NotFound.
-	FindReferralByID(ctx context.Context, merchantID, id uuid.UUID) (*referral.Listed, error)
 }
 
 // ReferralFinder reads one referral with its referrer (apperr.NotFound

@@ -20,30 +20,32 @@ import (
 
 	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
+	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
 
-// Merchants is what the API needs of merchants.
+// Merchants is what the API needs of merchants (postgres.MerchantStore):
+// what the dashboard shares, and the API keys.
 type Merchants interface {
+	merchant.Finder
+	merchant.IntegrationStore
 	// Authenticate returns the key a presented key is (id, merchant,
 	// display prefix), or apperr.Unauthorized.
 	Authenticate(ctx context.Context, plainKey string) (merchant.Key, error)
-	FindMerchantByID(ctx context.Context, id uuid.UUID) (*merchant.Merchant, error)
-	PutIntegration(ctx context.Context, merchantID uuid.UUID, in merchant.Integration) (*merchant.Integration, error)
-	FindIntegration(ctx context.Context, merchantID uuid.UUID, provider string) (*merchant.Integration, error)
 }
 
-// Wallets is the read side of the wallet.
+// Wallets is the read side of the wallet (postgres.WalletReads), with the
+// member's referrals of the member-facing API.
 type Wallets interface {
-	FindWallet(ctx context.Context, merchantID, memberID uuid.UUID) (ledger.Wallet, error)
-	ListTransactions(ctx context.Context, merchantID, memberID uuid.UUID) ([]ledger.Transaction, error)
-	ListEntries(ctx context.Context, merchantID, memberID uuid.UUID, f ledger.EntryFilter) ([]ledger.Entry, int, error)
+	ledger.WalletReader
 	ListMemberReferrals(ctx context.Context, merchantID, memberID uuid.UUID) ([]referral.Referral, error)
 }
 
@@ -53,7 +55,7 @@ type Config struct {
 	Campaigns       Campaigns
 	Members         Members
 	Wallets         Wallets
-	Coupons         Coupons // members' coupons at the platforms; nil leaves out POST /members/{id}/provision-coupon
+	Coupons         redemption.Coupons // members' coupons at the platforms; nil leaves out POST /members/{id}/provision-coupon
 	Log             *zap.Logger
 	Now             func() time.Time
 	IngestPublicURL string // base of the webhook URLs shown for integrations, and the ingest's server in the OpenAPI document
@@ -75,14 +77,14 @@ type Config struct {
 	// WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks or
 	// DeliveryLog leaves those routes out, a nil WebhookSender or
 	// EventPayloads the test and retry operations, which send.
-	Webhooks      WebhookEndpoints
-	DeliveryLog   DeliveryLog
-	EventPayloads EventPayloads
+	Webhooks      webhook.Store
+	DeliveryLog   webhook.AttemptLog
+	EventPayloads webhook.EventPayloads
 	WebhookSender webhook.Sender
 
 	// Audit serves GET /api/v1/audit-events (audit_events.go); nil leaves
 	// it out.
-	Audit AuditTrail
+	Audit audit.Trail
 	// Deliveries serves GET /api/v1/integrations/{provider}/deliveries
 	// (deliveries.go); nil leaves it out.
 	Deliveries InboundDeliveries
@@ -101,10 +103,10 @@ type Config struct {
 // its routes out of the router (they answer 405 or 404 like any unknown
 // route), so a partial wiring never turns into a 500.
 type CatalogConfig struct {
-	Members   MemberCatalog   // GET /members, PATCH /members/{id}
-	Campaigns CampaignCatalog // GET /campaigns, PATCH /campaigns/{id}
-	Referrals ReferralCatalog // GET /referrals, GET /referrals/{id}
-	Privacy   MemberPrivacy   // POST /members/{id}/erase, GET /members/{id}/export (member_privacy.go)
+	Members   MemberCatalog    // GET /members, PATCH /members/{id}
+	Campaigns campaign.Catalog // GET /campaigns, PATCH /campaigns/{id}
+	Referrals ReferralCatalog  // GET /referrals, GET /referrals/{id}
+	Privacy   MemberPrivacy    // POST /members/{id}/erase, GET /members/{id}/export (member_privacy.go)
 }
 
 // Server serves the API.

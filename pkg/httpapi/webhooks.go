@@ -1,14 +1,11 @@
 package httpapi
 
 import (
-	"context"
 	"encoding/json"
 	"math"
 	"net/http"
 	"strings"
-	"time"
 
-	"github.com/google/uuid"
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
@@ -16,37 +13,6 @@ import (
 	"github.com/convida/convida/pkg/respond"
 	"github.com/convida/convida/pkg/webhook"
 )
-
-// WebhookEndpoints is what the webhook-management interface needs of the
-// endpoints' store (postgres.WebhookStore): the merchant's endpoints and
-// their secrets. An absent endpoint, including another merchant's, is
-// apperr.NotFound.
-type WebhookEndpoints interface {
-	CreateWebhook(ctx context.Context, e *webhook.Endpoint) error
-	ListWebhooks(ctx context.Context, merchantID uuid.UUID) ([]webhook.Endpoint, error)
-	FindWebhook(ctx context.Context, merchantID, id uuid.UUID) (*webhook.Endpoint, error)
-	UpdateWebhook(ctx context.Context, merchantID, id uuid.UUID, patch webhook.Patch) (*webhook.Endpoint, error)
-	DeleteWebhook(ctx context.Context, merchantID, id uuid.UUID) error
-	RotateWebhookSecret(ctx context.Context, merchantID, id uuid.UUID, newSecret string, overlap time.Duration, now time.Time) (*webhook.Endpoint, error)
-	DisableWebhook(ctx context.Context, merchantID, id uuid.UUID, reason string) error
-}
-
-// DeliveryLog is the endpoints' delivery log (postgres.WebhookStore): the
-// logs route reads it, a test or retry writes its attempt to it. An absent
-// record, including another merchant's, is apperr.NotFound.
-type DeliveryLog interface {
-	RecordAttempts(ctx context.Context, attempts []webhook.Attempt) error
-	ListAttempts(ctx context.Context, merchantID, webhookID uuid.UUID, f webhook.AttemptFilter) ([]webhook.Attempt, int, error)
-	FindAttempt(ctx context.Context, merchantID, webhookID, id uuid.UUID) (*webhook.Attempt, error)
-	LastAttemptNumber(ctx context.Context, merchantID, webhookID, eventID uuid.UUID) (int, error)
-}
-
-// EventPayloads returns a stored event byte for byte, for a retry to send
-// it again (postgres.WebhookStore); an event no longer kept is
-// apperr.NotFound.
-type EventPayloads interface {
-	EventPayload(ctx context.Context, merchantID, eventID uuid.UUID) (typ string, payload []byte, err error)
-}
 
 // webhooksPath is the webhook-management interface: written /v1/webhooks in
 // the spec, without the /api prefix of the other interfaces.
@@ -367,12 +333,12 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 // manual makes the test and retry attempts, as the dashboard's do.
 func (s *Server) manual() *webhook.Manual {
 	return &webhook.Manual{Sender: s.cfg.WebhookSender, Now: s.cfg.Now,
-		Store: manualStore{s.cfg.DeliveryLog, s.cfg.EventPayloads, s.cfg.Webhooks}}
+		Store: manualStore{s.cfg.Webhooks, s.cfg.DeliveryLog, s.cfg.EventPayloads}}
 }
 
 // manualStore joins the stores a manual attempt reads and writes.
 type manualStore struct {
-	DeliveryLog
-	EventPayloads
-	WebhookEndpoints
+	webhook.Store
+	webhook.AttemptLog
+	webhook.EventPayloads
 }

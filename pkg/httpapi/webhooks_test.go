@@ -29,12 +29,6 @@ import (
 )
 
 var (
-	_ httpapi.WebhookEndpoints = (*postgres.WebhookStore)(nil)
-	_ httpapi.DeliveryLog      = (*postgres.WebhookStore)(nil)
-	_ httpapi.EventPayloads    = (*postgres.WebhookStore)(nil)
-)
-
-var (
 	reWebhookID   = regexp.MustCompile(`^wh_[0-9a-f]{32}$`)
 	reLogID       = regexp.MustCompile(`^whl_[0-9a-f]{32}$`)
 	reEventID     = regexp.MustCompile(`^evt_[0-9a-f]{32}$`)

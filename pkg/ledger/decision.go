@@ -66,11 +66,8 @@ func (d Decision) Command(memberID uuid.UUID) Command {
 		MemberID: memberID, ReferralID: d.ReferralID, Notes: d.Notes, Reason: d.Reason, IssuedAt: d.At}
 }
 
-// ReferralFinder reads one referral with its referrer (apperr.NotFound
-// when absent or another merchant's).
-type ReferralFinder interface {
-	FindReferralByID(ctx context.Context, merchantID, id uuid.UUID) (*referral.Listed, error)
-}
+// ReferralFinder reads one referral with its referrer.
+type ReferralFinder = referral.Finder
 
 // Decider carries out decisions: it validates one, finds its referral,
 // issues its command and reads the referral as it then stands.

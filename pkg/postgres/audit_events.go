@@ -16,6 +16,8 @@ import (
 // written by the store of each change, in its transaction (insertAudit).
 type AuditStore struct{ pool *pgxpool.Pool }
 
+var _ audit.Trail = (*AuditStore)(nil)
+
 // NewAuditStore returns an AuditStore.
 func NewAuditStore(pool *pgxpool.Pool) *AuditStore { return &AuditStore{pool: pool} }
 

@@ -15,6 +15,8 @@ import (
 // CampaignTierStore keeps campaigns' commission tiers (decision 21).
 type CampaignTierStore struct{ pool *pgxpool.Pool }
 
+var _ creator.TierStore = (*CampaignTierStore)(nil)
+
 // NewCampaignTierStore returns a CampaignTierStore.
 func NewCampaignTierStore(pool *pgxpool.Pool) *CampaignTierStore {
 	return &CampaignTierStore{pool: pool}

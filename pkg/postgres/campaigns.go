@@ -16,6 +16,12 @@ import (
 // CampaignStore keeps campaigns.
 type CampaignStore struct{ pool *pgxpool.Pool }
 
+// The contracts the API and the dashboard share.
+var (
+	_ campaign.Store   = (*CampaignStore)(nil)
+	_ campaign.Catalog = (*CampaignStore)(nil)
+)
+
 // NewCampaignStore returns a CampaignStore.
 func NewCampaignStore(pool *pgxpool.Pool) *CampaignStore { return &CampaignStore{pool: pool} }
 

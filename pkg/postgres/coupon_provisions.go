@@ -21,6 +21,8 @@ import (
 // writes each outcome.
 type CouponStore struct{ pool *pgxpool.Pool }
 
+var _ redemption.Coupons = (*CouponStore)(nil)
+
 // NewCouponStore returns a CouponStore.
 func NewCouponStore(pool *pgxpool.Pool) *CouponStore { return &CouponStore{pool: pool} }
 

@@ -23,6 +23,12 @@ type CreatorStore struct {
 	box  *secretbox.Box
 }
 
+// The contracts the API and the dashboard share.
+var (
+	_ creator.Store         = (*CreatorStore)(nil)
+	_ referral.CreatorSales = (*CreatorStore)(nil)
+)
+
 // NewCreatorStore returns a CreatorStore sealing tokens with box.
 func NewCreatorStore(pool *pgxpool.Pool, box *secretbox.Box) *CreatorStore {
 	return &CreatorStore{pool: pool, box: box}

@@ -27,6 +27,13 @@ type MemberStore struct {
 	relay *outbox.Relay
 }
 
+// The contracts the API and the dashboard share.
+var (
+	_ member.Store   = (*MemberStore)(nil)
+	_ member.Updater = (*MemberStore)(nil)
+	_ member.Eraser  = (*MemberStore)(nil)
+)
+
 // NewMemberStore returns a MemberStore.
 func NewMemberStore(pool *pgxpool.Pool) *MemberStore { return &MemberStore{pool: pool} }
 

@@ -22,6 +22,12 @@ type MerchantStore struct {
 	box  *secretbox.Box
 }
 
+// The contracts the API and the dashboard share.
+var (
+	_ merchant.Finder           = (*MerchantStore)(nil)
+	_ merchant.IntegrationStore = (*MerchantStore)(nil)
+)
+
 // NewMerchantStore returns a MerchantStore sealing secrets with box.
 func NewMerchantStore(pool *pgxpool.Pool, box *secretbox.Box) *MerchantStore {
 	return &MerchantStore{pool: pool, box: box}

@@ -20,6 +20,8 @@ import (
 // ledger applied (it implements reconcile.Store).
 type ReconcileStore struct{ pool *pgxpool.Pool }
 
+var _ reconcile.Runs = (*ReconcileStore)(nil)
+
 // NewReconcileStore returns a ReconcileStore.
 func NewReconcileStore(pool *pgxpool.Pool) *ReconcileStore { return &ReconcileStore{pool: pool} }
 

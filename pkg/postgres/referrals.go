@@ -18,6 +18,8 @@ import (
 // writes nothing.
 type ReferralReads struct{ pool *pgxpool.Pool }
 
+var _ referral.Finder = (*ReferralReads)(nil)
+
 // NewReferralReads returns a ReferralReads.
 func NewReferralReads(pool *pgxpool.Pool) *ReferralReads { return &ReferralReads{pool: pool} }
 

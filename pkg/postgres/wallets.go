@@ -15,6 +15,8 @@ import (
 // histories and referral lists. It writes nothing.
 type WalletReads struct{ pool *pgxpool.Pool }
 
+var _ ledger.WalletReader = (*WalletReads)(nil)
+
 // NewWalletReads returns a WalletReads.
 func NewWalletReads(pool *pgxpool.Pool) *WalletReads { return &WalletReads{pool: pool} }
 

@@ -26,6 +26,8 @@ type WebhookStore struct {
 	box  *secretbox.Box
 }
 
+var _ webhook.ManualStore = (*WebhookStore)(nil)
+
 // NewWebhookStore returns a WebhookStore sealing secrets with box.
 func NewWebhookStore(pool *pgxpool.Pool, box *secretbox.Box) *WebhookStore {
 	return &WebhookStore{pool: pool, box: box}

@@ -19,10 +19,9 @@ import (
 // the delivery log it writes to, the stored events a retry sends again, and
 // the endpoint a 410 disables.
 type ManualStore interface {
-	RecordAttempts(ctx context.Context, attempts []Attempt) error
-	LastAttemptNumber(ctx context.Context, merchantID, webhookID, eventID uuid.UUID) (int, error)
-	EventPayload(ctx context.Context, merchantID, eventID uuid.UUID) (typ string, payload []byte, err error)
-	DisableWebhook(ctx context.Context, merchantID, id uuid.UUID, reason string) error
+	Store
+	AttemptLog
+	EventPayloads
 }
 
 // Manual makes the attempts a merchant asks for, outside the dispatcher:
