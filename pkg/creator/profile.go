@@ -37,3 +37,11 @@ func (p *Profile) Validate() error {
 	}
 	return nil
 }
+
+// Clean returns p as a profile is kept: its fields trimmed, the Instagram
+// username without its leading "@".
+func (p Profile) Clean() Profile {
+	p.DisplayName, p.Niche = strings.TrimSpace(p.DisplayName), strings.TrimSpace(p.Niche)
+	p.InstagramUsername = strings.TrimPrefix(strings.TrimSpace(p.InstagramUsername), "@")
+	return p
+}

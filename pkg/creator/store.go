@@ -38,3 +38,18 @@ type TierStore interface {
 	// (apperr.NotFound for an unknown campaign).
 	ReplaceTiers(ctx context.Context, merchantID, campaignID uuid.UUID, tiers Tiers) error
 }
+
+// Put creates or updates the member's profile from in, the one way a
+// profile is written (PUT /api/v1/members/{id}/creator and the
+// dashboard's form): in is cleaned (Profile.Clean) and checked
+// (Profile.Validate) before it is stored. An update keeps the token.
+// apperr.Invalid naming the field at fault; apperr.NotFound for a member
+// that does not exist.
+func Put(ctx context.Context, s Store, in Profile) (*Profile, error) {
+	in = in.Clean()
+	if err := in.Validate(); err != nil {
+		return nil, err
+	}
+	p, _, err := s.PutCreator(ctx, in)
+	return p, err
+}

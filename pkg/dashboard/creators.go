@@ -192,25 +192,25 @@ func (d *Dashboard) newCreatorPage(w http.ResponseWriter, r *http.Request, c *Ct
 	d.showCreatorForm(w, r, c, http.StatusOK, data)
 }
 
-// profileForm reads the profile's fields as the API's PUT does: trimmed,
-// the Instagram username without its "@".
+// profileForm reads the profile's fields as a profile keeps them
+// (creator.Profile.Clean), so that a refused form shows them so.
 func profileForm(r *http.Request, form *creatorFormData) {
-	form.DisplayName = strings.TrimSpace(r.PostFormValue("display_name"))
-	form.Niche = strings.TrimSpace(r.PostFormValue("niche"))
-	form.Instagram = strings.TrimPrefix(strings.TrimSpace(r.PostFormValue("instagram")), "@")
+	p := creator.Profile{DisplayName: r.PostFormValue("display_name"), Niche: r.PostFormValue("niche"),
+		InstagramUsername: r.PostFormValue("instagram")}.Clean()
+	form.DisplayName, form.Niche, form.Instagram = p.DisplayName, p.Niche, p.InstagramUsername
 }
 
-// saveCreator validates and stores the profile of form.Member, or
-// re-renders the form saying why not.
+// saveCreator stores the profile of form.Member through creator.Put, as
+// the API's PUT does, or re-renders the form saying why not.
 func (d *Dashboard) saveCreator(w http.ResponseWriter, r *http.Request, c *Ctx, form creatorFormData) {
-	in := creator.Profile{MerchantID: c.MerchantID(), MemberID: form.Member.ID, DisplayName: form.DisplayName,
-		Niche: form.Niche, InstagramUsername: form.Instagram}
-	if err := in.Validate(); err != nil {
+	_, err := creator.Put(r.Context(), d.cfg.Creators, creator.Profile{MerchantID: c.MerchantID(), MemberID: form.Member.ID,
+		DisplayName: form.DisplayName, Niche: form.Niche, InstagramUsername: form.Instagram})
+	if apperr.Is(err, apperr.Invalid) {
 		form.Alert, form.Detail = "creators.invalid", problem(c.Lang, err)
 		d.showCreatorForm(w, r, c, http.StatusUnprocessableEntity, form)
 		return
 	}
-	if _, _, err := d.cfg.Creators.PutCreator(r.Context(), in); err != nil {
+	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}

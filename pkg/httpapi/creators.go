@@ -5,7 +5,6 @@ import (
 	"encoding/hex"
 	"math"
 	"net/http"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/mux"
@@ -94,14 +93,6 @@ type PutCreatorRequest struct {
 	InstagramUsername string `json:"instagram_username"`
 }
 
-// profile returns the profile req describes, trimmed, the Instagram
-// username without a leading "@", validated.
-func (req PutCreatorRequest) profile(m *member.Member) (creator.Profile, error) {
-	p := creator.Profile{MerchantID: m.MerchantID, MemberID: m.ID, DisplayName: strings.TrimSpace(req.DisplayName),
-		Niche: strings.TrimSpace(req.Niche), InstagramUsername: strings.TrimPrefix(strings.TrimSpace(req.InstagramUsername), "@")}
-	return p, p.Validate()
-}
-
 // putCreator creates or updates the member's creator profile. Both answer
 // 200 with the profile and its token: a PUT names the resource, so its
 // creation is not told apart (decision 10 keeps 201 for POST creations).
@@ -121,12 +112,8 @@ func (s *Server) putCreator(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	in, err := req.profile(m)
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	p, _, err := s.cfg.Creators.Profiles.PutCreator(r.Context(), in)
+	p, err := creator.Put(r.Context(), s.cfg.Creators.Profiles, creator.Profile{MerchantID: m.MerchantID, MemberID: m.ID,
+		DisplayName: req.DisplayName, Niche: req.Niche, InstagramUsername: req.InstagramUsername})
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -4,7 +4,7 @@ import (
 	"testing"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/creator"
 )
 
 // decodeOnly is the outcome every write body must have: decoded, or
@@ -81,8 +81,9 @@ func FuzzCreatorAndTierBodies(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body []byte) {
 		var creatorReq PutCreatorRequest
 		decodeOnly(t, body, &creatorReq, func() error {
-			_, err := creatorReq.profile(&member.Member{})
-			return err
+			p := creator.Profile{DisplayName: creatorReq.DisplayName, Niche: creatorReq.Niche,
+				InstagramUsername: creatorReq.InstagramUsername}.Clean()
+			return p.Validate()
 		})
 		var tiersReq PutTiersRequest
 		decodeOnly(t, body, &tiersReq, func() error {
