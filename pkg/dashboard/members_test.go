@@ -153,6 +153,32 @@ func TestMembersWithoutCampaign(t *testing.T) {
 	}
 }
 
+// A member joins, or moves to, only one of the merchant's own campaigns:
+// another merchant's campaign is refused as none, whether its UUID or its
+// camp_… id is posted.
+func TestMembersCampaignOfAnotherMerchant(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	mine := e.campaignFor(e.demo)
+	theirs := e.campaignFor(e.register("Outra Loja", "https://outra.example.com", "OUTRA"))
+	owner := e.owner()
+	for _, camp := range []string{theirs.String(), ids.Format(ids.Campaign, theirs), "not-a-campaign"} {
+		r := e.do(owner, http.MethodPost, "/dashboard/members", url.Values{"name": {"Ana"}, "email": {"ana@example.com"}, "campaign": {camp}})
+		if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Choose one of your campaigns") {
+			t.Errorf("a new member in campaign %q: %d, want 422 naming the campaign: %s", camp, r.StatusCode, r.body)
+		}
+	}
+	ana := e.createMember(owner, "Ana", "ana@example.com", "campaign", ids.Format(ids.Campaign, mine))
+	r := e.do(owner, http.MethodPost, "/dashboard/members/"+ana.String(), url.Values{"name": {"Ana"}, "campaign": {theirs.String()}})
+	if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Choose one of your campaigns") {
+		t.Errorf("moving a member to another merchant's campaign: %d, want 422: %s", r.StatusCode, r.body)
+	}
+	stored, err := postgres.NewMemberStore(e.deps.Pool).FindMemberByID(context.Background(), uuid.MustParse(e.demo.MerchantID), ana)
+	if err != nil || stored.CampaignID != mine {
+		t.Errorf("the member's campaign: %+v %v, want %s", stored, err, mine)
+	}
+}
+
 // Another merchant's member (and creator) is not found on every page and
 // action; a malformed id too; a viewer changes nothing.
 func TestMembersAndCreatorsOtherMerchantViewer(t *testing.T) {
