@@ -38,9 +38,9 @@ func BenchmarkRenderCreator(b *testing.B) {
 	for i := range sales {
 		sales[i] = sale{Referral: referral.Referral{Status: "approved", OrderValue: 9790, CreatedAt: at}, MaskedEmail: "j***@example.com"}
 	}
-	p := Page{Template: "creator", Title: "creators.creator_title", Nav: "creators", Data: creatorData{Profile: &prof, Member: &mem,
+	p := Page{Template: "creator", Title: "creators.creator_title", Nav: "creators", Data: creatorData{Profile: &prof, Member: &mem, Standing: &creator.Standing{
 		Tiers: creator.Tiers{{Name: "Bronze", CommissionBP: 1000}, {Name: "Silver", MinSales: 3, CommissionBP: 1500}},
-		Tier:  creator.Tier{Name: "Bronze", CommissionBP: 1000}, HasTier: true, Next: creator.Tier{Name: "Silver"}, ToNext: 2, HasNext: true,
+		Tier:  creator.Tier{Name: "Bronze", CommissionBP: 1000}, HasTier: true, Next: creator.Tier{Name: "Silver"}, ToNext: 2, HasNext: true},
 		Sales: sales}}
 	c := &Ctx{Lang: Portuguese, Loc: defaultZone, User: owner, Merchant: &merchant.Merchant{ID: mid, Name: "Loja"}}
 	h := d.sessions.LoadAndSave(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { d.render(w, r, c, p) }))
