@@ -24,8 +24,10 @@ func holdTerminal() (release func()) {
 		return noop
 	}
 	// Setting the terminal's group from a group that is not (yet) its
-	// foreground raises SIGTTOU, which would stop the process.
-	signal.Ignore(syscall.SIGTTOU)
+	// foreground raises SIGTTOU, which would stop the process. Ctrl-Z is
+	// ignored too: stopped in a group of its own, the program would hold
+	// the terminal while make, not stopped, keeps the shell waiting.
+	signal.Ignore(syscall.SIGTTOU, syscall.SIGTSTP)
 	if err := unix.Setpgid(0, 0); err != nil {
 		return noop
 	}
