@@ -42,49 +42,48 @@ func Guru() Adapter { return guru{} }
 func (guru) Provider() string { return ProviderGuru }
 
 func (guru) Handle(raw []byte, _ http.Header, creds Credentials) (Outcome, error) {
-	// One pass: a body that decodes whole is authenticated and routed from
-	// the same decoding. Any other body takes the careful path below, which
-	// authenticates before it says what is wrong with the shape.
+	// One pass: a body that decodes whole is authenticated, routed and read
+	// from that one decoding. Any other body is authenticated and routed
+	// from its top-level fields first, so that an outsider learns nothing
+	// of what is wrong with its shape.
 	var whole struct {
-		APIToken    string `json:"api_token"`
-		WebhookType string `json:"webhook_type"`
-		Status      string `json:"status"`
+		guruHead
 		guruBody
 	}
-	if isObject(raw) && decode(raw, &whole) == nil {
-		if err := checkGuruToken(whole.APIToken, creds.GuruAccountToken); err != nil {
+	decoded := isObject(raw) && decode(raw, &whole) == nil
+	if !decoded {
+		obj, err := parseObject(raw)
+		if err != nil {
 			return Outcome{}, notAuthenticated(err)
 		}
-		kind, name, ignored := guruRoute(whole.WebhookType, whole.Status)
-		if kind == "" {
-			return ignored, nil
-		}
-		ev, err := whole.event(kind, name)
-		if err != nil {
-			return Outcome{}, err
-		}
-		return Outcome{Event: ev}, nil
+		whole.guruHead = guruHead{APIToken: obj.stringAt("api_token"), WebhookType: obj.stringAt("webhook_type"),
+			Status: obj.stringAt("status")}
 	}
-	obj, err := parseObject(raw)
-	if err != nil {
+	if err := checkGuruToken(whole.APIToken, creds.GuruAccountToken); err != nil {
 		return Outcome{}, notAuthenticated(err)
 	}
-	if err := checkGuruToken(obj.stringAt("api_token"), creds.GuruAccountToken); err != nil {
-		return Outcome{}, notAuthenticated(err)
-	}
-	kind, name, ignored := guruRoute(obj.stringAt("webhook_type"), obj.stringAt("status"))
+	kind, name, ignored := guruRoute(whole.WebhookType, whole.Status)
 	if kind == "" {
 		return ignored, nil
 	}
-	var body guruBody
-	if err := decodeBody(raw, &body); err != nil {
-		return Outcome{}, err
+	if !decoded {
+		whole.guruBody = guruBody{} // what the failed decoding left
+		if err := decodeBody(raw, &whole.guruBody); err != nil {
+			return Outcome{}, err
+		}
 	}
-	ev, err := body.event(kind, name)
+	ev, err := whole.event(kind, name)
 	if err != nil {
 		return Outcome{}, err
 	}
 	return Outcome{Event: ev}, nil
+}
+
+// guruHead are the fields a Guru delivery is authenticated and routed by.
+type guruHead struct {
+	APIToken    string `json:"api_token"`
+	WebhookType string `json:"webhook_type"`
+	Status      string `json:"status"`
 }
 
 // checkGuruToken checks api_token against the stored token (sameSecret).

@@ -68,33 +68,28 @@ func (yampi) Handle(raw []byte, header http.Header, creds Credentials) (Outcome,
 	if err := checkYampiSignature(raw, header.Get(YampiSignatureHeader), creds.YampiWebhookSecret); err != nil {
 		return Outcome{}, notAuthenticated(err)
 	}
-	// One pass: a body that decodes whole is routed and read from the same
-	// decoding; any other body takes the careful path below, which routes
-	// before it says what is wrong with the shape.
-	var whole yampiBody
-	if isObject(raw) && decode(raw, &whole) == nil {
-		kind, ignored := yampiRoute(whole.Event, whole.Resource.Status.V.Data.V.Alias)
-		if kind == "" {
-			return ignored, nil
-		}
-		ev, err := whole.event(kind, slug(whole.Event))
+	// One pass: a body that decodes whole is routed and read from that one
+	// decoding. Any other body is routed from the fields that route it
+	// first, so that an ignored event is ignored whatever its shape.
+	var body yampiBody
+	decoded := isObject(raw) && decode(raw, &body) == nil
+	event, alias := body.Event, body.Resource.Status.V.Data.V.Alias
+	if !decoded {
+		obj, err := parseObject(raw)
 		if err != nil {
 			return Outcome{}, err
 		}
-		return Outcome{Event: ev}, nil
+		event, alias = obj.stringAt("event"), obj.stringAt("resource", "status", "data", "alias")
 	}
-	obj, err := parseObject(raw)
-	if err != nil {
-		return Outcome{}, err
-	}
-	event := obj.stringAt("event")
-	kind, ignored := yampiRoute(event, obj.stringAt("resource", "status", "data", "alias"))
+	kind, ignored := yampiRoute(event, alias)
 	if kind == "" {
 		return ignored, nil
 	}
-	var body yampiBody
-	if err := decodeBody(raw, &body); err != nil {
-		return Outcome{}, err
+	if !decoded {
+		body = yampiBody{} // what the failed decoding left
+		if err := decodeBody(raw, &body); err != nil {
+			return Outcome{}, err
+		}
 	}
 	ev, err := body.event(kind, slug(event))
 	if err != nil {
