@@ -29,6 +29,7 @@ func Main(name, about string, roles ...Role) {
 		Help(os.Stdout, name, about)
 		return
 	}
+	tuneGC()
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
 		Exit(name, err)

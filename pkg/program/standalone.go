@@ -33,6 +33,7 @@ import (
 // or SIGTERM once drained (Ctrl-C: exit 0, so make run prints no error);
 // a second signal during the drain ends the process at once.
 func Standalone(out io.Writer) error {
+	tuneGC()
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {
 		return err
