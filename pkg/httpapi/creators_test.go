@@ -65,8 +65,14 @@ func mustCreatorEnv(t *testing.T, o creatorEnvOptions) *creatorEnv {
 	}
 	// Every test of the suite calls from 127.0.0.1 into one Redis: the
 	// per-address limit is raised here, and tested from another address.
+	// So is the per-token one, which a test reading one creator's pages
+	// more than 20 times within a few seconds would meet on a fast
+	// machine; TestCreatorRateLimits sets both.
 	if o.limits.IPPerSecond == 0 {
 		o.limits.IPPerSecond, o.limits.IPBurst = 100_000, 100_000
+	}
+	if o.limits.TokenPerSecond == 0 {
+		o.limits.TokenPerSecond, o.limits.TokenBurst = 100_000, 100_000
 	}
 	lclk := &clock{t: t0}
 	v := openapitest.New(t)

@@ -1,6 +1,7 @@
 package ids
 
 import (
+	"bytes"
 	"testing"
 
 	"github.com/google/uuid"
@@ -23,5 +24,19 @@ func TestFormatParse(t *testing.T) {
 		if _, ok := Parse(Member, bad); ok {
 			t.Errorf("Parse(%q) ok, want refused", bad)
 		}
+	}
+}
+
+func TestNewIsTimeOrdered(t *testing.T) {
+	prev := New()
+	for range 1000 {
+		id := New()
+		if id.Version() != 7 {
+			t.Fatalf("version %d, want 7", id.Version())
+		}
+		if bytes.Compare(prev[:], id[:]) >= 0 {
+			t.Fatalf("%s then %s: ids made later must sort after", prev, id)
+		}
+		prev = id
 	}
 }

@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/respond"
 )
@@ -112,7 +113,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
 	src := source{key: s.clients.Key(r)}
 	src.blocked = s.failures.Blocked(src.key)
-	d := &inbound.Delivery{ID: uuid.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
+	d := &inbound.Delivery{ID: ids.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
 	adapter, ok := inbound.Lookup(d.Provider)
 	merchantID, okID := parseUUID(vars["merchant_id"])
 	switch {
@@ -228,7 +229,7 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.
 	// in time. A publish that still lands later is harmless: the retried
 	// delivery publishes the same command id, which the ledger applies
 	// once, and its own record.
-	cmd := ev.Command(d.MerchantID, memberID, d.ReceivedAt)
+	cmd := ledger.OrderCommand(ev, d.MerchantID, memberID, d.ReceivedAt)
 	d.Outcome, d.HTTPStatus = inbound.DeliveryAccepted, http.StatusOK
 	pctx, cancel := context.WithTimeout(ctx, PublishTimeout)
 	err = s.publisher.PublishDelivery(pctx, *d, &cmd)

@@ -13,7 +13,8 @@ type Tx interface {
 	// campaigns, tiers, the commands already processed, referrals and
 	// redemptions.
 	Load(ctx context.Context, book *Book, cmds []Command) error
-	// Write writes what book changed and its outbox records.
+	// Write writes what book changed, its outbox records and the records
+	// of its deliveries.
 	Write(ctx context.Context, book *Book) error
 }
 
@@ -38,6 +39,9 @@ func ApplyBatch(ctx context.Context, db Transactor, cmds []Command) (*Book, erro
 		}
 		for _, c := range cmds {
 			book.Apply(c)
+			if c.Delivery != nil {
+				book.Deliveries = append(book.Deliveries, *c.Delivery)
+			}
 		}
 		return tx.Write(ctx, book)
 	})

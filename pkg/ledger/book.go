@@ -10,6 +10,8 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/event"
+	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
 	"github.com/convida/convida/pkg/redemption"
@@ -157,6 +159,10 @@ type Book struct {
 	ChangedWallets     map[ScopedID]*Wallet
 	NewRedemptions     []*redemption.Redemption
 	ChangedRedemptions map[uuid.UUID]*redemption.Redemption
+	// Deliveries are the records of the deliveries that brought the
+	// batch's commands (Command.Delivery), written whatever the commands'
+	// outcomes: a platform's retry of an applied sale is a delivery too.
+	Deliveries []inbound.Delivery
 
 	newTxnIDs map[uuid.UUID]bool
 	now       func() time.Time
@@ -212,7 +218,7 @@ func (b *Book) EncodeEvents() error {
 
 // Empty reports whether applying the batch changed nothing to write.
 func (b *Book) Empty() bool {
-	return len(b.Outcomes) == 0
+	return len(b.Outcomes) == 0 && len(b.Deliveries) == 0
 }
 
 // Apply applies one command to the book. A command whose id the book has
@@ -286,7 +292,7 @@ func (b *Book) move(cmd Command, e Entry, d walletDelta) uuid.UUID {
 	w.UpdatedAt = b.now()
 	b.ChangedWallets[ScopedID{w.MerchantID, w.MemberID}] = w
 
-	e.ID = uuid.New()
+	e.ID = ids.New()
 	e.MerchantID, e.MemberID, e.CommandID = cmd.MerchantID, cmd.MemberID, cmd.ID
 	e.PendingDelta, e.AvailableDelta = d.pending, d.available
 	e.PendingAfter, e.AvailableAfter = w.Pending, w.Available

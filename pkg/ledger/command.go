@@ -14,6 +14,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/redemption"
 )
 
@@ -56,6 +57,11 @@ type Command struct {
 	Reason     string              `json:"reason,omitempty"` // reject
 	Redeem     *Redeem             `json:"redeem,omitempty"`
 	Result     *redemption.Outcome `json:"result,omitempty"`
+	// Delivery is the record of the delivery that brought a sale or a
+	// refund (a webhook's, or a reconciliation's), written in the
+	// command's transaction whatever its outcome, so an accepted delivery
+	// costs one message and one transaction. Its wire form is topic's.
+	Delivery *inbound.Delivery `json:"-"`
 }
 
 // Redeem is the request of a redemption.

@@ -5,6 +5,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/event"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/redemption"
 )
@@ -65,7 +66,7 @@ func (b *Book) redeem(cmd Command, m *member.Member) {
 		ID: req.RedemptionID, MerchantID: cmd.MerchantID, MemberID: m.ID, Amount: amount, Type: req.Type,
 		Status: redemption.StatusPending, SubscriptionID: req.SubscriptionID, CreatedAt: now, UpdatedAt: now,
 	}
-	t := &Transaction{ID: uuid.New(), MerchantID: cmd.MerchantID, MemberID: m.ID, Type: TxnDebit, Status: TxnProcessing,
+	t := &Transaction{ID: ids.New(), MerchantID: cmd.MerchantID, MemberID: m.ID, Type: TxnDebit, Status: TxnProcessing,
 		Amount: amount, Description: redemptionDescription(req.Type), ReferenceType: "redemption", ReferenceID: red.ID,
 		CreatedAt: now, UpdatedAt: now}
 	b.addTxn(t)

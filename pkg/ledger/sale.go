@@ -3,10 +3,9 @@ package ledger
 import (
 	"fmt"
 
-	"github.com/google/uuid"
-
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/event"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/referral"
 )
@@ -41,7 +40,7 @@ func (b *Book) creditSale(cmd Command, m *member.Member) {
 		desc = rewardDescription(sale)
 		now := b.now()
 		t := &Transaction{
-			ID: uuid.New(), MerchantID: cmd.MerchantID, MemberID: m.ID,
+			ID: ids.New(), MerchantID: cmd.MerchantID, MemberID: m.ID,
 			Type: TxnCredit, Status: TxnPending, Amount: r.RewardAmount,
 			Description:   desc,
 			ReferenceType: "referral", ReferenceID: r.ID,
@@ -65,7 +64,7 @@ func (b *Book) newReferral(cmd Command, m *member.Member, a referral.Attribution
 	s := cmd.Sale
 	now := b.now()
 	r := &referral.Referral{
-		ID: uuid.New(), MerchantID: cmd.MerchantID, MemberID: m.ID,
+		ID: ids.New(), MerchantID: cmd.MerchantID, MemberID: m.ID,
 		Source: s.Source, OrderID: s.OrderID,
 		RefereeEmail: s.BuyerEmail, RefereeName: s.BuyerName, RefereeExternalID: s.BuyerDocument,
 		CouponUsed: s.CouponCode, OrderValue: s.Amount, RewardAmount: a.Reward,

@@ -42,21 +42,54 @@ type Envelope struct {
 	Data       json.RawMessage `json:"data"`
 }
 
-// NewRecord renders an event with its admin-shape data as a Record.
+// NewRecord renders an event with its admin-shape data as a Record. The
+// envelope is written around the data's encoding rather than encoded
+// again: its other fields are ids, a type and a time that need no
+// escaping (a type that would is encoded the long way), and encoding the
+// data a second time, as a json.RawMessage, showed in the ledger's profile.
 func NewRecord(merchantID, memberID uuid.UUID, typ string, data any, createdAt time.Time) (Record, error) {
-	id := uuid.New()
+	id := ids.New()
 	raw, err := json.Marshal(data)
 	if err != nil {
 		return Record{}, fmt.Errorf("encode %s data: %w", typ, err)
 	}
-	payload, err := json.Marshal(Envelope{
-		ID: ids.Format(ids.Event, id), Type: typ, CreatedAt: jsontime.Format(createdAt),
-		MerchantID: merchantID.String(), Data: raw,
-	})
+	env := Envelope{ID: ids.Format(ids.Event, id), Type: typ, CreatedAt: jsontime.Format(createdAt),
+		MerchantID: merchantID.String(), Data: raw}
+	payload, err := env.encode()
 	if err != nil {
 		return Record{}, err
 	}
 	return Record{MerchantID: merchantID, EventID: id, MemberID: memberID, Type: typ, Payload: payload, CreatedAt: createdAt}, nil
+}
+
+// encode renders the envelope as json.Marshal would, Data taken as it is
+// (it must be the compact output of json.Marshal).
+func (e Envelope) encode() ([]byte, error) {
+	if !plain(e.Type) {
+		return json.Marshal(e)
+	}
+	b := make([]byte, 0, len(e.Data)+len(e.ID)+len(e.Type)+len(e.CreatedAt)+len(e.MerchantID)+64)
+	b = append(b, `{"id":"`...)
+	b = append(b, e.ID...)
+	b = append(b, `","type":"`...)
+	b = append(b, e.Type...)
+	b = append(b, `","created_at":"`...)
+	b = append(b, e.CreatedAt...)
+	b = append(b, `","merchant_id":"`...)
+	b = append(b, e.MerchantID...)
+	b = append(b, `","data":`...)
+	b = append(b, e.Data...)
+	return append(b, '}'), nil
+}
+
+// plain reports whether s encodes in JSON as itself between quotes.
+func plain(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			return false
+		}
+	}
+	return true
 }
 
 // Store marks and finds outbox rows.

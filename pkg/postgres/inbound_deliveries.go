@@ -1,10 +1,12 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,25 +18,49 @@ import (
 
 // DeliveryStore writes inbound delivery records (it implements
 // ingest.RecordStore). The ingest never calls it: records reach it through
-// the broker and the recorder, a batch at a time.
+// the broker and the recorder, a batch at a time; the records of accepted
+// deliveries travel inside their commands and the ledger writes them
+// (queueDeliveries, in ledgerTx.Write).
 type DeliveryStore struct{ pool *pgxpool.Pool }
 
 // NewDeliveryStore returns a DeliveryStore.
 func NewDeliveryStore(pool *pgxpool.Pool) *DeliveryStore { return &DeliveryStore{pool: pool} }
 
-// RecordDeliveries stores ds in one statement. It is idempotent by delivery
-// id: a record already stored (a batch redelivered after a crash) is left
-// as it is, with one exception. A sale answered 503 has two records under
-// one id when the broker took its command late: the "accepted" record the
-// writer kept retrying after the ingest gave up, and the "unavailable" one
-// of the answer given. The 503 is what the platform saw, so it wins,
-// whichever arrives first.
+// RecordDeliveries stores ds in one statement (queueDeliveries). It is
+// idempotent by delivery id: a record already stored (a batch redelivered
+// after a crash) is left as it is, with one exception. A sale answered 503
+// has two records under one id when the broker took its command late: the
+// "accepted" record that travelled with the command the writer kept
+// retrying after the ingest gave up (the ledger writes it), and the
+// "unavailable" one of the answer given (the recorder writes it). The 503
+// is what the platform saw, so it wins, whichever arrives first.
 func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Delivery) error {
+	b := &pgx.Batch{}
+	queueDeliveries(b, ds)
+	if b.Len() == 0 {
+		return nil
+	}
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("record deliveries: %w", err)
+	}
+	return nil
+}
+
+// queueDeliveries queues the insert of ds into b (see RecordDeliveries),
+// in the order of their ids, so that the recorder's and the ledger's
+// inserts of the same ids never wait for each other in a cycle.
+func queueDeliveries(b *pgx.Batch, ds []inbound.Delivery) {
 	ds = answeredRecords(ds)
 	n := len(ds)
 	if n == 0 {
-		return nil
+		return
 	}
+	slices.SortFunc(ds, func(a, b inbound.Delivery) int {
+		if c := bytes.Compare(a.MerchantID[:], b.MerchantID[:]); c != 0 {
+			return c
+		}
+		return bytes.Compare(a.ID[:], b.ID[:])
+	})
 	merchants, ids := make([]uuid.UUID, n), make([]uuid.UUID, n)
 	providers, keys, outcomes, errs := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
 	statuses := make([]int32, n)
@@ -63,17 +89,13 @@ func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Deliv
 			lengths[i], digests[i] = &length, d.BodySHA256
 		}
 	}
-	_, err := s.pool.Exec(ctx, `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body,
+	b.Queue(`INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body,
     body_length, body_sha256, received_at, source)
 SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::bytea[],
     $10::int[], $11::bytea[], $12::timestamptz[], $13::text[])
 ON CONFLICT (merchant_id, id) DO UPDATE SET outcome = EXCLUDED.outcome, http_status = EXCLUDED.http_status, error = EXCLUDED.error
 WHERE EXCLUDED.outcome = '`+inbound.DeliveryUnavailable+`' AND inbound_deliveries.outcome = '`+inbound.DeliveryAccepted+`'`,
 		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, lengths, digests, received, sources)
-	if err != nil {
-		return fmt.Errorf("record deliveries: %w", err)
-	}
-	return nil
 }
 
 // answeredRecords keeps one record per delivery id, the 503 when there is

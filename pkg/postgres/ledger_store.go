@@ -368,6 +368,7 @@ func (t ledgerTx) Write(ctx context.Context, book *ledger.Book) error {
 		return err
 	}
 	queueOutbox(b, book.Records)
+	queueDeliveries(b, book.Deliveries)
 	if err := t.tx.SendBatch(ctx, b).Close(); err != nil {
 		return fmt.Errorf("write ledger batch: %w", err)
 	}

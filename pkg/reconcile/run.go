@@ -14,6 +14,7 @@ import (
 	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/platform"
 )
@@ -219,7 +220,7 @@ func (r *Reconciler) publish(ctx context.Context, run *Run, puller Puller, it pu
 	d := inbound.Delivery{ID: uuid.New(), MerchantID: run.MerchantID, Provider: run.Provider, DedupeKey: ev.DedupeKey,
 		Outcome: inbound.DeliveryAccepted, HTTPStatus: http.StatusOK, Body: body, ReceivedAt: now,
 		Source: inbound.SourceReconciliation, Headers: map[string]string{HeaderRun: ids.Format(ids.Reconciliation, run.ID)}}
-	cmd := ev.Command(run.MerchantID, memberID, now)
+	cmd := ledger.OrderCommand(&ev, run.MerchantID, memberID, now)
 	if err := r.Publisher.PublishDelivery(ctx, d, &cmd); err != nil {
 		return err
 	}

@@ -6,15 +6,24 @@ import (
 	"fmt"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/redemption"
 )
 
+// commandMessage is the wire form of a ledger command: the command's own
+// fields, and the record of the delivery that brought it, if any, in the
+// form the Deliveries topic carries it.
+type commandMessage struct {
+	ledger.Command
+	Delivery *delivery `json:"delivery,omitempty"`
+}
+
 // EncodeCommand renders a ledger command as a message of Commands: JSON,
 // keyed by member id, with its type and merchant in the headers.
 func EncodeCommand(c ledger.Command) (kafkabus.Message, error) {
-	raw, err := json.Marshal(c)
+	raw, err := json.Marshal(commandMessage{Command: c, Delivery: (*delivery)(c.Delivery)})
 	if err != nil {
 		return kafkabus.Message{}, fmt.Errorf("encode command %s: %w", c.ID, err)
 	}
@@ -28,12 +37,20 @@ func EncodeCommand(c ledger.Command) (kafkabus.Message, error) {
 func DecodeCommands(msgs []kafkabus.Message) ([]ledger.Command, error) {
 	cmds := make([]ledger.Command, len(msgs))
 	for i, m := range msgs {
-		if err := json.Unmarshal(m.Value, &cmds[i]); err != nil {
+		var wire commandMessage
+		if err := json.Unmarshal(m.Value, &wire); err != nil {
 			return nil, apperr.Permanent(fmt.Errorf("undecodable command at offset %d: %w", m.Offset, err))
 		}
-		if cmds[i].ID == "" || cmds[i].Type == "" {
+		if wire.ID == "" || wire.Type == "" {
 			return nil, apperr.Permanent(fmt.Errorf("command at offset %d has no id or type", m.Offset))
 		}
+		if d := wire.Delivery; d != nil {
+			if err := d.check(); err != nil {
+				return nil, apperr.Permanent(fmt.Errorf("command at offset %d: %w", m.Offset, err))
+			}
+			wire.Command.Delivery = (*inbound.Delivery)(d)
+		}
+		cmds[i] = wire.Command
 	}
 	return cmds, nil
 }

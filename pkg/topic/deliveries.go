@@ -3,6 +3,7 @@ package topic
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
@@ -33,6 +34,18 @@ type delivery struct {
 	Source     string            `json:"source,omitempty"`
 }
 
+// check refuses a record without an id or a merchant, and gives a record
+// without a body an empty one (the column is not null).
+func (d *delivery) check() error {
+	if d.ID == uuid.Nil || d.MerchantID == uuid.Nil {
+		return errors.New("delivery record has no id or merchant")
+	}
+	if d.Body == nil {
+		d.Body = []byte{}
+	}
+	return nil
+}
+
 // DeliveryMessage renders a delivery record as a message of Deliveries:
 // JSON (the body as base64), keyed by merchant id, with the merchant in the
 // headers. The key is not for order: a merchant's records gather on one
@@ -57,36 +70,36 @@ func DecodeDeliveries(msgs []kafkabus.Message) ([]inbound.Delivery, error) {
 		if err := json.Unmarshal(m.Value, &d); err != nil {
 			return nil, apperr.Permanent(fmt.Errorf("undecodable delivery record at offset %d: %w", m.Offset, err))
 		}
-		if d.ID == uuid.Nil || d.MerchantID == uuid.Nil {
-			return nil, apperr.Permanent(fmt.Errorf("delivery record at offset %d has no id or merchant", m.Offset))
-		}
-		if d.Body == nil {
-			d.Body = []byte{}
+		if err := d.check(); err != nil {
+			return nil, apperr.Permanent(fmt.Errorf("at offset %d: %w", m.Offset, err))
 		}
 		out[i] = inbound.Delivery(d)
 	}
 	return out, nil
 }
 
-// PublishDelivery publishes the record of a delivery and, when cmd is not
-// nil, its command, in one Publish call (one WriteMessages of the writer,
-// whose batches for both topics leave together), and returns once the
-// broker acknowledged both: an accepted delivery's command is never
-// acknowledged without its record, or the reverse, as far as the answer
-// is concerned.
+// PublishDelivery publishes the record of a delivery and returns once the
+// broker acknowledged it. When cmd is not nil the record travels inside
+// the command, on Commands (ledger.Command.Delivery), and the ledger
+// writes it in the command's transaction: an accepted delivery costs one
+// message, and its command is never acknowledged without its record, or
+// the reverse. A delivery without a command goes to Deliveries, for the
+// recorder.
 func (b *CommandBus) PublishDelivery(ctx context.Context, d inbound.Delivery, cmd *ledger.Command) error {
+	if cmd != nil {
+		c := *cmd
+		c.Delivery = &d
+		msg, err := EncodeCommand(c)
+		if err != nil {
+			return err
+		}
+		return b.w.Publish(ctx, msg)
+	}
 	rec, err := DeliveryMessage(d)
 	if err != nil {
 		return err
 	}
-	if cmd == nil {
-		return b.w.Publish(ctx, rec)
-	}
-	c, err := EncodeCommand(*cmd)
-	if err != nil {
-		return err
-	}
-	return b.w.Publish(ctx, c, rec)
+	return b.w.Publish(ctx, rec)
 }
 
 // DeliveriesHandler is the batch handler of Deliveries: it decodes the

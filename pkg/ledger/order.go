@@ -1,31 +1,31 @@
-package inbound
+package ledger
 
 import (
 	"time"
 
 	"github.com/google/uuid"
 
-	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/inbound"
 )
 
-// Command maps the order event to its ledger command, for the member it
-// is attributed to, as the ingest publishes it for a webhook and a
+// OrderCommand maps an order event to its ledger command, for the member
+// it is attributed to, as the ingest publishes it for a webhook and a
 // reconciliation run for a pulled sale. The command id is the dedupe key,
 // so a duplicate that slips through every dedupe layer (or the same sale
 // brought by both the webhook and the pull) is still applied once.
 // received stands in for the payment time when the platform sent none.
-func (ev *OrderEvent) Command(merchantID, memberID uuid.UUID, received time.Time) ledger.Command {
-	typ := ledger.CmdCreditSale
-	if ev.Kind == KindRefund {
-		typ = ledger.CmdRefund
+func OrderCommand(ev *inbound.OrderEvent, merchantID, memberID uuid.UUID, received time.Time) Command {
+	typ := CmdCreditSale
+	if ev.Kind == inbound.KindRefund {
+		typ = CmdRefund
 	}
 	paid := ev.OccurredAt
 	if paid.IsZero() {
 		paid = received
 	}
-	return ledger.Command{
+	return Command{
 		ID: ev.DedupeKey, Type: typ, MerchantID: merchantID, MemberID: memberID, IssuedAt: received,
-		Sale: &ledger.Sale{
+		Sale: &Sale{
 			Source: ev.Provider, OrderID: ev.OrderID, Amount: ev.Amount, Currency: ev.Currency,
 			CouponCode: ev.CouponCode, BuyerName: ev.Customer.Name, BuyerEmail: ev.Customer.Email,
 			BuyerDocument: ev.Customer.Document, SubscriptionID: ev.SubscriptionID, PaidAt: paid.UTC(),
