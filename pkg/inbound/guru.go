@@ -3,10 +3,11 @@ package inbound
 import (
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/convida/convida/pkg/apperr"
 )

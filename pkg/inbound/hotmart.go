@@ -1,10 +1,11 @@
 package inbound
 
 import (
-	"encoding/json"
 	"net/http"
 	"strings"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/convida/convida/pkg/apperr"
 )

@@ -2,10 +2,11 @@ package inbound
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"io"
 	"strings"
+
+	json "github.com/goccy/go-json"
 )
 
 // Redacted replaces the value of every sensitive field in a body shown.

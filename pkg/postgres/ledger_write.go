@@ -187,18 +187,19 @@ WHERE w.merchant_id = u.merchant_id AND w.member_id = u.member_id`,
 		month, monthSales, monthReward, recent)
 }
 
-// timesLiteral renders ts as a PostgreSQL array literal of timestamptz.
+// timesLiteral renders ts as a PostgreSQL array literal of timestamptz,
+// appended into one buffer (a member's up to ledger.RecentKept times are
+// rewritten with every sale of hers).
 func timesLiteral(ts []time.Time) string {
-	var sb strings.Builder
-	sb.WriteByte('{')
+	b := make([]byte, 0, 2+len(ts)*28)
+	b = append(b, '{')
 	for i, t := range ts {
 		if i > 0 {
-			sb.WriteByte(',')
+			b = append(b, ',')
 		}
-		sb.WriteString(t.UTC().Format("2006-01-02 15:04:05.999999Z07:00"))
+		b = t.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00")
 	}
-	sb.WriteByte('}')
-	return sb.String()
+	return string(append(b, '}'))
 }
 
 func queueRedemptions(b *pgx.Batch, book *ledger.Book) error {

@@ -140,7 +140,7 @@ var Settings = []Setting{
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
 	{Name: "KAFKA_BROKERS", Meaning: "comma-separated host:port list; required, except by standalone, which embeds a broker when empty",
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
-	{Name: "KAFKA_PARTITIONS", Default: "16", Meaning: "partitions of the topics created at start (1 to 1024)",
+	{Name: "KAFKA_PARTITIONS", Default: "8", Meaning: "partitions of the topics created at start (1 to 1024)",
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
 	{Name: "KAFKA_SESSION_TIMEOUT", Default: "10s", Meaning: "how long a silent consumer keeps its partitions before the group rebalances them (at least 500ms)",
 		Programs: []string{"ledger", "dispatcher"}},

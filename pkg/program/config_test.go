@@ -47,7 +47,7 @@ func TestLoadConfigDefaults(t *testing.T) {
 			t.Errorf("%s = %q, want the table's default %q", name, got, def[name])
 		}
 	}
-	if c.KafkaPartitions != 16 || c.LedgerMaxBatch != 500 || c.WebhookConcurrency != 16 || c.IngestRateLimit != 0 ||
+	if c.KafkaPartitions != 8 || c.LedgerMaxBatch != 500 || c.WebhookConcurrency != 16 || c.IngestRateLimit != 0 ||
 		c.WebhookLease.String() != "30s" || c.WebhookAllowPrivateNetworks || len(c.KafkaBrokers) != 0 || c.SecretsKey != "" {
 		t.Errorf("config %+v differs from the table's defaults", c)
 	}

@@ -2,8 +2,9 @@ package topic
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/inbound"

@@ -2,11 +2,11 @@ package topic
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
 
+	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"

@@ -3,6 +3,7 @@ package topic_test
 import (
 	"crypto/sha256"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -174,5 +175,58 @@ func TestEventsTopicCarriesEventsAndRetries(t *testing.T) {
 	bad := kafkabus.Message{Topic: topic.Events, Value: []byte(`{`), Headers: map[string]string{topic.HeaderKind: topic.KindRetry}}
 	if _, _, err := topic.DecodeEvents([]kafkabus.Message{bad}); !apperr.IsPermanent(err) {
 		t.Errorf("an undecodable retry: %v, want a permanent error", err)
+	}
+}
+
+// An accepted delivery's record travels inside its command, body and all,
+// and a record without an id or a merchant fails the message for good.
+func TestCommandCarriesItsDelivery(t *testing.T) {
+	t.Parallel()
+	cmd, d := saleWithDelivery()
+	m, err := topic.EncodeCommand(cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := topic.DecodeCommands([]kafkabus.Message{m})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got[0].Delivery == nil || !reflect.DeepEqual(*got[0].Delivery, d) {
+		t.Errorf("delivery decoded %+v, want %+v", got[0].Delivery, d)
+	}
+	got[0].Delivery, cmd.Delivery = nil, nil
+	if !reflect.DeepEqual(got[0], cmd) {
+		t.Errorf("command decoded %+v, want %+v", got[0], cmd)
+	}
+	bad := `{"id":"x","type":"credit_sale","delivery":{"merchant_id":"` + uuid.NewString() + `"}}`
+	if _, err := topic.DecodeCommands([]kafkabus.Message{{Value: []byte(bad)}}); !apperr.IsPermanent(err) {
+		t.Errorf("a delivery without id: %v, want a permanent error", err)
+	}
+}
+
+func saleWithDelivery() (ledger.Command, inbound.Delivery) {
+	at := time.Date(2026, 11, 25, 12, 0, 0, 0, time.UTC)
+	d := inbound.Delivery{ID: uuid.New(), MerchantID: uuid.New(), Provider: "guru", DedupeKey: "guru:1:sale",
+		Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, Headers: map[string]string{"User-Agent": "Guru", "Content-Type": "application/json"},
+		Body: []byte(`{"api_token":"[REDACTED]","pad":"` + strings.Repeat("é\"x", 300) + `"}`), ReceivedAt: at}
+	cmd := ledger.Command{ID: "guru:1:sale", Type: ledger.CmdCreditSale, MerchantID: d.MerchantID, MemberID: uuid.New(), IssuedAt: at,
+		Sale: &ledger.Sale{Source: "guru", OrderID: "1", Amount: 9790, Currency: "BRL", CouponCode: "ANA-1234",
+			BuyerName: "Bia", BuyerEmail: "bia@example.com", BuyerDocument: "12345678909", PaidAt: at}, Delivery: &d}
+	return cmd, d
+}
+
+// BenchmarkCommandCodec: a sale's command with its delivery's record of
+// about 1 KB, encoded and decoded (go test -bench CommandCodec ./pkg/topic/).
+func BenchmarkCommandCodec(b *testing.B) {
+	cmd, _ := saleWithDelivery()
+	b.ReportAllocs()
+	for b.Loop() {
+		m, err := topic.EncodeCommand(cmd)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := topic.DecodeCommands([]kafkabus.Message{m}); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
