@@ -66,7 +66,7 @@ func queueDeliveries(b *pgx.Batch, ds []inbound.Delivery) {
 	statuses := make([]int32, n)
 	headers := make([]string, n)
 	bodies, digests := make([][]byte, n), make([][]byte, n)
-	lengths := make([]*int32, n)
+	lengths := make([]int32, n) // -1 for none (NULL): see referralCols.creditTxn
 	received := make([]time.Time, n)
 	sources := make([]string, n)
 	for i, d := range ds {
@@ -84,15 +84,19 @@ func queueDeliveries(b *pgx.Batch, ds []inbound.Delivery) {
 		}
 		merchants[i], ids[i], providers[i], keys[i] = d.MerchantID, d.ID, d.Provider, d.DedupeKey
 		outcomes[i], statuses[i], errs[i], headers[i], bodies[i], received[i] = d.Outcome, int32(d.HTTPStatus), d.Error, string(h), body, d.ReceivedAt
+		lengths[i] = -1
 		if d.BodySHA256 != nil {
-			length := int32(min(d.BodyLength, math.MaxInt32))
-			lengths[i], digests[i] = &length, d.BodySHA256
+			lengths[i], digests[i] = int32(min(d.BodyLength, math.MaxInt32)), d.BodySHA256
 		}
 	}
 	b.Queue(`INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body,
     body_length, body_sha256, received_at, source)
-SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::bytea[],
+SELECT k.merchant_id, k.id, k.provider, k.dedupe_key, k.outcome, k.http_status, k.error, k.headers, k.body,
+    nullif(k.body_length, -1), k.body_sha256, k.received_at, k.source
+FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[], $7::text[], $8::jsonb[], $9::bytea[],
     $10::int[], $11::bytea[], $12::timestamptz[], $13::text[])
+  AS k(merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body, body_length, body_sha256,
+    received_at, source)
 ON CONFLICT (merchant_id, id) DO UPDATE SET outcome = EXCLUDED.outcome, http_status = EXCLUDED.http_status, error = EXCLUDED.error
 WHERE EXCLUDED.outcome = '`+inbound.DeliveryUnavailable+`' AND inbound_deliveries.outcome = '`+inbound.DeliveryAccepted+`'`,
 		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, lengths, digests, received, sources)

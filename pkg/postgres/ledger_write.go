@@ -25,7 +25,7 @@ func queueReferrals(b *pgx.Batch, book *ledger.Book) {
   unrecovered_amount, credit_txn_id, warranty_expires_at, created_at, updated_at, review_required, review_reasons)
 SELECT k.merchant_id, k.id, k.member_id, k.source, k.order_id, k.referee_email, k.referee_name,
   k.referee_external_id, k.coupon_used, k.order_value, k.reward_amount, k.status, k.rejection_reason, k.notes,
-  k.unrecovered_amount, k.credit_txn_id, k.warranty_expires_at, k.created_at, k.updated_at, k.review_required,
+  k.unrecovered_amount, nullif(k.credit_txn_id, '00000000-0000-0000-0000-000000000000'), k.warranty_expires_at, k.created_at, k.updated_at, k.review_required,
   coalesce(string_to_array(nullif(k.review_reasons, ''), ','), '{}')
 FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::text[],
   $8::text[], $9::text[], $10::bigint[], $11::bigint[], $12::text[], $13::text[], $14::text[],
@@ -58,7 +58,10 @@ type referralCols struct {
 	source, order, email, name, external, coupon []string
 	orderValue, reward, unrecovered              []int64
 	status, reason, notes                        []string
-	creditTxn                                    []*uuid.UUID
+	// creditTxn holds uuid.Nil for no credit (NULL in the row): a slice of
+	// pointers would be encoded value by value through database/sql's
+	// Valuer, an order of magnitude slower.
+	creditTxn                                    []uuid.UUID
 	warranty, created, updated                   []time.Time
 	review                                       []bool
 	// reasons are the review reasons joined by commas (identifiers without
@@ -82,12 +85,7 @@ func (c *referralCols) add(r *referral.Referral) {
 	c.reason = append(c.reason, r.RejectionReason)
 	c.notes = append(c.notes, r.Notes)
 	c.unrecovered = append(c.unrecovered, r.UnrecoveredAmount)
-	var txn *uuid.UUID
-	if r.CreditTxnID != uuid.Nil {
-		id := r.CreditTxnID
-		txn = &id
-	}
-	c.creditTxn = append(c.creditTxn, txn)
+	c.creditTxn = append(c.creditTxn, r.CreditTxnID)
 	c.warranty = append(c.warranty, r.WarrantyExpiresAt)
 	c.created = append(c.created, r.CreatedAt)
 	c.updated = append(c.updated, r.UpdatedAt)
@@ -187,19 +185,40 @@ WHERE w.merchant_id = u.merchant_id AND w.member_id = u.member_id`,
 		month, monthSales, monthReward, recent)
 }
 
-// timesLiteral renders ts as a PostgreSQL array literal of timestamptz,
-// appended into one buffer (a member's up to ledger.RecentKept times are
-// rewritten with every sale of hers).
+// timesLiteral renders ts as a PostgreSQL array literal of timestamptz in
+// UTC (2026-11-27 15:04:05.123456+00), digit by digit into one buffer: a
+// member's up to ledger.RecentKept times are rewritten with every sale of
+// hers, and time.Format parses its layout each time.
 func timesLiteral(ts []time.Time) string {
-	b := make([]byte, 0, 2+len(ts)*28)
+	b := make([]byte, 0, 2+len(ts)*30)
 	b = append(b, '{')
 	for i, t := range ts {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = t.UTC().AppendFormat(b, "2006-01-02 15:04:05.999999Z07:00")
+		t = t.UTC()
+		year, month, day := t.Date()
+		hour, minute, sec := t.Clock()
+		b = appendDigits(b, year, 4)
+		b = appendDigits(append(b, '-'), int(month), 2)
+		b = appendDigits(append(b, '-'), day, 2)
+		b = appendDigits(append(b, ' '), hour, 2)
+		b = appendDigits(append(b, ':'), minute, 2)
+		b = appendDigits(append(b, ':'), sec, 2)
+		b = appendDigits(append(b, '.'), t.Nanosecond()/1000, 6)
+		b = append(b, "+00"...)
 	}
 	return string(append(b, '}'))
+}
+
+// appendDigits appends n, non-negative, in width digits with leading zeros.
+func appendDigits(b []byte, n, width int) []byte {
+	var buf [8]byte
+	for i := width - 1; i >= 0; i-- {
+		buf[i] = byte('0' + n%10)
+		n /= 10
+	}
+	return append(b, buf[:width]...)
 }
 
 func queueRedemptions(b *pgx.Batch, book *ledger.Book) error {
