@@ -7,6 +7,19 @@ import (
 	"github.com/google/uuid"
 )
 
+// Awaited reports whether an edge may wait for the outcome of a command of
+// kind: approve and reject (Decider), redeem and a redemption's result
+// (Redeemer). The worker publishes on the fast path only theirs: nobody
+// waits for a sale's, a refund's or a release's, and a waiter of any other
+// kind still finds its outcome by polling the database.
+func Awaited(kind string) bool {
+	switch kind {
+	case CmdApprove, CmdReject, CmdRedeem, CmdRedemptionResult:
+		return true
+	}
+	return false
+}
+
 // OutcomeStore reads recorded outcomes (processed_commands).
 type OutcomeStore interface {
 	// FindOutcome returns the outcome of the command, or nil when it has

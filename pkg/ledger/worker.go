@@ -210,7 +210,13 @@ func (w *Worker) apply(ctx context.Context, cmds []Command) error {
 			zap.Int("events", len(book.Records)), zap.Int("queued", queued), zap.Error(err))
 	}
 	if w.notifier != nil {
-		w.notifier.Notify(ctx, book.Outcomes)
+		var awaited []Outcome
+		for _, o := range book.Outcomes {
+			if Awaited(o.Kind) {
+				awaited = append(awaited, o)
+			}
+		}
+		w.notifier.Notify(ctx, awaited)
 	}
 	w.logOutcomes(book.Outcomes)
 	return nil

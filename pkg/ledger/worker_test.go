@@ -174,3 +174,20 @@ func TestWorkerRelaysAgainAfterAFailedRelay(t *testing.T) {
 		t.Errorf("%d events relayed, want each of the 3 once", n)
 	}
 }
+
+// TestAwaitedKinds: the outcomes the edges wait for are published on the
+// fast path; those of the pipeline's own commands, which nobody waits
+// for, are not.
+func TestAwaitedKinds(t *testing.T) {
+	t.Parallel()
+	for _, kind := range []string{CmdApprove, CmdReject, CmdRedeem, CmdRedemptionResult} {
+		if !Awaited(kind) {
+			t.Errorf("%s: not awaited; the API waits for it", kind)
+		}
+	}
+	for _, kind := range []string{CmdCreditSale, CmdRefund, CmdRelease} {
+		if Awaited(kind) {
+			t.Errorf("%s: awaited; nobody waits for it", kind)
+		}
+	}
+}
