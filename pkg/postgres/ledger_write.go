@@ -61,9 +61,9 @@ type referralCols struct {
 	// creditTxn holds uuid.Nil for no credit (NULL in the row): a slice of
 	// pointers would be encoded value by value through database/sql's
 	// Valuer, an order of magnitude slower.
-	creditTxn                                    []uuid.UUID
-	warranty, created, updated                   []time.Time
-	review                                       []bool
+	creditTxn                  []uuid.UUID
+	warranty, created, updated []time.Time
+	review                     []bool
 	// reasons are the review reasons joined by commas (identifiers without
 	// one): unnest cannot carry a list per row.
 	reasons []string
