@@ -238,9 +238,10 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.
 		s.unavailable(w, d, err)
 		return
 	}
-	// Remembered before the answer: once the platform has its 200, a
-	// repeat finds the key (when Redis is up). A lost Remember only lets a
-	// repeat through to the ledger, which applies it once.
+	// Queued before the answer (redisx.Dedupe.Remember does not wait for
+	// Redis): a repeat's check, queued after it, finds the key (when Redis
+	// is up). A lost Remember only lets a repeat through to the ledger,
+	// which applies it once.
 	s.remember(ctx, fastKey)
 	s.metrics.observe(d.Provider, inbound.DeliveryAccepted)
 	msg := "sale accepted"
