@@ -12,12 +12,10 @@ import (
 	"github.com/convida/convida/pkg/referral"
 )
 
-func queueReferrals(b *pgx.Batch, book *ledger.Book) {
-	isNew := make(map[uuid.UUID]bool, len(book.NewReferrals))
+func queueNewReferrals(b *pgx.Batch, book *ledger.Book) {
 	if len(book.NewReferrals) > 0 {
 		var c referralCols
 		for _, r := range book.NewReferrals {
-			isNew[r.ID] = true
 			c.add(r)
 		}
 		b.Queue(`INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email, referee_name,
@@ -36,6 +34,15 @@ FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[], $6::text
 			c.merchant, c.id, c.member, c.source, c.order, c.email, c.name, c.external, c.coupon,
 			c.orderValue, c.reward, c.status, c.reason, c.notes, c.unrecovered, c.creditTxn,
 			c.warranty, c.created, c.updated, c.review, c.reasons)
+	}
+}
+
+// queueChangedReferrals updates the batch's referrals that existed before
+// it (a new one is inserted as it ends the batch).
+func queueChangedReferrals(b *pgx.Batch, book *ledger.Book) {
+	isNew := make(map[uuid.UUID]bool, len(book.NewReferrals))
+	for _, r := range book.NewReferrals {
+		isNew[r.ID] = true
 	}
 	var u referralCols
 	for _, r := range book.ChangedReferrals {
@@ -93,7 +100,7 @@ func (c *referralCols) add(r *referral.Referral) {
 	c.reasons = append(c.reasons, strings.Join(r.ReviewReasons, ","))
 }
 
-func queueTransactions(b *pgx.Batch, book *ledger.Book) {
+func queueNewTransactions(b *pgx.Batch, book *ledger.Book) {
 	if n := len(book.NewTransactions); n > 0 {
 		merchant, id, member, ref := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n), make([]uuid.UUID, n)
 		typ, status, desc, refType := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -110,6 +117,9 @@ SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::text[], $5::text[],
   $8::text[], $9::uuid[], $10::timestamptz[], $11::timestamptz[])`,
 			merchant, id, member, typ, status, amount, desc, refType, ref, created, updated)
 	}
+}
+
+func queueChangedTransactions(b *pgx.Batch, book *ledger.Book) {
 	if n := len(book.ChangedTransactions); n > 0 {
 		merchant, id := make([]uuid.UUID, 0, n), make([]uuid.UUID, 0, n)
 		status, updated := make([]string, 0, n), make([]time.Time, 0, n)
