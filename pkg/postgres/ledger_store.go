@@ -22,13 +22,14 @@ import (
 // LedgerStore loads and writes the ledger's Book. It is used only by the
 // ledger worker: the only writer of wallet tables.
 type LedgerStore struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool    *pgxpool.Pool
+	now     func() time.Time
+	wallets *knownWallets
 }
 
 // NewLedgerStore returns a LedgerStore whose timestamps come from now.
 func NewLedgerStore(pool *pgxpool.Pool, now func() time.Time) *LedgerStore {
-	return &LedgerStore{pool: pool, now: now}
+	return &LedgerStore{pool: pool, now: now, wallets: newKnownWallets()}
 }
 
 // ApplyBatch applies cmds in one transaction (ledger.ApplyBatch: load,
@@ -42,15 +43,16 @@ func (s *LedgerStore) Now() time.Time { return s.now() }
 
 // InTx runs fn in one transaction.
 func (s *LedgerStore) InTx(ctx context.Context, fn func(ledger.Tx) error) error {
-	return InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(ledgerTx{tx: tx, now: s.now}) })
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error { return fn(ledgerTx{tx: tx, now: s.now, wallets: s.wallets}) })
 }
 
 var _ ledger.Transactor = (*LedgerStore)(nil)
 
 // ledgerTx is a transaction of the ledger (ledger.Tx).
 type ledgerTx struct {
-	tx  pgx.Tx
-	now func() time.Time
+	tx      pgx.Tx
+	now     func() time.Time
+	wallets *knownWallets
 }
 
 type keyLists struct {
@@ -158,21 +160,19 @@ FOR UPDATE OF w`
 	// a creator profile makes the campaign's tiers and its creator velocity
 	// limit apply (decision 21, issue 20), read here at no extra trip; an
 	// erased member attributes nothing (referral.MemberErased).
+	// A creator's row also carries her campaign's tiers, in order, as a
+	// JSON array (decodeTiers); a statement of their own was planned at
+	// every batch to find none for most.
 	sqlLoadMembers = `
-WITH m AS MATERIALIZED (SELECT m.* FROM ` + batchMembers + `)
-SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document, m.erased_at,
-       EXISTS (SELECT 1 FROM creator_profiles p WHERE p.merchant_id = m.merchant_id AND p.member_id = m.id),
+WITH m AS MATERIALIZED (SELECT m.*,
+    EXISTS (SELECT 1 FROM creator_profiles p WHERE p.merchant_id = m.merchant_id AND p.member_id = m.id) AS creator
+  FROM ` + batchMembers + `)
+SELECT m.merchant_id, m.id, m.email, m.name, m.status, m.campaign_id, m.document, m.erased_at, m.creator,
        c.reward_type, c.reward_value, c.warranty_days, c.min_redemption, c.is_active,
-       c.max_referrals_per_hour, c.max_creator_referrals_per_hour, c.max_reward_per_month, c.block_disposable_emails
+       c.max_referrals_per_hour, c.max_creator_referrals_per_hour, c.max_reward_per_month, c.block_disposable_emails,
+       CASE WHEN m.creator THEN (SELECT json_agg(json_build_object('name', t.name, 'min_sales', t.min_sales, 'commission_bp', t.commission_bp) ORDER BY t.position)
+         FROM campaign_tiers t WHERE t.merchant_id = m.merchant_id AND t.campaign_id = m.campaign_id) END
 FROM m JOIN campaigns c ON c.merchant_id = m.merchant_id AND c.id = m.campaign_id`
-	// The tiers of the creators' campaigns, in order.
-	sqlLoadTiers = `
-SELECT t.merchant_id, t.campaign_id, t.name, t.min_sales, t.commission_bp
-FROM campaign_tiers t
-WHERE (t.merchant_id, t.campaign_id) IN (
-  SELECT m.merchant_id, m.campaign_id FROM ` + batchMembers + `
-  JOIN creator_profiles p ON p.merchant_id = m.merchant_id AND p.member_id = m.id)
-ORDER BY t.merchant_id, t.campaign_id, t.position`
 	sqlLoadProcessed = `
 SELECT p.merchant_id, p.command_id FROM unnest($1::uuid[], $2::text[]) AS k(merchant_id, command_id)
 JOIN processed_commands p ON p.merchant_id = k.merchant_id AND p.command_id = k.command_id`
@@ -210,30 +210,43 @@ FOR UPDATE OF r`
 func (t ledgerTx) Load(ctx context.Context, book *ledger.Book, cmds []ledger.Command) error {
 	k := collectKeys(cmds)
 	b := &pgx.Batch{}
-	b.Queue(sqlEnsureWallets, k.merchants, k.members)
+	newMerchants, newMembers := t.wallets.unknown(k.merchants, k.members)
+	if len(newMembers) > 0 {
+		b.Queue(sqlEnsureWallets, newMerchants, newMembers)
+	}
 	now := t.now()
 	b.Queue(sqlLockWallets, k.merchants, k.members, ledger.RecentKept, ledger.HourStart(now))
 	b.Queue(sqlLoadMembers, k.merchants, k.members)
-	b.Queue(sqlLoadTiers, k.merchants, k.members)
 	b.Queue(sqlLoadProcessed, k.cmdMerchants, k.cmdIDs)
 	b.Queue(sqlLoadReferrals, k.orderMerchants, k.orderSources, k.orderIDs, k.refMerchants, k.referralIDs)
-	b.Queue(sqlLoadRedemptions, k.redMerchants, k.redemptions)
+	loads := []func(pgx.BatchResults, *ledger.Book) error{loadMembers, loadProcessed, loadReferrals}
+	if len(k.redemptions) > 0 { // only a redemption's result reads one
+		b.Queue(sqlLoadRedemptions, k.redMerchants, k.redemptions)
+		loads = append(loads, loadRedemptions)
+	}
 	res := t.tx.SendBatch(ctx, b)
 	defer res.Close()
-	if _, err := res.Exec(); err != nil {
-		return fmt.Errorf("ensure wallets: %w", err)
+	if len(newMembers) > 0 {
+		if _, err := res.Exec(); err != nil {
+			return fmt.Errorf("ensure wallets: %w", err)
+		}
 	}
 	if err := loadWallets(res, book, now); err != nil {
 		return err
 	}
-	for _, load := range []func(pgx.BatchResults, *ledger.Book) error{
-		loadMembers, loadTiers, loadProcessed, loadReferrals, loadRedemptions,
-	} {
+	for _, load := range loads {
 		if err := load(res, book); err != nil {
 			return err
 		}
 	}
-	return res.Close()
+	if err := res.Close(); err != nil {
+		return err
+	}
+	if err := t.wallets.checkKnown(book); err != nil {
+		return err
+	}
+	t.wallets.remember(book)
+	return nil
 }
 
 func loadWallets(res pgx.BatchResults, book *ledger.Book, now time.Time) error {
@@ -270,9 +283,11 @@ func loadMembers(res pgx.BatchResults, book *ledger.Book) error {
 		c := &campaign.Campaign{}
 		var isCreator bool
 		var erasedAt *time.Time
+		var tiers []byte
 		if err := rows.Scan(&m.MerchantID, &m.ID, &m.Email, &m.Name, &m.Status, &m.CampaignID, &m.Document, &erasedAt, &isCreator,
 			&c.RewardType, &c.RewardValue, &c.WarrantyDays, &c.MinRedemption, &c.IsActive,
-			&c.MaxReferralsPerHour, &c.MaxCreatorReferralsPerHour, &c.MaxRewardPerMonth, &c.BlockDisposableEmails); err != nil {
+			&c.MaxReferralsPerHour, &c.MaxCreatorReferralsPerHour, &c.MaxRewardPerMonth, &c.BlockDisposableEmails,
+			&tiers); err != nil {
 			return err
 		}
 		if erasedAt != nil {
@@ -283,26 +298,34 @@ func loadMembers(res pgx.BatchResults, book *ledger.Book) error {
 		if isCreator {
 			book.Creators[ledger.ScopedID{MerchantID: m.MerchantID, ID: m.ID}] = true
 		}
-		book.Campaigns[ledger.ScopedID{MerchantID: m.MerchantID, ID: c.ID}] = c
+		campaignKey := ledger.ScopedID{MerchantID: m.MerchantID, ID: c.ID}
+		book.Campaigns[campaignKey] = c
+		if tiers != nil {
+			ts, err := decodeTiers(tiers)
+			if err != nil {
+				return fmt.Errorf("load tiers: %w", err)
+			}
+			book.Tiers[campaignKey] = ts
+		}
 	}
 	return rows.Err()
 }
 
-func loadTiers(res pgx.BatchResults, book *ledger.Book) error {
-	rows, err := res.Query()
-	if err != nil {
-		return fmt.Errorf("load tiers: %w", err)
+// decodeTiers reads a campaign's tiers as sqlLoadMembers aggregates them.
+func decodeTiers(raw []byte) (creator.Tiers, error) {
+	var rows []struct {
+		Name         string `json:"name"`
+		MinSales     int    `json:"min_sales"`
+		CommissionBP int    `json:"commission_bp"`
 	}
-	defer rows.Close()
-	for rows.Next() {
-		var k ledger.ScopedID
-		var t creator.Tier
-		if err := rows.Scan(&k.MerchantID, &k.ID, &t.Name, &t.MinSales, &t.CommissionBP); err != nil {
-			return err
-		}
-		book.Tiers[k] = append(book.Tiers[k], t)
+	if err := json.Unmarshal(raw, &rows); err != nil {
+		return nil, err
 	}
-	return rows.Err()
+	ts := make(creator.Tiers, len(rows))
+	for i, r := range rows {
+		ts[i] = creator.Tier{Name: r.Name, MinSales: r.MinSales, CommissionBP: r.CommissionBP}
+	}
+	return ts, nil
 }
 
 func loadProcessed(res pgx.BatchResults, book *ledger.Book) error {

@@ -2,6 +2,7 @@ package postgres_test
 
 import (
 	"context"
+	"errors"
 	"testing"
 	"time"
 
@@ -116,4 +117,38 @@ func wantWallet(t *testing.T, reads *postgres.WalletReads, s seeded, memberID uu
 			got.Pending, got.Available, got.TotalEarned, got.TotalRedeemed, got.Cancelled,
 			want.Pending, want.Available, want.TotalEarned, want.TotalRedeemed, want.Cancelled)
 	}
+}
+
+// A transaction that created a member's wallet and rolled back leaves the
+// store believing the wallet exists: the next batch of that member fails
+// (retryable) instead of crediting without a locked wallet, and the one
+// after it creates the wallet and credits once.
+func TestLedgerWalletSeenInARolledBackTransaction(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	s := mustSeed(t, pool, campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true}, 1)
+	m := s.members[0]
+	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	store := postgres.NewLedgerStore(pool, func() time.Time { return now })
+	credit := ledger.Command{ID: "guru:o1:sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: m.ID,
+		IssuedAt: now, Sale: sale("o1", 9790, "bruno@example.com", now)}
+
+	rollback := errors.New("roll back")
+	err := store.InTx(ctx, func(tx ledger.Tx) error {
+		if err := tx.Load(ctx, ledger.NewBook(store.Now), []ledger.Command{credit}); err != nil {
+			return err
+		}
+		return rollback
+	})
+	if !errors.Is(err, rollback) {
+		t.Fatalf("InTx = %v, want the rollback", err)
+	}
+	if _, err := store.ApplyBatch(ctx, []ledger.Command{credit}); err == nil {
+		t.Fatal("ApplyBatch after the rollback succeeded without the member's wallet")
+	}
+	if _, err := store.ApplyBatch(ctx, []ledger.Command{credit}); err != nil {
+		t.Fatalf("ApplyBatch, retried: %v", err)
+	}
+	wantWallet(t, postgres.NewWalletReads(pool), s, m.ID, ledger.Wallet{Pending: 979, TotalEarned: 979})
 }
