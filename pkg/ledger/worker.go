@@ -78,7 +78,7 @@ const (
 	groupTransactions     = 3
 	groupBatches          = 16
 	DefaultLinger         = 10 * time.Millisecond
-	DefaultLingerCommands = 64
+	DefaultLingerCommands = 256
 )
 
 // NewWorker returns a Worker with the default linger; notifier and metrics
