@@ -6,12 +6,14 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/batch"
 	"github.com/convida/convida/pkg/webhook"
 )
 
 // endpointCache keeps each merchant's active endpoints with the endpoints
 // version (Store.EndpointVersions) read before they were loaded. Each call
-// reads the current versions of its merchants, one query, and reloads only
+// reads the current versions of its merchants (one query, shared with the
+// calls that arrive while it waits), and reloads only
 // the merchants whose version moved: an event batch costs no endpoint
 // query while its merchants' endpoints stay as they are, and never misses
 // a change committed before the call.
@@ -23,6 +25,12 @@ import (
 // change committed before any of its events.
 type endpointCache struct {
 	store Store
+	// versions reads the versions of concurrent calls' merchants in one
+	// query (one flusher): the event batches of every partition that
+	// arrive while a read is in flight share the next one, which starts
+	// after they arrived and so sees every change committed before their
+	// events. One query per batch was most of the dispatcher's PostgreSQL.
+	versions *batch.Group[[]uuid.UUID, map[uuid.UUID]int64]
 
 	mu      sync.Mutex
 	entries map[uuid.UUID]cachedEndpoints
@@ -34,7 +42,25 @@ type cachedEndpoints struct {
 }
 
 func newEndpointCache(store Store) *endpointCache {
-	return &endpointCache{store: store, entries: map[uuid.UUID]cachedEndpoints{}}
+	return &endpointCache{store: store, entries: map[uuid.UUID]cachedEndpoints{},
+		versions: batch.New(1, 64, func(ctx context.Context, sets [][]uuid.UUID) ([]map[uuid.UUID]int64, error) {
+			var merchants []uuid.UUID
+			seen := map[uuid.UUID]bool{}
+			for _, set := range sets {
+				for _, m := range set {
+					if !seen[m] {
+						seen[m] = true
+						merchants = append(merchants, m)
+					}
+				}
+			}
+			versions, err := store.EndpointVersions(ctx, merchants)
+			shared := make([]map[uuid.UUID]int64, len(sets)) // read only
+			for i := range shared {
+				shared[i] = versions
+			}
+			return shared, err
+		})}
 }
 
 // get returns the active endpoints of each merchant as committed before
@@ -49,7 +75,7 @@ func (c *endpointCache) get(ctx context.Context, merchants []uuid.UUID) (map[uui
 			unique = append(unique, m)
 		}
 	}
-	versions, err := c.store.EndpointVersions(ctx, unique)
+	versions, err := c.versions.Do(ctx, unique)
 	if err != nil {
 		return nil, err
 	}
