@@ -77,7 +77,7 @@ type pending struct {
 const (
 	groupTransactions     = 3
 	groupBatches          = 16
-	DefaultLinger         = 10 * time.Millisecond
+	DefaultLinger         = 20 * time.Millisecond
 	DefaultLingerCommands = 256
 )
 

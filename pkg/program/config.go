@@ -159,7 +159,7 @@ var Settings = []Setting{
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
 	{Name: "SCHEDULER_INTERVAL", Default: "5s", Meaning: "how often warranties are swept and due webhook retries woken", Programs: []string{"scheduler"}},
 	{Name: "LEDGER_MAX_BATCH", Default: "500", Meaning: "most commands applied in one ledger transaction (1 to 10000)", Programs: []string{"ledger"}},
-	{Name: "LEDGER_LINGER", Default: "10ms", Meaning: "how long a ledger transaction of fewer than 256 commands waits for more partitions' batches (0 to 1s; 0 never waits)", Programs: []string{"ledger"}},
+	{Name: "LEDGER_LINGER", Default: "20ms", Meaning: "how long a ledger transaction of fewer than 256 commands waits for more partitions' batches (0 to 1s; 0 never waits)", Programs: []string{"ledger"}},
 	{Name: "LEDGER_GROUP", Default: "convida-ledger", Meaning: "consumer group id of the ledger", Programs: []string{"ledger"}},
 	{Name: "DISPATCHER_GROUP", Default: "convida-dispatcher", Meaning: "consumer group id of the dispatcher (its redemptions group adds -redemptions)",
 		Programs: []string{"dispatcher"}},
