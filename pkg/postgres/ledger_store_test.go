@@ -152,3 +152,44 @@ func TestLedgerWalletSeenInARolledBackTransaction(t *testing.T) {
 	}
 	wantWallet(t, postgres.NewWalletReads(pool), s, m.ID, ledger.Wallet{Pending: 979, TotalEarned: 979})
 }
+
+// The recent referral times a wallet keeps (its velocity counts) are
+// written from one array shared by the batch's wallets, each its own
+// range: every member's are her referrals' times, to the microsecond, in
+// order, whatever the neighbours in the batch hold.
+func TestLedgerKeepsEachWalletsRecentReferralTimes(t *testing.T) {
+	t.Parallel()
+	pool := testenv.MustPool(t)
+	ctx := context.Background()
+	s := mustSeed(t, pool, campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true}, 3)
+	brt := time.FixedZone("BRT", -3*3600)
+	clock := time.Date(2026, 11, 20, 9, 0, 0, 123456000, brt)
+	store := postgres.NewLedgerStore(pool, func() time.Time { clock = clock.Add(1001 * time.Microsecond); return clock })
+	saleOf := func(m, order string, member uuid.UUID) ledger.Command {
+		return ledger.Command{ID: "guru:" + order + ":sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: member,
+			IssuedAt: clock, Sale: sale(order, 9790, m+order+"@example.com", clock)}
+	}
+	a, b, c := s.members[0].ID, s.members[1].ID, s.members[2].ID
+	mustApply(t, store, saleOf("a", "o1", a), saleOf("a", "o2", a), saleOf("b", "o3", b), saleOf("a", "o4", a))
+	mustApply(t, store, saleOf("b", "o5", b), saleOf("c", "o6", c))
+	for _, m := range []uuid.UUID{a, b, c} {
+		var kept, created []time.Time
+		if err := pool.QueryRow(ctx, `SELECT recent_referrals FROM wallets WHERE merchant_id = $1 AND member_id = $2`,
+			s.merchant.ID, m).Scan(&kept); err != nil {
+			t.Fatal(err)
+		}
+		if err := pool.QueryRow(ctx, `SELECT array_agg(created_at ORDER BY created_at) FROM referrals WHERE merchant_id = $1 AND member_id = $2`,
+			s.merchant.ID, m).Scan(&created); err != nil {
+			t.Fatal(err)
+		}
+		if len(kept) != len(created) || len(kept) == 0 {
+			t.Fatalf("member %s keeps %v, want her referrals' times %v", m, kept, created)
+		}
+		for i := range kept {
+			if !kept[i].Equal(created[i]) {
+				t.Errorf("member %s keeps %v, want %v", m, kept, created)
+				break
+			}
+		}
+	}
+}

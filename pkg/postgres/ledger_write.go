@@ -166,9 +166,12 @@ func queueWallets(b *pgx.Batch, book *ledger.Book, now time.Time) {
 	var pending, available, earned, redeemed, cancelled, version, monthReward []int64
 	var updated, month []time.Time
 	var monthSales []int32
-	// Each member's recent referral times, as one text array literal: unnest
-	// cannot carry an array per row.
-	var recent []string
+	// Each member's recent referral times, unnest carrying no array per
+	// row: all of them in one array, and each row's range of it (a slice
+	// from..to, to = from-1 when empty). Sent as text, their parsing was a
+	// twentieth of the statement.
+	recent := []time.Time{} // not nil: pgx sends a nil slice as NULL
+	var from, to []int32
 	for k, w := range book.ChangedWallets {
 		merchant, member = append(merchant, w.MerchantID), append(member, w.MemberID)
 		pending, available = append(pending, w.Pending), append(available, w.Available)
@@ -180,55 +183,21 @@ func queueWallets(b *pgx.Batch, book *ledger.Book, now time.Time) {
 			st = &ledger.MemberStats{}
 		}
 		month, monthSales, monthReward = append(month, st.Month), append(monthSales, int32(st.MonthSales)), append(monthReward, st.MonthReward)
-		recent = append(recent, timesLiteral(st.KeptRecent(now)))
+		from = append(from, int32(len(recent)+1))
+		recent = append(recent, st.KeptRecent(now)...)
+		to = append(to, int32(len(recent)))
 	}
 	b.Queue(`UPDATE wallets w SET pending = u.pending, available = u.available, total_earned = u.earned,
   total_redeemed = u.redeemed, cancelled = u.cancelled, version = u.version, updated_at = u.updated,
   stats_month = u.month, month_sales = u.month_sales, month_reward = u.month_reward,
-  recent_referrals = u.recent::timestamptz[]
+  recent_referrals = ($13::timestamptz[])[u.recent_from:u.recent_to]
 FROM unnest($1::uuid[], $2::uuid[], $3::bigint[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[],
-  $8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::int[], $12::bigint[], $13::text[])
+  $8::bigint[], $9::timestamptz[], $10::timestamptz[], $11::int[], $12::bigint[], $14::int[], $15::int[])
   AS u(merchant_id, member_id, pending, available, earned, redeemed, cancelled, version, updated,
-    month, month_sales, month_reward, recent)
+    month, month_sales, month_reward, recent_from, recent_to)
 WHERE w.merchant_id = u.merchant_id AND w.member_id = u.member_id`,
 		merchant, member, pending, available, earned, redeemed, cancelled, version, updated,
-		month, monthSales, monthReward, recent)
-}
-
-// timesLiteral renders ts as a PostgreSQL array literal of timestamptz in
-// UTC (2026-11-27 15:04:05.123456+00), digit by digit into one buffer: a
-// member's up to ledger.RecentKept times are rewritten with every sale of
-// hers, and time.Format parses its layout each time.
-func timesLiteral(ts []time.Time) string {
-	b := make([]byte, 0, 2+len(ts)*30)
-	b = append(b, '{')
-	for i, t := range ts {
-		if i > 0 {
-			b = append(b, ',')
-		}
-		t = t.UTC()
-		year, month, day := t.Date()
-		hour, minute, sec := t.Clock()
-		b = appendDigits(b, year, 4)
-		b = appendDigits(append(b, '-'), int(month), 2)
-		b = appendDigits(append(b, '-'), day, 2)
-		b = appendDigits(append(b, ' '), hour, 2)
-		b = appendDigits(append(b, ':'), minute, 2)
-		b = appendDigits(append(b, ':'), sec, 2)
-		b = appendDigits(append(b, '.'), t.Nanosecond()/1000, 6)
-		b = append(b, "+00"...)
-	}
-	return string(append(b, '}'))
-}
-
-// appendDigits appends n, non-negative, in width digits with leading zeros.
-func appendDigits(b []byte, n, width int) []byte {
-	var buf [8]byte
-	for i := width - 1; i >= 0; i-- {
-		buf[i] = byte('0' + n%10)
-		n /= 10
-	}
-	return append(b, buf[:width]...)
+		month, monthSales, monthReward, recent, from, to)
 }
 
 func queueRedemptions(b *pgx.Batch, book *ledger.Book) error {
