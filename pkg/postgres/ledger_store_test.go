@@ -19,18 +19,33 @@ func sale(order string, amount int64, buyer string, paid time.Time) *ledger.Sale
 		BuyerName: "Bruno", BuyerEmail: buyer, PaidAt: paid}
 }
 
+// mustTenPercent seeds, on a fresh database, a merchant whose campaign
+// rewards 10 % with a 7-day warranty, and n members.
+func mustTenPercent(t *testing.T, n int) seeded {
+	t.Helper()
+	return mustSeed(t, testenv.MustPool(t), campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage,
+		RewardValue: 10, WarrantyDays: 7, IsActive: true}, n)
+}
+
+// firstSale seeds one member (mustTenPercent) and returns a store whose
+// clock stands at now and the command of her first sale, at now.
+func firstSale(t *testing.T) (s seeded, store *postgres.LedgerStore, credit ledger.Command, now time.Time) {
+	t.Helper()
+	s = mustTenPercent(t, 1)
+	now = time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
+	store = postgres.NewLedgerStore(s.pool, func() time.Time { return now })
+	credit = ledger.Command{ID: "guru:o1:sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: s.members[0].ID,
+		IssuedAt: now, Sale: sale("o1", 9790, "bruno@example.com", now)}
+	return s, store, credit, now
+}
+
 func TestLedgerLifecycle(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true}, 1)
-	m := s.members[0]
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	store := postgres.NewLedgerStore(pool, func() time.Time { return now })
+	s, store, credit, now := firstSale(t)
+	pool, m := s.pool, s.members[0]
 	reads := postgres.NewWalletReads(pool)
 
-	credit := ledger.Command{ID: "guru:o1:sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: m.ID,
-		IssuedAt: now, Sale: sale("o1", 9790, "bruno@example.com", now)}
 	// The same command three times, twice in one batch: one effect.
 	for _, batch := range [][]ledger.Command{{credit, credit}, {credit}} {
 		if _, err := store.ApplyBatch(ctx, batch); err != nil {
@@ -125,14 +140,9 @@ func wantWallet(t *testing.T, reads *postgres.WalletReads, s seeded, memberID uu
 // after it creates the wallet and credits once.
 func TestLedgerWalletSeenInARolledBackTransaction(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true}, 1)
-	m := s.members[0]
-	now := time.Date(2026, 11, 20, 12, 0, 0, 0, time.UTC)
-	store := postgres.NewLedgerStore(pool, func() time.Time { return now })
-	credit := ledger.Command{ID: "guru:o1:sale", Type: ledger.CmdCreditSale, MerchantID: s.merchant.ID, MemberID: m.ID,
-		IssuedAt: now, Sale: sale("o1", 9790, "bruno@example.com", now)}
+	s, store, credit, _ := firstSale(t)
+	pool, m := s.pool, s.members[0]
 
 	rollback := errors.New("roll back")
 	err := store.InTx(ctx, func(tx ledger.Tx) error {
@@ -159,9 +169,9 @@ func TestLedgerWalletSeenInARolledBackTransaction(t *testing.T) {
 // order, whatever the neighbours in the batch hold.
 func TestLedgerKeepsEachWalletsRecentReferralTimes(t *testing.T) {
 	t.Parallel()
-	pool := testenv.MustPool(t)
 	ctx := context.Background()
-	s := mustSeed(t, pool, campaign.Campaign{Name: "Padrão", RewardType: campaign.RewardPercentage, RewardValue: 10, WarrantyDays: 7, IsActive: true}, 3)
+	s := mustTenPercent(t, 3)
+	pool := s.pool
 	brt := time.FixedZone("BRT", -3*3600)
 	clock := time.Date(2026, 11, 20, 9, 0, 0, 123456000, brt)
 	store := postgres.NewLedgerStore(pool, func() time.Time { clock = clock.Add(1001 * time.Microsecond); return clock })
