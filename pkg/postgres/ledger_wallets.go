@@ -15,9 +15,9 @@ const maxKnownWallets = 1 << 18
 
 // knownWallets remembers the members whose wallet row the store has seen.
 // Wallets are never deleted, so a batch whose members are all known skips
-// creating them: that insert, planned and run for every batch, was a
-// twentieth of PostgreSQL's time in a sales run, for rows that exist after
-// a member's first command.
+// creating them: that insert, planned and run for every batch, was about
+// 4 % of the statements' time in a sales run, for rows that exist after a
+// member's first command.
 type knownWallets struct {
 	mu  sync.Mutex
 	set map[ledger.ScopedID]struct{}

@@ -168,8 +168,8 @@ func queueWallets(b *pgx.Batch, book *ledger.Book, now time.Time) {
 	var monthSales []int32
 	// Each member's recent referral times, unnest carrying no array per
 	// row: all of them in one array, and each row's range of it (a slice
-	// from..to, to = from-1 when empty). Sent as text, their parsing was a
-	// twentieth of the statement.
+	// from..to, to = from-1 when empty). Sent as a text literal per row,
+	// PostgreSQL parsed every time of every wallet.
 	recent := []time.Time{} // not nil: pgx sends a nil slice as NULL
 	var from, to []int32
 	for k, w := range book.ChangedWallets {
