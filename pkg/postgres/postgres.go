@@ -59,9 +59,11 @@ func NewPool(url string, maxConns int32) (*pgxpool.Pool, error) {
 	// pgx encodes a google/uuid.UUID through its driver.Valuer, a string
 	// it then parses back, and fails over several encode plans first (each
 	// building an error): 15% of the pipeline's CPU in the bench profile.
-	// The codec writes the 16 bytes directly.
+	// The codec writes the 16 bytes directly; registerFastArrays does as
+	// much for the arrays our batch statements send.
 	cfg.AfterConnect = func(_ context.Context, conn *pgx.Conn) error {
 		pgxuuid.Register(conn.TypeMap())
+		registerFastArrays(conn.TypeMap())
 		return nil
 	}
 	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
