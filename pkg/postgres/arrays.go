@@ -180,29 +180,29 @@ func (byteaArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 type int4ArrayPlan struct{}
 
 func (int4ArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
-	s := value.([]int32)
-	if s == nil {
-		return nil, nil
-	}
-	buf = appendArrayHeader(buf, pgtype.Int4OID, len(s))
-	for i := range s {
-		buf = binary.BigEndian.AppendUint32(buf, 4)
-		buf = binary.BigEndian.AppendUint32(buf, uint32(s[i]))
-	}
-	return buf, nil
+	return appendInts(buf, pgtype.Int4OID, value.([]int32)), nil
 }
 
 type int8ArrayPlan struct{}
 
 func (int8ArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
-	s := value.([]int64)
+	return appendInts(buf, pgtype.Int8OID, value.([]int64)), nil
+}
+
+// appendInts writes s as an array of elemOID, each element in its size.
+func appendInts[T int32 | int64](buf []byte, elemOID uint32, s []T) []byte {
 	if s == nil {
-		return nil, nil
+		return nil
 	}
-	buf = appendArrayHeader(buf, pgtype.Int8OID, len(s))
-	for i := range s {
-		buf = binary.BigEndian.AppendUint32(buf, 8)
-		buf = binary.BigEndian.AppendUint64(buf, uint64(s[i]))
+	buf = appendArrayHeader(buf, elemOID, len(s))
+	for _, v := range s {
+		if elemOID == pgtype.Int4OID {
+			buf = binary.BigEndian.AppendUint32(buf, 4)
+			buf = binary.BigEndian.AppendUint32(buf, uint32(v))
+		} else {
+			buf = binary.BigEndian.AppendUint32(buf, 8)
+			buf = binary.BigEndian.AppendUint64(buf, uint64(v))
+		}
 	}
-	return buf, nil
+	return buf
 }
