@@ -28,8 +28,8 @@ const maxReason = 64
 // delivery's work in the ingest.
 func decode(raw []byte, v any) error {
 	// Unmarshal refuses trailing data as well, and is the fast way: the
-	// stream below, kept for a body that fails, for its errors, cost a
-	// decoder and its buffers per body and per nested object (maybe).
+	// stream decoder below, kept for a body that fails (for its errors),
+	// costs a decoder and its buffers per body.
 	if json.Unmarshal(raw, v) == nil {
 		return nil
 	}

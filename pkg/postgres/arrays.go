@@ -66,11 +66,7 @@ func isType[T any](v any) bool {
 // appendArrayHeader writes a one-dimensional array's header: dimensions,
 // whether an element is NULL, the element type, the length and lower
 // bound 1.
-func appendArrayHeader(buf []byte, elemOID uint32, n int) []byte {
-	return appendArrayHeaderNull(buf, elemOID, n, false)
-}
-
-func appendArrayHeaderNull(buf []byte, elemOID uint32, n int, hasNull bool) []byte {
+func appendArrayHeader(buf []byte, elemOID uint32, n int, hasNull bool) []byte {
 	buf = binary.BigEndian.AppendUint32(buf, 1)
 	if hasNull {
 		buf = binary.BigEndian.AppendUint32(buf, 1)
@@ -89,7 +85,7 @@ func (uuidArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 	if s == nil {
 		return nil, nil // NULL, as pgx sends a nil slice
 	}
-	buf = appendArrayHeader(buf, pgtype.UUIDOID, len(s))
+	buf = appendArrayHeader(buf, pgtype.UUIDOID, len(s), false)
 	for i := range s {
 		buf = binary.BigEndian.AppendUint32(buf, 16)
 		buf = append(buf, s[i][:]...)
@@ -107,7 +103,7 @@ func (timestamptzArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 	if s == nil {
 		return nil, nil
 	}
-	buf = appendArrayHeader(buf, pgtype.TimestamptzOID, len(s))
+	buf = appendArrayHeader(buf, pgtype.TimestamptzOID, len(s), false)
 	for i := range s {
 		micros := s[i].Unix()*1000000 + int64(s[i].Nanosecond())/1000 - microsFromUnixToY2K
 		buf = binary.BigEndian.AppendUint32(buf, 8)
@@ -144,7 +140,7 @@ func appendStrings(buf []byte, elemOID uint32, s []string, prefix []byte) []byte
 	if s == nil {
 		return nil
 	}
-	buf = appendArrayHeader(buf, elemOID, len(s))
+	buf = appendArrayHeader(buf, elemOID, len(s), false)
 	for i := range s {
 		buf = binary.BigEndian.AppendUint32(buf, uint32(len(prefix)+len(s[i])))
 		buf = append(buf, prefix...)
@@ -165,7 +161,7 @@ func (byteaArrayPlan) Encode(value any, buf []byte) ([]byte, error) {
 	for i := range s {
 		hasNull = hasNull || s[i] == nil
 	}
-	buf = appendArrayHeaderNull(buf, pgtype.ByteaOID, len(s), hasNull)
+	buf = appendArrayHeader(buf, pgtype.ByteaOID, len(s), hasNull)
 	for i := range s {
 		if s[i] == nil {
 			buf = binary.BigEndian.AppendUint32(buf, 0xFFFFFFFF) // -1: NULL
@@ -194,7 +190,7 @@ func appendInts[T int32 | int64](buf []byte, elemOID uint32, s []T) []byte {
 	if s == nil {
 		return nil
 	}
-	buf = appendArrayHeader(buf, elemOID, len(s))
+	buf = appendArrayHeader(buf, elemOID, len(s), false)
 	for _, v := range s {
 		if elemOID == pgtype.Int4OID {
 			buf = binary.BigEndian.AppendUint32(buf, 4)

@@ -371,7 +371,6 @@ func loadReferrals(res pgx.BatchResults, book *ledger.Book) error {
 	return rows.Err()
 }
 
-// write queues one statement per table, all sent in one round trip.
 // Write writes every change and outbox record of the book, one
 // statement per table, in one round trip.
 func (t ledgerTx) Write(ctx context.Context, book *ledger.Book) error {
