@@ -33,6 +33,23 @@ test: services chromium
 	$(GO) test -race -count=1 -timeout $(TEST_TIMEOUT) -run 'Load' ./pkg/e2e
 	@# Every response the OpenAPI document lists was received and validated by some test.
 	OPENAPI_EXERCISED_DIR=$(EXERCISED) OPENAPI_COVERAGE_CHECK=1 $(GO) test -count=1 -run 'TestEveryDocumentedResponseExercised' ./pkg/openapi
+	@$(MAKE) --no-print-directory test-dates
+
+## test-dates: the date-sensitive tests (every test that reads the test clock, listed by
+## scripts/dated-tests.sh) again with the clock pinned (CONVIDA_TEST_NOW, pkg/testenv/clock.go) at
+## each of PINNED_INSTANTS: the last second of November and the first of December in São Paulo,
+## a São Paulo evening that is already 2027 in UTC, a leap day. `make test` has run them at the
+## real now already.
+PINNED_INSTANTS ?= 2026-11-30T23:59:59-03:00 2026-12-01T00:00:01-03:00 2026-12-31T23:30:00-03:00 2028-02-29T12:00:00-03:00
+.PHONY: test-dates
+test-dates: services chromium
+	@bash scripts/dated-tests.sh > /dev/null
+	@set -e; pkgs=$$(bash scripts/dated-tests.sh | cut -f1 | tr '\n' ' '); \
+	run=$$(bash scripts/dated-tests.sh | cut -f2 | sed 's/^\^(//; s/)\$$//' | paste -sd'|'); \
+	for at in $(PINNED_INSTANTS); do \
+		echo "test-dates: CONVIDA_TEST_NOW=$$at go test -run '^($$run)\$$' $$pkgs"; \
+		CONVIDA_TEST_NOW=$$at $(GO) test -race -count=1 -short -timeout $(TEST_TIMEOUT) -run "^($$run)\$$" $$pkgs; \
+	done
 
 ## lint-openapi: lint the OpenAPI document as the API serves it with an independent linter,
 ## Redocly CLI's recommended rules with warnings as errors (pkg/openapi/redocly.yaml); installs

@@ -122,6 +122,25 @@ func ActorFrom(ctx context.Context) (Actor, string) {
 	return System, ""
 }
 
+type clockKey struct{}
+
+// WithClock returns ctx carrying now, the clock of the edge serving the
+// request, so that the events written under it are stamped on the same
+// clock as everything else the request writes (a test's pinned clock
+// included).
+func WithClock(ctx context.Context, now func() time.Time) context.Context {
+	return context.WithValue(ctx, clockKey{}, now)
+}
+
+// Now is the time on the clock ctx carries, or the real time when it
+// carries none (a command line).
+func Now(ctx context.Context) time.Time {
+	if now, ok := ctx.Value(clockKey{}).(func() time.Time); ok && now != nil {
+		return now()
+	}
+	return time.Now()
+}
+
 // New returns the event of action on target for merchantID, by the actor
 // ctx carries, now; details may be nil.
 func New(ctx context.Context, merchantID uuid.UUID, action string, target Target, details map[string]any, now time.Time) Event {

@@ -238,7 +238,7 @@ func TestInvitationShownOnceNeverLoggedAndCancellable(t *testing.T) {
 	if strings.Contains(users.body, token) || !strings.Contains(users.body, "Pending invitations") || !strings.Contains(users.body, "ana@loja-demo.example.com") {
 		t.Errorf("the users page later: shows the token again, or not the pending invitation")
 	}
-	invites, err := e.store.ListInvites(context.Background(), uuid.MustParse(e.demo.MerchantID), time.Now())
+	invites, err := e.store.ListInvites(context.Background(), uuid.MustParse(e.demo.MerchantID), e.clock.Now())
 	if err != nil || len(invites) != 1 {
 		t.Fatalf("pending invitations: %v %v", invites, err)
 	}
@@ -283,7 +283,7 @@ func TestUserActionsForOwnersOfTheMerchantOnly(t *testing.T) {
 	other := e.register("Outra Loja", "https://outra.example.com", "OUTRA")
 	otherOwner := e.userID(other.DashboardEmail).String()
 	_, hash := merchant.NewInviteToken()
-	otherInvite := &merchant.Invite{MerchantID: uuid.MustParse(other.MerchantID), Email: "x@outra.example.com", Role: "viewer", ExpiresAt: time.Now().Add(time.Hour)}
+	otherInvite := &merchant.Invite{MerchantID: uuid.MustParse(other.MerchantID), Email: "x@outra.example.com", Role: "viewer", ExpiresAt: e.clock.Now().Add(time.Hour)}
 	if err := e.store.CreateInvite(context.Background(), otherInvite, hash); err != nil {
 		t.Fatal(err)
 	}
@@ -315,7 +315,7 @@ func TestUserActionsForOwnersOfTheMerchantOnly(t *testing.T) {
 	if u, err := e.store.FindUserByEmail(context.Background(), e.demo.DashboardEmail); err != nil || u.Role != merchant.RoleOwner {
 		t.Errorf("the owner after the refused requests: %+v %v", u, err)
 	}
-	if list, _ := e.store.ListInvites(context.Background(), uuid.MustParse(other.MerchantID), time.Now()); len(list) != 1 {
+	if list, _ := e.store.ListInvites(context.Background(), uuid.MustParse(other.MerchantID), e.clock.Now()); len(list) != 1 {
 		t.Errorf("the other merchant's invitation was cancelled")
 	}
 }

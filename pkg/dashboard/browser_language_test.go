@@ -1,7 +1,6 @@
 package dashboard_test
 
 import (
-	"fmt"
 	"regexp"
 	"slices"
 	"strings"
@@ -45,7 +44,7 @@ func (b *browser) chartTexts(path string) []string {
 	return drawn
 }
 
-var dayTickRe = regexp.MustCompile(`^(\d{1,2})/(\d{1,2})$`)
+var dayTickRe = regexp.MustCompile(`^\d{1,2}/\d{1,2}$`)
 
 // dayTicks are the texts among drawn that read as a day: "27/11", "11/27".
 func dayTicks(drawn []string) []string {
@@ -59,14 +58,15 @@ func dayTicks(drawn []string) []string {
 }
 
 // TestBrowserChartAndFiguresInLanguage: in Chromium, the overview's chart
-// of a merchant with history labels its days as the page's language
-// writes them (27/11 in Portuguese, 11/27 in English), its money axis
+// of a merchant with history labels its days as the dashboard writes a day
+// in the page's language, two digits each (27/11 and 01/12 in Portuguese,
+// 11/27 and 12/01 in English), its money axis
 // as reais (R$ 1.000,00 or R$1,000.00), and a campaign's fixed reward
 // typed as 9,79 is listed as R$ 9,79 (R$9.79 in English); counts are
 // grouped (1.300 members, 1,300).
 func TestBrowserChartAndFiguresInLanguage(t *testing.T) {
 	e := newEnv(t)
-	now := time.Now()
+	now := e.clock.Now()
 	testenv.MustSeedScale(t, e.deps.Pool, testenv.Scale{Members: 1300, Referrals: 12000, Days: 10, Now: now, Box: e.deps.Box})
 	b := newBrowser(t, e)
 	if status := b.signIn(testenv.DashboardEmail, "pw"); status != 200 {
@@ -80,13 +80,13 @@ func TestBrowserChartAndFiguresInLanguage(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The ten days up to today in the merchant's zone, as each language
-	// writes a day on the axis.
+	// writes a day on the axis: dd/mm and mm/dd, always two digits.
 	first := now.In(zone).AddDate(0, 0, -9)
 	var pt, en []string
 	for d := range 10 {
 		day := first.AddDate(0, 0, d)
-		pt = append(pt, fmt.Sprintf("%d/%d", day.Day(), day.Month()))
-		en = append(en, fmt.Sprintf("%d/%d", day.Month(), day.Day()))
+		pt = append(pt, day.Format("02/01"))
+		en = append(en, day.Format("01/02"))
 	}
 	chart := "/dashboard?range=custom&from=" + first.Format(time.DateOnly) + "&to=" + now.In(zone).Format(time.DateOnly)
 

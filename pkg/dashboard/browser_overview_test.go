@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/chromedp/chromedp"
 	"github.com/google/uuid"
@@ -38,12 +37,12 @@ func (e *env) history() []uuid.UUID {
 		}
 		members = append(members, m.ID)
 	}
-	store := postgres.NewLedgerStore(e.deps.Pool, time.Now)
+	store := postgres.NewLedgerStore(e.deps.Pool, e.clock.Now)
 	apply := func(memberID uuid.UUID, cmd ledger.Command) {
 		e.t.Helper()
 		cmd.ID, cmd.MerchantID, cmd.MemberID = "cmd-"+uuid.NewString(), merchantID, memberID
 		if cmd.IssuedAt.IsZero() {
-			cmd.IssuedAt = time.Now()
+			cmd.IssuedAt = e.clock.Now()
 		}
 		book, err := store.ApplyBatch(ctx, []ledger.Command{cmd})
 		if err != nil || len(book.Outcomes) != 1 || book.Outcomes[0].Status != ledger.OutcomeApplied {
@@ -51,7 +50,7 @@ func (e *env) history() []uuid.UUID {
 		}
 	}
 	sale := func(order string) *ledger.Sale {
-		return &ledger.Sale{Source: "guru", OrderID: order, Amount: 9790, Currency: "BRL", BuyerEmail: order + "@buyer.example", PaidAt: time.Now()}
+		return &ledger.Sale{Source: "guru", OrderID: order, Amount: 9790, Currency: "BRL", BuyerEmail: order + "@buyer.example", PaidAt: e.clock.Now()}
 	}
 	orders := map[string]uuid.UUID{"pending": members[0], "released": members[0], "cancelled": members[0], "reversed": members[0],
 		"bia-1": members[1], "bia-2": members[1]}
@@ -66,7 +65,7 @@ func (e *env) history() []uuid.UUID {
 			e.t.Fatal(err)
 		}
 		// After the 7-day warranty.
-		apply(orders[order], ledger.Command{Type: ledger.CmdRelease, ReferralID: id, IssuedAt: time.Now().AddDate(0, 0, 8)})
+		apply(orders[order], ledger.Command{Type: ledger.CmdRelease, ReferralID: id, IssuedAt: e.clock.Now().AddDate(0, 0, 8)})
 	}
 	apply(members[0], ledger.Command{Type: ledger.CmdRefund, Sale: sale("reversed")})
 	return members
@@ -129,7 +128,7 @@ func TestBrowserOverviewTellsTheTruth(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rng, err := report.LastDays(time.Now(), 30, zone)
+	rng, err := report.LastDays(e.clock.Now(), 30, zone)
 	if err != nil {
 		t.Fatal(err)
 	}

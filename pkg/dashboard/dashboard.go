@@ -202,10 +202,13 @@ func logRoute(routes *http.ServeMux) http.Handler {
 const Prefix = "/dashboard"
 
 // Register mounts the dashboard on r under /dashboard.
-func (d *Dashboard) Register(r *mux.Router) { r.PathPrefix(Prefix).Handler(d.handler) }
+func (d *Dashboard) Register(r *mux.Router) { r.PathPrefix(Prefix).Handler(d) }
 
 // ServeHTTP serves a request under /dashboard.
-func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) { d.handler.ServeHTTP(w, r) }
+func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	// The audit events a request writes are stamped on the dashboard's clock.
+	d.handler.ServeHTTP(w, r.WithContext(audit.WithClock(r.Context(), d.now)))
+}
 
 // registerRoutes is the dashboard's route table: each page file adds its
 // routes in its own routes method, called here.

@@ -11,9 +11,6 @@ import (
 // links keep the day as YYYY-MM-DD; typedDays turns a typed day into that
 // form before a handler reads it.
 
-// dayLayouts are how a day is typed in each language.
-var dayLayouts = map[string]string{English: "01/02/2006", Portuguese: "02/01/2006"}
-
 // dayFields are the query parameters that hold a day.
 var dayFields = []string{"from", "to"}
 
@@ -31,7 +28,7 @@ func typedDays(r *http.Request, lang string) {
 		if _, err := time.Parse(time.DateOnly, v); err == nil {
 			continue
 		}
-		if day, err := time.Parse(dayLayouts[lang], v); err == nil {
+		if day, err := time.Parse(dayLayout(lang), v); err == nil {
 			q.Set(name, day.Format(time.DateOnly))
 			changed = true
 		}
@@ -48,7 +45,7 @@ func dayField(lang, iso string) string {
 	if err != nil {
 		return iso
 	}
-	return day.Format(dayLayouts[lang])
+	return day.Format(dayLayout(lang))
 }
 
 // dayPlaceholder is the layout of a date field, in lang's words.

@@ -33,16 +33,40 @@ func Money(lang string, cents int64) string {
 	return sign + symbol + string(grouped) + decimal + string(rune('0'+frac/10)) + string(rune('0'+frac%10))
 }
 
+// dayLayouts are how each language writes a day, with two digits for the
+// day and for the month: 01/12/2026 in Portuguese, 12/01/2026 in English.
+// The dashboard writes a day this way everywhere it shows or takes one:
+// tables (FormatDate, FormatDay), date fields (dayField, typedDays) and,
+// without the year, the chart's time axis (assets/overview.js, 01/12 or
+// 12/01).
+var dayLayouts = map[string]string{English: "01/02/2006", Portuguese: "02/01/2006"}
+
+// timeLayouts are how each language writes a time of day.
+var timeLayouts = map[string]string{English: "3:04 PM", Portuguese: "15:04"}
+
 // FormatDate writes t in loc the way lang writes a date and time
-// ("25/11/2026 14:03" or "Nov 25, 2026 2:03 PM"); the zero time is "—".
+// ("25/11/2026 14:03" or "11/25/2026 2:03 PM"); the zero time is "—".
 func FormatDate(lang string, loc *time.Location, t time.Time) string {
 	if t.IsZero() {
 		return "—"
 	}
-	if lang == Portuguese {
-		return t.In(loc).Format("02/01/2006 15:04")
+	return t.In(loc).Format(dayLayout(lang) + " " + timeLayout(lang))
+}
+
+// dayLayout is lang's layout of a day (English for a language without one).
+func dayLayout(lang string) string {
+	if l, ok := dayLayouts[lang]; ok {
+		return l
 	}
-	return t.In(loc).Format("Jan 2, 2006 3:04 PM")
+	return dayLayouts[English]
+}
+
+// timeLayout is lang's layout of a time of day.
+func timeLayout(lang string) string {
+	if l, ok := timeLayouts[lang]; ok {
+		return l
+	}
+	return timeLayouts[English]
 }
 
 // TypedReais writes cents as a form's field shows them for lang to edit:

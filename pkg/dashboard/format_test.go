@@ -40,7 +40,7 @@ func TestFormatDate(t *testing.T) {
 		want string
 	}{
 		{Portuguese, at, "25/11/2026 14:03"},
-		{English, at, "Nov 25, 2026 2:03 PM"},
+		{English, at, "11/25/2026 2:03 PM"},
 		{English, time.Time{}, "—"},
 	} {
 		if got := FormatDate(tc.lang, defaultZone, tc.at); got != tc.want {

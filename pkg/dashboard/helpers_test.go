@@ -34,6 +34,7 @@ type env struct {
 	demo  merchant.Credentials
 	logs  *observer.ObservedLogs
 	store *postgres.DashboardUserStore
+	clock *testenv.Clock // every role's clock (deps.Now): testenv.Now's instant, running
 }
 
 func newEnv(t *testing.T) *env { t.Helper(); return newEnvWith(t, nil) }
@@ -60,10 +61,12 @@ func newEnvWith(t *testing.T, settings map[string]string) *env {
 		t.Fatalf("program.Open: %v", err)
 	}
 	t.Cleanup(d.Close)
+	clock := testenv.NewClock(t)
+	d.Now = clock.Now
 	srv.Config.Handler = program.APIRouter(d)
 	srv.Start()
 	t.Cleanup(srv.Close)
-	e := &env{t: t, url: srv.URL, deps: d, logs: logs, store: postgres.NewDashboardUserStore(d.Pool)}
+	e := &env{t: t, url: srv.URL, deps: d, logs: logs, store: postgres.NewDashboardUserStore(d.Pool), clock: clock}
 	e.demo = e.register("Loja Demo", "https://loja-demo.example.com", "DEMO")
 	return e
 }

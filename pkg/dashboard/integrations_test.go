@@ -245,7 +245,7 @@ func TestIntegrationsDeliveries(t *testing.T) {
 	}
 	owner := e.owner()
 	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
-	for _, want := range []string{`href="/dashboard/integrations/deliveries/` + mine.String() + `">Nov 25, 2026 2:03 PM<`,
+	for _, want := range []string{`href="/dashboard/integrations/deliveries/` + mine.String() + `">11/25/2026 2:03 PM<`,
 		"<td>Unauthorized</td><td>401</td><td>Webhook</td><td>api_token does not match</td>", "/dashboard/integrations/deliveries/" + junk.String()} {
 		if !strings.Contains(page.body, want) {
 			t.Errorf("the integrations page lacks %q", want)

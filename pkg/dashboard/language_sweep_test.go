@@ -7,7 +7,6 @@ import (
 	"net/url"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -54,7 +53,7 @@ type request struct {
 // refusals; in English the refusals are shown in English.
 func TestEveryPageInPortuguese(t *testing.T) {
 	e := newEnv(t)
-	seeded := testenv.MustSeedScale(t, e.deps.Pool, testenv.Scale{Members: 1300, Referrals: 2600, Days: 40, Now: time.Now(), Box: e.deps.Box})
+	seeded := testenv.MustSeedScale(t, e.deps.Pool, testenv.Scale{Members: 1300, Referrals: 2600, Days: 40, Now: e.clock.Now(), Box: e.deps.Box})
 	merchantID := seeded.Merchant.ID
 	one := func(query string) string {
 		t.Helper()

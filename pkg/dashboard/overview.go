@@ -133,13 +133,8 @@ func FormatCount(lang string, n int64) string {
 }
 
 // FormatDay writes a calendar day the way lang writes one ("25/11/2026" or
-// "Nov 25, 2026"); day is already in the zone it belongs to.
-func FormatDay(lang string, day time.Time) string {
-	if lang == Portuguese {
-		return day.Format("02/01/2006")
-	}
-	return day.Format("Jan 2, 2006")
-}
+// "11/25/2026"); day is already in the zone it belongs to.
+func FormatDay(lang string, day time.Time) string { return day.Format(dayLayout(lang)) }
 
 func (d *Dashboard) overviewRoutes() {
 	d.page("GET "+Prefix+"/{$}", d.overview)

@@ -33,7 +33,7 @@ type reportsEnv struct {
 func newReportsEnv(t *testing.T) *reportsEnv {
 	t.Helper()
 	e := newEnv(t)
-	seeded := testenv.MustSeedScale(t, e.deps.Pool, testenv.Scale{Members: 40, Referrals: 600, Days: 100, Now: time.Now(), Box: e.deps.Box})
+	seeded := testenv.MustSeedScale(t, e.deps.Pool, testenv.Scale{Members: 40, Referrals: 600, Days: 100, Now: e.clock.Now(), Box: e.deps.Box})
 	c := e.client()
 	e.signIn(c, testenv.DashboardEmail, "pw")
 	zone, err := report.LoadZone("")
@@ -92,7 +92,7 @@ func TestOverviewRanges(t *testing.T) {
 	if len(rows) != 30 {
 		t.Fatalf("the default range shows %d days, want 30", len(rows))
 	}
-	y, m, d := time.Now().In(e.zone).Date()
+	y, m, d := e.clock.Now().In(e.zone).Date()
 	today := time.Date(y, m, d, 0, 0, 0, 0, e.zone)
 	if !rows[29].day.Equal(today) || !rows[0].day.Equal(today.AddDate(0, 0, -29)) {
 		t.Errorf("the default range runs %v – %v, want the 30 days up to today %v", rows[0].day, rows[29].day, today)

@@ -20,7 +20,7 @@ func activityPages(at time.Time) []renderCase {
 			Action: audit.DashboardUserRoleChanged, Pagination: Pagination{Page: 1, PerPage: 50, Total: 2}}}, true,
 			map[string][]string{English: {"<h1>Activity</h1>", `<label for="activity-action">Action</label>`, `<option value="">All actions</option>`,
 				`<option value="dashboard_user.role_changed" selected>User role changed</option>`, ">Filter<", `<th scope="col">Address</th>`,
-				"<td>Viewer → Owner</td>", "<td>203.0.113.7</td>", "<td>System (cli)</td>", "Nov 25, 2026 2:03 PM",
+				"<td>Viewer → Owner</td>", "<td>203.0.113.7</td>", "<td>System (cli)</td>", "11/25/2026 2:03 PM",
 				`href="/dashboard/settings/activity" aria-current="page">Activity<`},
 				Portuguese: {"<h1>Atividade</h1>", "Todas as ações", ">Filtrar<", "Endereço", "25/11/2026 14:03"}}},
 		{Page{Template: "activity", Title: "activity.title", Nav: "activity", Data: activityData{Actions: audit.Actions,

@@ -31,11 +31,11 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 			Status: "pending", ReviewRequired: true, CreatedAt: at}, MemberName: "Ana Souza"}},
 		ToDo: report.ToDo{IntegrationsMissing: []string{"yampi"}, WebhooksFailing: 1, ReviewWaiting: 4},
 	}
-	data := overviewData{Overview: o, RangeKey: "custom", From: "2026-11-24", To: "2026-11-25", FirstDay: "Nov 24, 2026",
-		LastDay: "Nov 25, 2026", Zone: "America/Sao_Paulo",
+	data := overviewData{Overview: o, RangeKey: "custom", From: "2026-11-24", To: "2026-11-25", FirstDay: "11/24/2026",
+		LastDay: "11/25/2026", Zone: "America/Sao_Paulo",
 		RangeLinks: []rangeLink{{Days: 7, URL: "/dashboard?range=7"}, {Days: 30, URL: "/dashboard?range=30"}},
 		Metrics:    []metricOption{{Value: "referrals"}, {Value: "referred_revenue", Selected: true}},
-		Rows:       []seriesRow{{Label: "Nov 24, 2026", Unix: rng.From.Unix()}, {Label: "Nov 25, 2026", Unix: rng.From.Unix() + 86400, Value: 123456}},
+		Rows:       []seriesRow{{Label: "11/24/2026", Unix: rng.From.Unix()}, {Label: "11/25/2026", Unix: rng.From.Unix() + 86400, Value: 123456}},
 		Total:      123456, Counts: map[string]string{"total": "12,345", "pending": "2", "approved": "1", "rejected": "0", "cancelled": "0"}}
 	list := []redemption.Listed{
 		{Redemption: redemption.Redemption{ID: uuid.New(), MemberID: memberID, Amount: 979, Type: redemption.TypeStoreCredit,
@@ -45,7 +45,7 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 	}
 	return []renderCase{
 		{Page{Template: "overview", Title: "overview.title", Nav: "overview", Data: data}, true, map[string][]string{
-			English: {"<h1>Overview</h1>", "<dd>12,345</dd>", "Pending 2 · Approved 1", "R$1,234.56", "R$9.79", "Referred revenue", "Pending in warranty", `<figure class="chart" aria-label="Referred revenue per day, Nov 24, 2026 – Nov 25, 2026"`,
+			English: {"<h1>Overview</h1>", "<dd>12,345</dd>", "Pending 2 · Approved 1", "R$1,234.56", "R$9.79", "Referred revenue", "Pending in warranty", `<figure class="chart" aria-label="Referred revenue per day, 11/24/2026 – 11/25/2026"`,
 				"<caption>", `data-v="123456"`, "Top members", "Ana Fit", "Recent referrals", "waiting for review",
 				`href="/dashboard/referrals?review_required=true">Referrals waiting for review: 4`, `href="/dashboard/webhooks">Webhook endpoints failing: 1`,
 				`href="/dashboard/integrations">Yampi is not configured`, "uPlot.iife.min.js", "overview.js", ">7 days<", ">Chart<", ">Show<"},
@@ -60,7 +60,7 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 		{Page{Template: "redemption", Title: "redemption.title", Nav: "redemptions", Data: redemptionData{Redemption: &list[1].Redemption,
 			Member: &member.Member{ID: memberID, Name: "Ana Souza", Email: "ana@example.com"}}}, true,
 			map[string][]string{English: {"Redemption · R$5.00", "Subscription discount (Guru)", "<code>sub_9</code>", `role="alert" class="alert">subscription not found<`,
-				"went back to the member&#39;s available balance", `href="/dashboard/members/` + memberID.String() + `">Ana Souza<`, "Nov 25, 2026 2:03 PM"},
+				"went back to the member&#39;s available balance", `href="/dashboard/members/` + memberID.String() + `">Ana Souza<`, "11/25/2026 2:03 PM"},
 				Portuguese: {"Resgate · R$ 5,00", "Motivo da falha", "25/11/2026 14:03"}}},
 	}
 }

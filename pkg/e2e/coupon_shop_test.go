@@ -202,8 +202,8 @@ func requestLines(p *platform) []string {
 
 // wantCoupon checks the one creation of the member's coupon a platform
 // received, field by field, with its credentials: a discount of value
-// percent, or reais when fixed.
-func wantCoupon(t *testing.T, p *platform, guru bool, code string, fixed bool, value any) {
+// percent, or reais when fixed, valid from now on s's clock.
+func (s *stack) wantCoupon(t *testing.T, p *platform, guru bool, code string, fixed bool, value any) {
 	t.Helper()
 	var posts []string
 	for _, line := range p.seen() {
@@ -228,7 +228,7 @@ func wantCoupon(t *testing.T, p *platform, guru bool, code string, fixed bool, v
 			t.Errorf("guru creation %s %s, want /coupons with the bearer token", f[1], f[2])
 		}
 		start, _ := body["date_ini"].(float64)
-		if d := time.Since(time.Unix(int64(start), 0)); d < 0 || d > time.Minute {
+		if d := s.clock.Now().Sub(time.Unix(int64(start), 0)); d < 0 || d > time.Minute {
 			t.Errorf("date_ini %v is not now", body["date_ini"])
 		}
 		want = map[string]any{"coupon_code": code, "date_ini": start, "date_end": float64(time.Unix(int64(start), 0).AddDate(5, 0, 0).Unix()),
@@ -239,7 +239,7 @@ func wantCoupon(t *testing.T, p *platform, guru bool, code string, fixed bool, v
 			t.Errorf("yampi creation %s %s, want /loja/pricing/promocodes with User-Token and User-Secret-Key", f[1], f[2])
 		}
 		start, err := time.ParseInLocation("2006-01-02 15:04:05", fmt.Sprint(body["start_at"]), time.FixedZone("-03", -3*3600))
-		if d := time.Since(start); err != nil || d < 0 || d > time.Minute {
+		if d := s.clock.Now().Sub(start); err != nil || d < 0 || d > time.Minute {
 			t.Errorf("start_at %v is not now in São Paulo", body["start_at"])
 		}
 		want = map[string]any{"active": true, "code": code, "discount_type": map[bool]string{false: "p", true: "v"}[fixed], "value": value, "quantity": float64(100000),

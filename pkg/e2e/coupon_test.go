@@ -59,10 +59,10 @@ func TestCouponProvisioning(t *testing.T) {
 
 		states := s.waitCoupons(tn, ana["id"].(string), provisioned)
 		s.waitCoupons(tn, bia, provisioned)
-		wantCoupon(t, guru, true, anaCode, false, float64(10))
-		wantCoupon(t, yampi, false, anaCode, false, float64(10))
-		wantCoupon(t, guru, true, biaCode, false, float64(10))
-		wantCoupon(t, yampi, false, biaCode, false, float64(10))
+		s.wantCoupon(t, guru, true, anaCode, false, float64(10))
+		s.wantCoupon(t, yampi, false, anaCode, false, float64(10))
+		s.wantCoupon(t, guru, true, biaCode, false, float64(10))
+		s.wantCoupon(t, yampi, false, biaCode, false, float64(10))
 		if got := states["guru"]["coupon_id"]; got != guruShop.all()[anaCode]["id"] || got == nil || states["guru"]["error"] != nil {
 			t.Errorf("guru coupon = %v, want the id the platform gave (%v)", states["guru"], guruShop.all()[anaCode]["id"])
 		}
@@ -181,7 +181,7 @@ func TestCouponProvisioning(t *testing.T) {
 		c.want("PUT", "/integrations/yampi", map[string]any{"user_token": "yt", "user_secret_key": "ys", "store_alias": "loja",
 			"api_url": yampi.srv.URL}, 200, "")
 		s.waitCoupons(tn, ids.Format(ids.Member, m.ID), provisioned)
-		wantCoupon(t, yampi, false, m.CouponCode, true, 15.5)
+		s.wantCoupon(t, yampi, false, m.CouponCode, true, 15.5)
 		if st := s.couponStates(tn, edu); st["yampi"]["status"] != "not_configured" || st["yampi"]["error"] != redemption.NoRefereeDiscount {
 			t.Errorf("edu's yampi coupon = %v", st["yampi"])
 		}

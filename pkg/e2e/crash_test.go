@@ -36,6 +36,21 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
+// openChild opens a child process's connections as the program it plays
+// does, on the clock of the test that started it (testenv.ChildClock).
+func openChild(cfg program.Config, log *zap.Logger, name string) (*program.Deps, error) {
+	now, err := testenv.ChildClock()
+	if err != nil {
+		return nil, err
+	}
+	d, err := program.Open(context.Background(), cfg, log, name)
+	if err != nil {
+		return nil, err
+	}
+	d.Now = now
+	return d, nil
+}
+
 // childLedger runs the ledger's real handler and consumer group. With
 // E2E_CRASH_AFTER_BATCHES=N it exits hard right after the database commit
 // of its Nth batch, before the offset of that batch is committed: the
@@ -48,7 +63,7 @@ func childLedger() int {
 	}
 	log, _ := program.NewLogger("warn")
 	ctx := context.Background()
-	d, err := program.Open(ctx, cfg, log, "ledger-child")
+	d, err := openChild(cfg, log, "ledger-child")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2
@@ -93,7 +108,7 @@ func newStream(t *testing.T, s *stack, members, orders int) *stream {
 	for i := 0; i < members; i++ {
 		st.members = append(st.members, s.newMember(st.tn, fmt.Sprintf("m%d@example.com", i), "Member "+strconv.Itoa(i)))
 	}
-	paid := time.Now().UTC()
+	paid := s.clock.Now().UTC()
 	for i := 0; i < orders; i++ {
 		m := st.members[i%members]
 		st.cmds = append(st.cmds, ledger.Command{
@@ -192,6 +207,7 @@ func TestLedgerCrashMidStream(t *testing.T) {
 		"DATABASE_URL="+dbURL, "KAFKA_BROKERS="+strings.Join(brokers, ","), "REDIS_URL="+testenv.RedisURL(),
 		"SECRETS_KEY="+s.deps.Config.SecretsKey, "LEDGER_GROUP="+s.deps.Config.LedgerGroup, "KAFKA_SESSION_TIMEOUT=2s",
 		"METRICS_ADDR=127.0.0.1:0", "LOG_LEVEL=warn")
+	child.Env = append(child.Env, s.clock.ChildEnv()...)
 	out, err := child.CombinedOutput()
 	if code := child.ProcessState.ExitCode(); code != 137 {
 		t.Fatalf("child ledger exited %d (%v), want the crash 137:\n%s", code, err, out)

@@ -88,7 +88,7 @@ func TestSchedulerPurgesExpiredDashboardSessions(t *testing.T) {
 	if n := count(); n != 1 {
 		t.Fatalf("%d sessions after a tick now, want the live one", n)
 	}
-	sched.Now = func() time.Time { return time.Now().Add(13 * time.Hour) }
+	sched.Now = func() time.Time { return s.clock.Now().Add(13 * time.Hour) }
 	if err := sched.Tick(context.Background()); err != nil {
 		t.Fatal(err)
 	}

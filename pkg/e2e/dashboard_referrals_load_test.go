@@ -38,7 +38,7 @@ func TestLoadDashboardPagesReferrals(t *testing.T) {
 	referrals := postgres.NewReferralReads(pool)
 	d, err := dashboard.New(dashboard.Config{
 		Merchants: postgres.NewMerchantStore(pool, box), Keys: postgres.NewMerchantStore(pool, box),
-		Users: postgres.NewDashboardUserStore(pool), Sessions: postgres.NewSessionStore(pool),
+		Users: postgres.NewDashboardUserStore(pool), Sessions: postgres.NewSessionStore(pool, time.Now),
 		Referrals: referrals, Campaigns: postgres.NewCampaignStore(pool), Tiers: postgres.NewCampaignTierStore(pool),
 	})
 	if err != nil {

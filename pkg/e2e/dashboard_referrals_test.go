@@ -3,10 +3,12 @@ package e2e
 import (
 	"context"
 	"encoding/csv"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -27,19 +29,19 @@ import (
 // password.
 func dashboardUser(t testing.TB, pool *pgxpool.Pool, merchantID uuid.UUID, role string) (email, password string) {
 	t.Helper()
-	ctx := context.Background()
+	ctx, now := testenv.SeedContext(t), testenv.Now(t)
 	email, password = role+"-"+uuid.NewString()[:8]+"@loja.example.com", "dashboard-password-1"
 	users := postgres.NewDashboardUserStore(pool)
 	_, hash := merchant.NewInviteToken()
 	if err := users.CreateInvite(ctx, &merchant.Invite{MerchantID: merchantID, Email: email, Role: role,
-		ExpiresAt: time.Now().Add(time.Hour)}, hash); err != nil {
+		ExpiresAt: now.Add(time.Hour)}, hash); err != nil {
 		t.Fatal(err)
 	}
 	pw, err := bcrypt.GenerateFromPassword([]byte(password), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := users.AcceptInvite(ctx, hash, string(pw), time.Now()); err != nil {
+	if _, err := users.AcceptInvite(ctx, hash, string(pw), now); err != nil {
 		t.Fatal(err)
 	}
 	return email, password
@@ -270,12 +272,26 @@ func TestDashboardReferralDecisions(t *testing.T) {
 	if status, _ := owner.do(http.MethodGet, "/dashboard/referrals?from=yesterday", nil); status != http.StatusBadRequest {
 		t.Errorf("a bad date: %d, want 400", status)
 	}
-	today := time.Now().In(time.FixedZone("BRT", -3*3600)).Format(time.DateOnly)
-	if _, body := owner.do(http.MethodGet, "/dashboard/referrals?from=2020-01-01&to=2020-01-31", nil); strings.Contains(body, ">g-1<") {
-		t.Errorf("a range in 2020 lists today's referrals")
+	// The days, in São Paulo, the two sales were received on: one day, or
+	// the two sides of a midnight when the clock is pinned at one.
+	var days []string
+	for _, order := range []string{"g-1", "g-2"} {
+		_, res := s.api(fm.tn, http.MethodGet, "/referrals/"+refs[order], nil)
+		at, err := time.Parse(time.RFC3339, fmt.Sprint(res["data"].(map[string]any)["created_at"]))
+		if err != nil {
+			t.Fatalf("%s's created_at: %v", order, err)
+		}
+		days = append(days, at.In(time.FixedZone("BRT", -3*3600)).Format(time.DateOnly))
 	}
-	if _, body := owner.do(http.MethodGet, "/dashboard/referrals?member="+fm.id+"&from="+today+"&to="+today, nil); !strings.Contains(body, ">g-1<") || !strings.Contains(body, ">g-2<") {
-		t.Errorf("the member's referrals of today should list both")
+	slices.Sort(days)
+	if _, body := owner.do(http.MethodGet, "/dashboard/referrals?from=2020-01-01&to=2020-01-31", nil); strings.Contains(body, ">g-1<") {
+		t.Errorf("a range in 2020 lists this run's referrals")
+	}
+	if _, body := owner.do(http.MethodGet, "/dashboard/referrals?member="+fm.id+"&from="+days[0]+"&to="+days[1], nil); !strings.Contains(body, ">g-1<") || !strings.Contains(body, ">g-2<") {
+		t.Errorf("the member's referrals from %s to %s, the days they were received, should list both", days[0], days[1])
+	}
+	if today := s.clock.Now().In(time.FixedZone("BRT", -3*3600)).Format(time.DateOnly); days[1] > today {
+		t.Errorf("a referral received on %s, after today (%s) on the service's clock", days[1], today)
 	}
 	status, body = owner.do(http.MethodGet, "/dashboard/referrals?format=csv&status=pending", nil)
 	rows, err := csv.NewReader(strings.NewReader(body)).ReadAll()

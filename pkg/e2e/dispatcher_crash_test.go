@@ -28,7 +28,7 @@ func childDispatcher() int {
 		return 2
 	}
 	log, _ := program.NewLogger("warn")
-	d, err := program.Open(context.Background(), cfg, log, "dispatcher-child")
+	d, err := openChild(cfg, log, "dispatcher-child")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

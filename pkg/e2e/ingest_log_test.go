@@ -91,6 +91,7 @@ func TestDeliveryRecordsSurviveTheIngestKilledAfterAnswering(t *testing.T) {
 	child.Env = append(os.Environ(), "E2E_CHILD=ingest",
 		"DATABASE_URL="+s.deps.Config.DatabaseURL, "KAFKA_BROKERS="+strings.Join(s.deps.Config.KafkaBrokers, ","),
 		"REDIS_URL="+testenv.RedisURL(), "SECRETS_KEY="+s.deps.Config.SecretsKey, "LOG_LEVEL=warn")
+	child.Env = append(child.Env, s.clock.ChildEnv()...)
 	stdout, err := child.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -217,7 +218,7 @@ func childIngest() int {
 		return 2
 	}
 	log, _ := program.NewLogger("warn")
-	d, err := program.Open(context.Background(), cfg, log, "ingest-child")
+	d, err := openChild(cfg, log, "ingest-child")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		return 2

@@ -84,6 +84,7 @@ func startChildDispatcher(t *testing.T, s *stack, brokers []string, env map[stri
 		child.Env = append(child.Env, k+"="+v)
 	}
 	child.Env = append(child.Env, extra...)
+	child.Env = append(child.Env, s.clock.ChildEnv()...)
 	child.Stdout, child.Stderr = os.Stderr, os.Stderr
 	if err := child.Start(); err != nil {
 		t.Fatal(err)

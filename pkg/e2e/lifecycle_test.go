@@ -40,7 +40,7 @@ func TestSaleLifecycle(t *testing.T) {
 
 	// Guru sale of R$ 97,90, paid a week and a minute ago (its webhook
 	// late) → 979 pending until the scheduler's next tick.
-	weekAgo := time.Now().Add(-7*24*time.Hour - time.Minute).UTC().Format(time.RFC3339)
+	weekAgo := s.clock.Now().Add(-7*24*time.Hour - time.Minute).UTC().Format(time.RFC3339)
 	sale := fixture(t, guruApproved, map[string]any{"api_token": tn.guruToken, "id": "guru-order-1", "status": "approved",
 		"payment.coupon.coupon_code": strings.ToLower(m.CouponCode), "payment.total": 97.9, "dates.confirmed_at": weekAgo})
 	if res := s.postGuru(tn, sale); res.Status != 200 {

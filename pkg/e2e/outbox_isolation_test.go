@@ -30,7 +30,7 @@ func TestOversizedEventBlocksNoOne(t *testing.T) {
 	b := s.newTenant(testenv.FixedCampaign(500, 7))
 
 	huge, err := outbox.NewRecord(a.merchant.ID, uuid.New(), event.MemberUpdated,
-		map[string]string{"name": strings.Repeat("x", kafkabus.BatchBytes)}, time.Now().Add(-time.Minute))
+		map[string]string{"name": strings.Repeat("x", kafkabus.BatchBytes)}, s.clock.Now().Add(-time.Minute))
 	if err != nil {
 		t.Fatal(err)
 	}

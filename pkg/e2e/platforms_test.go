@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // The platforms' bodies are pkg/inbound's fixtures, read from there so that
@@ -44,7 +45,7 @@ func fixture(t testing.TB, name string, set map[string]any) []byte {
 	if err := json.Unmarshal(raw, &doc); err != nil {
 		t.Fatal(err)
 	}
-	for path, v := range paidNow(name, time.Now()) {
+	for path, v := range paidNow(name, testenv.Now(t)) {
 		setPath(doc, path, v, true)
 	}
 	for path, v := range set {

@@ -26,10 +26,11 @@ type hotmartKiwifyAPI struct {
 	sales   []pulledSale
 	updated map[string]time.Time // by order: when set changed its status
 	limited map[string]bool
+	now     func() time.Time // the stack's clock: the platform's and ours agree
 }
 
-func newHotmartKiwifyAPI(t *testing.T, coupon string) *hotmartKiwifyAPI {
-	a := &hotmartKiwifyAPI{coupon: coupon, updated: map[string]time.Time{}, limited: map[string]bool{}}
+func newHotmartKiwifyAPI(t *testing.T, now func() time.Time, coupon string) *hotmartKiwifyAPI {
+	a := &hotmartKiwifyAPI{coupon: coupon, updated: map[string]time.Time{}, limited: map[string]bool{}, now: now}
 	a.srv = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		a.mu.Lock()
 		defer a.mu.Unlock()
@@ -167,7 +168,7 @@ func (a *hotmartKiwifyAPI) set(order, status string) {
 			a.sales[i].status = status
 			// A second ago: the window's end is written in milliseconds,
 			// and the run asked for at once may end in the same one.
-			a.updated[order] = time.Now().Add(-time.Second)
+			a.updated[order] = a.now().Add(-time.Second)
 		}
 	}
 }

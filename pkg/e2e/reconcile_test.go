@@ -155,7 +155,7 @@ func TestReconciliationFindsLostSales(t *testing.T) {
 			t.Errorf("convida_reconcile_missing_total{provider=%q} = %v, want 11", provider, n)
 		}
 		at := metricSample(metrics, `convida_reconcile_last_success_timestamp_seconds{provider="`+provider+`"}`)
-		if at < float64(time.Now().Add(-time.Minute).Unix()) {
+		if at < float64(s.clock.Now().Add(-time.Minute).Unix()) {
 			t.Errorf("convida_reconcile_last_success_timestamp_seconds{provider=%q} = %v, want a run within the minute", provider, at)
 		}
 	}
@@ -177,7 +177,7 @@ type lostSales struct {
 // its API serving 100 paid sales attributed to m.
 func lostSalesOf(t *testing.T, s *stack, tn *tenant, m *member.Member, provider string) lostSales {
 	ctx := context.Background()
-	now := time.Now().UTC()
+	now := s.clock.Now().UTC()
 	ls := lostSales{orders: make([]string, 100), refundSeen: 100}
 	put := func(p, body string) {
 		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
@@ -211,7 +211,7 @@ func lostSalesOf(t *testing.T, s *stack, tn *tenant, m *member.Member, provider 
 		}
 	default:
 		s.withHotmartKiwify(tn, "")
-		api := newHotmartKiwifyAPI(t, m.CouponCode)
+		api := newHotmartKiwifyAPI(t, s.clock.Now, m.CouponCode)
 		api.sales = sales
 		ls.refund = func(order string) {
 			api.set(order, map[string]string{"hotmart": "REFUNDED", "kiwify": "refunded"}[provider])
@@ -221,7 +221,7 @@ func lostSalesOf(t *testing.T, s *stack, tn *tenant, m *member.Member, provider 
 		put("kiwify", `{"client_id": "kw-id", "client_secret": "kw-secret", "account_id": "kw-account", "api_url": "`+api.srv.URL+`/kiwify/v1"}`)
 		if provider == "kiwify" {
 			// After every sale was made: only the list by update has the refund.
-			ls.refundRun, ls.refundSeen = []byte(`{"from": "`+time.Now().UTC().Add(-10*time.Second).Format(time.RFC3339)+`"}`), 1
+			ls.refundRun, ls.refundSeen = []byte(`{"from": "`+s.clock.Now().UTC().Add(-10*time.Second).Format(time.RFC3339)+`"}`), 1
 		}
 	}
 	ls.webhook = func(order string) response {
@@ -270,7 +270,7 @@ func reconcileLostSales(t *testing.T, s *stack, provider string) {
 		if status, res := s.api(tn, http.MethodPost, "/integrations/"+provider+"/reconcile", nil); status != http.StatusConflict {
 			t.Errorf("a second POST while one is running = %d %v, want 409", status, res)
 		}
-		if err := task.Run(ctx, time.Now()); err != nil {
+		if err := task.Run(ctx, s.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		task.Wait()
@@ -354,7 +354,7 @@ func TestScheduledReconciliation(t *testing.T) {
 	tn := s.newTenant(testenv.FixedCampaign(1000, 7))
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
 	api := newSalesAPI(t, "guru", m.CouponCode)
-	now := time.Now().UTC()
+	now := s.clock.Now().UTC()
 	for i := range 5 {
 		api.sales = append(api.sales, pulledSale{order: "sch-" + strconv.Itoa(i), status: "approved", at: now.Add(-time.Duration(i+1) * time.Hour)})
 	}
@@ -367,7 +367,7 @@ func TestScheduledReconciliation(t *testing.T) {
 	// Hotmart without its basic token has no pull yet; Kiwify with its
 	// three credentials has one (against a fake listing nothing).
 	s.withHotmartKiwify(tn, "")
-	quiet := newHotmartKiwifyAPI(t, m.CouponCode)
+	quiet := newHotmartKiwifyAPI(t, s.clock.Now, m.CouponCode)
 	for p, body := range map[string]string{"hotmart": `{"client_id": "hm-id", "client_secret": "hm-secret"}`,
 		"kiwify": `{"client_id": "kw-id", "client_secret": "kw-secret", "account_id": "kw-account", "api_url": "` + quiet.srv.URL + `/kiwify/v1"}`} {
 		if status, res := s.api(tn, http.MethodPut, "/integrations/"+p, []byte(body)); status != 200 {
@@ -440,7 +440,7 @@ func TestReconciliationPlatformDown(t *testing.T) {
 	tn := s.newTenant(testenv.FixedCampaign(1000, 7))
 	m := s.newMember(tn, "ana@example.com", "Ana Souza")
 	api := newSalesAPI(t, "guru", m.CouponCode)
-	api.sales = []pulledSale{{order: "down-1", status: "approved", at: time.Now().Add(-time.Hour)}}
+	api.sales = []pulledSale{{order: "down-1", status: "approved", at: s.clock.Now().Add(-time.Hour)}}
 	var down sync.Mutex // held: the platform answers 503
 	down.Lock()
 	front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -463,7 +463,7 @@ func TestReconciliationPlatformDown(t *testing.T) {
 		if status, res := s.api(tn, http.MethodPost, "/integrations/guru/reconcile", nil); status != http.StatusAccepted {
 			t.Fatalf("POST reconcile = %d %v", status, res)
 		}
-		if err := task.Run(ctx, time.Now()); err != nil {
+		if err := task.Run(ctx, s.clock.Now()); err != nil {
 			t.Fatal(err)
 		}
 		task.Wait()

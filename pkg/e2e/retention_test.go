@@ -53,7 +53,7 @@ WHERE r.merchant_id = $1 AND a.merchant_id = $1`, tn.merchant.ID).Scan(&referral
 	// An attempt of two hours ago, past the log's retention.
 	if _, err := s.deps.Pool.Exec(ctx, `INSERT INTO webhook_attempts (merchant_id, id, webhook_id, event_id, event_type,
   status, attempt, created_at) VALUES ($1, gen_random_uuid(), $2, gen_random_uuid(), 'referral.created', 'success', 1,
-  now() - interval '2 hours')`, tn.merchant.ID, endpointID); err != nil {
+  $3)`, tn.merchant.ID, endpointID, s.clock.Now().Add(-2*time.Hour)); err != nil {
 		t.Fatal(err)
 	}
 
@@ -114,7 +114,7 @@ WHERE r.merchant_id = $1 AND a.merchant_id = $1`, tn.merchant.ID).Scan(&referral
 			t.Errorf("convida_retention_deleted_total{table=%q} = %v, want what went counted", table, n)
 		}
 	}
-	if at := metricSample(metrics, "convida_retention_last_success_timestamp_seconds"); at < float64(time.Now().Add(-time.Minute).Unix()) {
+	if at := metricSample(metrics, "convida_retention_last_success_timestamp_seconds"); at < float64(s.clock.Now().Add(-time.Minute).Unix()) {
 		t.Errorf("convida_retention_last_success_timestamp_seconds = %v, want a sweep within the minute", at)
 	}
 }

@@ -51,6 +51,7 @@ type stack struct {
 	t         testing.TB
 	logs      *observer.ObservedLogs // with stackOptions.observe
 	deps      *program.Deps
+	clock     *testenv.Clock // every role's clock (deps.Now): testenv.Now's instant, running
 	ingestURL string
 	apiURL    string
 	opsURL    string // the operator's server (METRICS_ADDR): /readyz, /metrics
@@ -112,7 +113,9 @@ func startStack(t testing.TB, opt stackOptions) *stack {
 		cancel()
 		t.Fatalf("program.Open: %v", err)
 	}
-	s := &stack{t: t, deps: d, cancel: cancel, logs: logs}
+	clock := testenv.NewClock(t)
+	d.Now = clock.Now
+	s := &stack{t: t, deps: d, clock: clock, cancel: cancel, logs: logs}
 	ingestSrv := httptest.NewServer(program.IngestRouter(d))
 	s.ingestURL = ingestSrv.URL
 	apiSrv := httptest.NewServer(program.APIRouter(d))
@@ -149,6 +152,7 @@ func (s *stack) secondDeps(t testing.TB) *program.Deps {
 	if err != nil {
 		t.Fatal(err)
 	}
+	d.Now = s.clock.Now
 	t.Cleanup(d.Close)
 	return d
 }
@@ -216,7 +220,7 @@ func (s *stack) newMember(tn *tenant, email, name string) *member.Member {
 	s.t.Helper()
 	m := &member.Member{MerchantID: tn.merchant.ID, Email: email, Name: name, CampaignID: tn.campaign.ID}
 	// As the API does: the member.created event is relayed at once.
-	store := postgres.NewMemberStore(s.deps.Pool).WithRelay(s.deps.Relay())
+	store := postgres.NewMemberStore(s.deps.Pool).WithRelay(s.deps.Relay()).WithClock(s.clock.Now)
 	if err := store.CreateMember(context.Background(), m, tn.merchant.CodePrefix); err != nil {
 		s.t.Fatal(err)
 	}

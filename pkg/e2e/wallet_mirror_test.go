@@ -195,7 +195,7 @@ func TestWalletMirror(t *testing.T) {
 	release := func() {
 		sched := program.NewScheduler(s.deps)
 		defer sched.Close()
-		sched.Now = func() time.Time { return time.Now().AddDate(1, 0, 0) }
+		sched.Now = func() time.Time { return s.clock.Now().AddDate(1, 0, 0) }
 		if err := sched.Tick(context.Background()); err != nil {
 			t.Fatal(err)
 		}

@@ -147,6 +147,7 @@ func (s *Server) authenticate(next http.Handler) http.Handler {
 		ctx = context.WithValue(ctx, keyHashKey{}, sha256.Sum256([]byte(key)))
 		ctx = audit.WithActor(ctx, audit.Actor{Type: audit.ActorAPIKey, ID: e.key.ID.String(), Label: e.key.Prefix},
 			s.cfg.TrustedProxies.String(r))
+		ctx = audit.WithClock(ctx, s.cfg.Now)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"encoding/json"
-	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -36,7 +35,8 @@ func insertAudit(ctx context.Context, tx pgx.Tx, e audit.Event) error {
 }
 
 // writeAudit writes, in tx, the event of action on target by the actor
-// ctx carries (audit.WithActor), stamped now.
+// ctx carries (audit.WithActor), stamped on the clock it carries
+// (audit.Now).
 //
 // The event's foreign key takes a share lock on the merchant's row, which
 // CreateCampaign and a move of the default campaign hold exclusively while
@@ -45,7 +45,7 @@ func insertAudit(ctx context.Context, tx pgx.Tx, e audit.Event) error {
 // the merchant's share lock first (UpdateCampaign, ReplaceTiers): the two
 // then never wait for each other.
 func writeAudit(ctx context.Context, tx pgx.Tx, merchantID uuid.UUID, action string, target audit.Target, details map[string]any) error {
-	return insertAudit(ctx, tx, audit.New(ctx, merchantID, action, target, details, time.Now()))
+	return insertAudit(ctx, tx, audit.New(ctx, merchantID, action, target, details, audit.Now(ctx)))
 }
 
 // ListAuditEvents returns a page of the merchant's events selected by f,

@@ -387,7 +387,8 @@ func (t ledgerTx) Write(ctx context.Context, book *ledger.Book) error {
 	// the statements' time in a sales run). The statements that join a table
 	// keep a plan made for their arrays (NewPool).
 	b.Queue(`SET LOCAL plan_cache_mode = force_generic_plan`)
-	queueOutcomes(b, book)
+	now := t.now()
+	queueOutcomes(b, book, now)
 	queueNewReferrals(b, book)
 	queueNewTransactions(b, book)
 	queueEntries(b, book)
@@ -396,7 +397,7 @@ func (t ledgerTx) Write(ctx context.Context, book *ledger.Book) error {
 	b.Queue(`SET LOCAL plan_cache_mode = force_custom_plan`)
 	queueChangedReferrals(b, book)
 	queueChangedTransactions(b, book)
-	queueWallets(b, book, t.now())
+	queueWallets(b, book, now)
 	if err := queueRedemptions(b, book); err != nil {
 		return err
 	}
@@ -406,7 +407,7 @@ func (t ledgerTx) Write(ctx context.Context, book *ledger.Book) error {
 	return nil
 }
 
-func queueOutcomes(b *pgx.Batch, book *ledger.Book) {
+func queueOutcomes(b *pgx.Batch, book *ledger.Book, now time.Time) {
 	n := len(book.Outcomes)
 	merchants, members := make([]uuid.UUID, n), make([]uuid.UUID, n)
 	cmdIDs, kinds, statuses, codes := make([]string, n), make([]string, n), make([]string, n), make([]string, n)
@@ -416,9 +417,11 @@ func queueOutcomes(b *pgx.Batch, book *ledger.Book) {
 		members[i], cmdIDs[i], kinds[i], statuses[i], codes[i] = o.MemberID, o.CommandID, o.Kind, o.Status, o.ErrorCode
 		results[i] = resultJSON(o)
 	}
-	b.Queue(`INSERT INTO processed_commands (merchant_id, command_id, member_id, kind, outcome, error_code, result)
-SELECT * FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::jsonb[])`,
-		merchants, cmdIDs, members, kinds, statuses, codes, results)
+	// processed_at is the ledger's clock, as every time the ledger writes:
+	// the retention sweep compares it with the scheduler's.
+	b.Queue(`INSERT INTO processed_commands (merchant_id, command_id, member_id, kind, outcome, error_code, result, processed_at)
+SELECT *, $8::timestamptz FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::text[], $5::text[], $6::text[], $7::jsonb[])`,
+		merchants, cmdIDs, members, kinds, statuses, codes, results, now)
 }
 
 func resultJSON(o ledger.Outcome) string {

@@ -77,15 +77,15 @@ func (s *MemberStore) erase(ctx context.Context, merchantID, id uuid.UUID) (m *m
 			m = before
 			return nil
 		}
-		var now time.Time
 		if _, err := tx.Exec(ctx, `INSERT INTO wallets (merchant_id, member_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`,
 			merchantID, id); err != nil {
 			return err
 		}
-		if err := tx.QueryRow(ctx, `SELECT now() FROM wallets WHERE merchant_id = $1 AND member_id = $2 FOR UPDATE`,
-			merchantID, id).Scan(&now); err != nil {
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM wallets WHERE merchant_id = $1 AND member_id = $2 FOR UPDATE`,
+			merchantID, id); err != nil {
 			return err
 		}
+		now := s.now()
 		sub := privacy.NewSubject(before)
 		counts, err := redactCopies(ctx, tx, merchantID, &sub, now)
 		if err != nil {

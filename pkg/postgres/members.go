@@ -25,6 +25,7 @@ import (
 type MemberStore struct {
 	pool  *pgxpool.Pool
 	relay *outbox.Relay
+	now   func() time.Time // created_at, updated_at, erased_at and the events' times
 }
 
 // The contracts the API and the dashboard share.
@@ -34,8 +35,16 @@ var (
 	_ member.Eraser  = (*MemberStore)(nil)
 )
 
-// NewMemberStore returns a MemberStore.
-func NewMemberStore(pool *pgxpool.Pool) *MemberStore { return &MemberStore{pool: pool} }
+// NewMemberStore returns a MemberStore on the real clock.
+func NewMemberStore(pool *pgxpool.Pool) *MemberStore { return &MemberStore{pool: pool, now: time.Now} }
+
+// WithClock returns a copy of s whose times come from now: the program's
+// clock, which a test pins.
+func (s *MemberStore) WithClock(now func() time.Time) *MemberStore {
+	c := *s
+	c.now = now
+	return &c
+}
 
 // WithRelay returns a copy of s that relays the member events it writes as
 // soon as they are committed, rather than leaving them to the scheduler's
@@ -110,9 +119,10 @@ func (s *MemberStore) CreateMember(ctx context.Context, m *member.Member, codePr
 		var rec outbox.Record
 		err = InTx(ctx, s.pool, func(tx pgx.Tx) error {
 			if err := tx.QueryRow(ctx, `INSERT INTO members (merchant_id, id, email, name, external_id, coupon_code,
-  campaign_id, status, metadata, document, phone) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)
+  campaign_id, status, metadata, document, phone, created_at, updated_at)
+  VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $12)
   RETURNING created_at, updated_at`, m.MerchantID, m.ID, m.Email, m.Name, m.ExternalID, m.CouponCode,
-				m.CampaignID, m.Status, meta, m.Document, m.Phone).Scan(&m.CreatedAt, &m.UpdatedAt); err != nil {
+				m.CampaignID, m.Status, meta, m.Document, m.Phone, s.now()).Scan(&m.CreatedAt, &m.UpdatedAt); err != nil {
 				return err
 			}
 			if rec, err = member.Created(m); err != nil {
@@ -339,9 +349,9 @@ func (s *MemberStore) UpdateMember(ctx context.Context, merchantID, id uuid.UUID
   campaign_id = COALESCE($5, m.campaign_id),
   status = COALESCE($6, m.status),
   metadata = COALESCE($7::jsonb, m.metadata),
-  updated_at = greatest(now(), m.updated_at + interval '1 millisecond')
+  updated_at = greatest($8, m.updated_at + interval '1 millisecond')
 WHERE m.merchant_id = $1 AND m.id = $2
-RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.CampaignID, upd.Status, meta))
+RETURNING `+memberColumns, merchantID, id, upd.Name, upd.ExternalID, upd.CampaignID, upd.Status, meta, s.now()))
 		if err != nil {
 			return err
 		}

@@ -167,7 +167,7 @@ func (a *API) Router() *mux.Router {
 	failures := authFailures(d, "api") // one count for the API and the dashboard
 	outcomes := postgres.NewOutcomeStore(d.Pool)
 	waiter := &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}
-	members := postgres.NewMemberStore(d.Pool).WithRelay(d.Relay())
+	members := postgres.NewMemberStore(d.Pool).WithRelay(d.Relay()).WithClock(a.Now)
 	webhooks := postgres.NewWebhookStore(d.Pool, d.Box)
 	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
 	campaigns := postgres.NewCampaignStore(d.Pool)
@@ -233,7 +233,7 @@ func (a *API) Router() *mux.Router {
 		Keys:      merchants,
 		Users:     postgres.NewDashboardUserStore(d.Pool),
 		Audit:     trail,
-		Sessions:  postgres.NewSessionStore(d.Pool),
+		Sessions:  postgres.NewSessionStore(d.Pool, a.Now),
 		Log:       d.Log.Named("dashboard"),
 		Now:       a.Now,
 		PublicURL: d.Config.PublicURL,

@@ -79,7 +79,7 @@ func (r *Retention) Run(ctx context.Context, now time.Time) error {
 	}
 	s := r.sweep
 	r.sweep, r.last = nil, s.now
-	r.Metrics.succeeded(time.Now())
+	r.Metrics.succeeded(now) // the tick that finished it, on the scheduler's clock
 	r.logSweep(s)
 	return nil
 }
@@ -111,7 +111,7 @@ func (r *Retention) Sweep(ctx context.Context, now time.Time, every time.Duratio
 		case <-time.After(every - time.Since(slice)):
 		}
 	}
-	r.Metrics.succeeded(time.Now())
+	r.Metrics.succeeded(now)
 	return s.counts, nil
 }
 

@@ -129,7 +129,7 @@ func TestRetentionSweepTakesExactlyWhatIsDue(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rt := newRetentionTenant(t)
-	now := time.Now()
+	now := testenv.Now(t)
 	rt.seed(t, 7, now.Add(-25*time.Hour))
 	rt.seed(t, 2, now.Add(-5*time.Second))
 	rt.seed(t, 4, now.Add(time.Hour)) // sessions still live
@@ -159,7 +159,6 @@ SELECT merchant_id, webhook_id, event_id, 'referral.created', '\x7b7d', 1, $3 FR
 	store := newCountingStore(rt.pool)
 	reg := prometheus.NewRegistry()
 	sweep := &scheduler.Retention{Store: store, Plan: plan, Batch: 3, Metrics: scheduler.NewRetentionMetrics(reg), Log: zap.NewNop()}
-	before := time.Now()
 	counts, err := sweep.Sweep(ctx, now, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -180,8 +179,8 @@ SELECT merchant_id, webhook_id, event_id, 'referral.created', '\x7b7d', 1, $3 FR
 		}
 		checkBatches(t, k, store.batches[k], store.limits[k], due[k])
 	}
-	if last := metricValue(t, reg, "convida_retention_last_success_timestamp_seconds", ""); last < float64(before.Unix()) || last > float64(time.Now().Unix()+1) {
-		t.Errorf("convida_retention_last_success_timestamp_seconds = %v, want the time of the sweep (%d)", last, before.Unix())
+	if last := metricValue(t, reg, "convida_retention_last_success_timestamp_seconds", ""); last != float64(now.UnixNano())/1e9 {
+		t.Errorf("convida_retention_last_success_timestamp_seconds = %v, want the sweep's instant (%v)", last, float64(now.UnixNano())/1e9)
 	}
 
 	var left int
@@ -224,7 +223,7 @@ func TestRetentionZeroKeepsForever(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rt := newRetentionTenant(t)
-	now := time.Now()
+	now := testenv.Now(t)
 	rt.seed(t, 4, now.Add(-1000*24*time.Hour))
 	plan := retention.NewPlan(retention.Policy{})
 	if len(plan) != 2 || plan[0].Kind != retention.Sessions || plan[1].Kind != retention.SignInAttempts {
@@ -257,7 +256,7 @@ func TestRetentionRunsOncePerIntervalAcrossTicks(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	rt := newRetentionTenant(t)
-	now := time.Now()
+	now := testenv.Now(t)
 	rt.seed(t, 5, now.Add(-time.Hour))
 	core, logs := observer.New(zapcore.InfoLevel)
 	reg := prometheus.NewRegistry()

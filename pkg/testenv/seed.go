@@ -6,11 +6,14 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"encoding/base64"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
@@ -27,6 +30,19 @@ const (
 
 // MustBox returns a secrets box on a fresh random key. A test that reads
 // integration secrets back must use the box the service under test uses.
+// SeedContext is the context the seeding helpers write under: the audit
+// events they write are stamped at Now(tb), which in a pinned run is the
+// pinned instant itself, before anything a test's Clock (started there and
+// running since) stamps.
+func SeedContext(tb testing.TB) context.Context {
+	tb.Helper()
+	at := Now(tb)
+	if os.Getenv(NowEnv) == "" {
+		return context.Background()
+	}
+	return audit.WithClock(context.Background(), func() time.Time { return at })
+}
+
 func MustBox(tb testing.TB) *secretbox.Box {
 	tb.Helper()
 	box, err := secretbox.FromBase64(secretbox.NewKey())
@@ -66,7 +82,7 @@ func SealLegacy(tb testing.TB, key, plaintext string) []byte {
 // are none).
 func MustMerchant(tb testing.TB, pool *pgxpool.Pool, box *secretbox.Box, m merchant.Merchant, integrations ...merchant.Integration) *merchant.Merchant {
 	tb.Helper()
-	ctx := context.Background()
+	ctx := SeedContext(tb)
 	if m.Name == "" {
 		m.Name = MerchantName
 	}
@@ -101,7 +117,7 @@ func MustMerchant(tb testing.TB, pool *pgxpool.Pool, box *secretbox.Box, m merch
 // MustKey issues an API key for the merchant and returns it in plain text.
 func MustKey(tb testing.TB, pool *pgxpool.Pool, merchantID uuid.UUID) string {
 	tb.Helper()
-	key, _, err := postgres.NewMerchantStore(pool, nil).CreateKey(context.Background(), merchantID)
+	key, _, err := postgres.NewMerchantStore(pool, nil).CreateKey(SeedContext(tb), merchantID)
 	if err != nil {
 		tb.Fatalf("testenv: CreateKey: %v", err)
 	}
@@ -125,7 +141,7 @@ func MustTenant(tb testing.TB, pool *pgxpool.Pool, box *secretbox.Box, m merchan
 func MustCampaign(tb testing.TB, pool *pgxpool.Pool, merchantID uuid.UUID, c campaign.Campaign) *campaign.Campaign {
 	tb.Helper()
 	c.MerchantID = merchantID
-	if err := postgres.NewCampaignStore(pool).CreateCampaign(context.Background(), &c); err != nil {
+	if err := postgres.NewCampaignStore(pool).CreateCampaign(SeedContext(tb), &c); err != nil {
 		tb.Fatalf("testenv: CreateCampaign: %v", err)
 	}
 	return &c

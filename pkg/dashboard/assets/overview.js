@@ -25,11 +25,13 @@
     var money = fig.getAttribute("data-money") === "1";
     var fmt = formatter(money, lang);
     var zone = fig.getAttribute("data-zone") || "America/Sao_Paulo";
-    var dayFmt = new Intl.DateTimeFormat(lang, { timeZone: zone, year: "numeric", month: "short", day: "numeric" });
-    // The time axis in the page's language (uPlot's own labels are US:
-    // 11/27): a day as the language writes it, 27/11 or 11/27; a month
-    // when the ticks are a month or more apart.
-    var tickDay = new Intl.DateTimeFormat(lang, { timeZone: zone, month: "numeric", day: "numeric" });
+    // A day as the dashboard writes it everywhere (format.go, dayLayouts):
+    // two digits for the day and the month, in the language's order,
+    // 01/12/2026 or 12/01/2026; on the time axis without the year, 01/12 or
+    // 12/01 (uPlot's own labels are US and unpadded: 12/1); a month when the
+    // ticks are a month or more apart.
+    var dayFmt = new Intl.DateTimeFormat(lang, { timeZone: zone, year: "numeric", month: "2-digit", day: "2-digit" });
+    var tickDay = new Intl.DateTimeFormat(lang, { timeZone: zone, month: "2-digit", day: "2-digit" });
     var tickMonth = new Intl.DateTimeFormat(lang, { timeZone: zone, month: "short", year: "numeric" });
     var ticks = function (u, splits, axis, space, incr) {
       var f = incr >= 28 * 86400 ? tickMonth : tickDay;

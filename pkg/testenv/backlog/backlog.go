@@ -63,8 +63,8 @@ SELECT $1, 'retention:' || gen_random_uuid(), $4, 'credit_sale', 'applied', $3 F
 			append(common, memberID)},
 		{retention.AuditEvents, `INSERT INTO audit_events (merchant_id, id, action, actor_type, created_at)
 SELECT $1, gen_random_uuid(), 'api_key.created', 'system', $3 FROM generate_series(1, $2)`, common},
-		{retention.Sessions, `INSERT INTO sessions (token, data, expiry)
-SELECT 'retention-' || gen_random_uuid(), '\x00', $2 FROM generate_series(1, $1)`, []any{n, at}},
+		{retention.Sessions, `INSERT INTO sessions (token_hash, data, expiry)
+SELECT encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex'), '\x00', $2 FROM generate_series(1, $1)`, []any{n, at}},
 		{retention.SignInAttempts, `INSERT INTO dashboard_sign_in_attempts (email, client_key, at)
 SELECT 'retention@example.com', '192.0.2.1', $2 FROM generate_series(1, $1)`, []any{n, at}},
 		{retention.BuyerData, `INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email,
