@@ -148,7 +148,9 @@ func New(ctx context.Context, merchantID uuid.UUID, action string, target Target
 	if details == nil {
 		details = map[string]any{}
 	}
-	return Event{ID: uuid.New(), MerchantID: merchantID, Action: action, Actor: actor, Target: target, IP: ip,
+	// A time-ordered id (UUIDv7): events of the same instant list in the
+	// order they were written.
+	return Event{ID: uuid.Must(uuid.NewV7()), MerchantID: merchantID, Action: action, Actor: actor, Target: target, IP: ip,
 		Details: details, CreatedAt: now.UTC()}
 }
 

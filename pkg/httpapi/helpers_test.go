@@ -194,7 +194,7 @@ func (e *apiEnv) mustTenantWith(tb testing.TB, m merchant.Merchant, integrations
 	if m.StoreURL == "" {
 		m.StoreURL = storeURL
 	}
-	tn := testenv.MustTenant(tb, e.pool, e.box, m, integrations...)
+	tn := testenv.MustTenantOn(tb, e.clock.Now, e.pool, e.box, m, integrations...)
 	return &tenant{env: e, merchant: tn.Merchant, key: tn.Key}
 }
 

@@ -82,7 +82,11 @@ func SealLegacy(tb testing.TB, key, plaintext string) []byte {
 // are none).
 func MustMerchant(tb testing.TB, pool *pgxpool.Pool, box *secretbox.Box, m merchant.Merchant, integrations ...merchant.Integration) *merchant.Merchant {
 	tb.Helper()
-	ctx := SeedContext(tb)
+	return mustMerchant(tb, SeedContext(tb), pool, box, m, integrations...)
+}
+
+func mustMerchant(tb testing.TB, ctx context.Context, pool *pgxpool.Pool, box *secretbox.Box, m merchant.Merchant, integrations ...merchant.Integration) *merchant.Merchant {
+	tb.Helper()
 	if m.Name == "" {
 		m.Name = MerchantName
 	}
@@ -117,7 +121,12 @@ func MustMerchant(tb testing.TB, pool *pgxpool.Pool, box *secretbox.Box, m merch
 // MustKey issues an API key for the merchant and returns it in plain text.
 func MustKey(tb testing.TB, pool *pgxpool.Pool, merchantID uuid.UUID) string {
 	tb.Helper()
-	key, _, err := postgres.NewMerchantStore(pool, nil).CreateKey(SeedContext(tb), merchantID)
+	return mustKey(tb, SeedContext(tb), pool, merchantID)
+}
+
+func mustKey(tb testing.TB, ctx context.Context, pool *pgxpool.Pool, merchantID uuid.UUID) string {
+	tb.Helper()
+	key, _, err := postgres.NewMerchantStore(pool, nil).CreateKey(ctx, merchantID)
 	if err != nil {
 		tb.Fatalf("testenv: CreateKey: %v", err)
 	}
@@ -133,8 +142,19 @@ type Tenant struct {
 // MustTenant creates a merchant as MustMerchant does and one API key for it.
 func MustTenant(tb testing.TB, pool *pgxpool.Pool, box *secretbox.Box, m merchant.Merchant, integrations ...merchant.Integration) Tenant {
 	tb.Helper()
-	mer := MustMerchant(tb, pool, box, m, integrations...)
-	return Tenant{Merchant: mer, Key: MustKey(tb, pool, mer.ID)}
+	return MustTenantOn(tb, nil, pool, box, m, integrations...)
+}
+
+// MustTenantOn is MustTenant with the audit events it writes stamped on
+// now, the clock of the service the test runs (nil: as MustTenant).
+func MustTenantOn(tb testing.TB, now func() time.Time, pool *pgxpool.Pool, box *secretbox.Box, m merchant.Merchant, integrations ...merchant.Integration) Tenant {
+	tb.Helper()
+	ctx := SeedContext(tb)
+	if now != nil {
+		ctx = audit.WithClock(context.Background(), now)
+	}
+	mer := mustMerchant(tb, ctx, pool, box, m, integrations...)
+	return Tenant{Merchant: mer, Key: mustKey(tb, ctx, pool, mer.ID)}
 }
 
 // MustCampaign creates c for the merchant and returns it as stored.
