@@ -259,11 +259,13 @@ FROM unnest($2::uuid[], $3::text[]) AS k (event_id, payload) WHERE j.merchant_id
 }
 
 // MemberRecords returns everything held about the merchant's member, read
-// in one snapshot (a read-only repeatable-read transaction): the export
-// (GET /members/{id}/export). An erased member has hers too: what the
-// erasure left. An unknown member is apperr.NotFound.
+// in one snapshot (a repeatable-read transaction): the export (GET
+// /members/{id}/export). The same transaction writes audit.MemberExported
+// with the actor ctx carries, so a read the trail cannot record is not
+// returned. An erased member has hers too: what the erasure left. An
+// unknown member is apperr.NotFound, and records no event.
 func (s *MemberStore) MemberRecords(ctx context.Context, merchantID, id uuid.UUID) (*privacy.Records, error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +282,10 @@ func (s *MemberStore) MemberRecords(ctx context.Context, merchantID, id uuid.UUI
 		return nil, err
 	}
 	rec.Stats.TotalReferrals = int64(len(rec.Referrals))
+	if err := writeAudit(ctx, tx, merchantID, audit.MemberExported, audit.Target{Type: audit.TargetMember,
+		ID: ids.Format(ids.Member, id)}, nil); err != nil {
+		return nil, err
+	}
 	return rec, tx.Commit(ctx)
 }
 
@@ -307,11 +313,11 @@ func queueRecords(b *pgx.Batch, rec *privacy.Records, sub privacy.Subject) {
 			rec.Referrals, err = pgx.CollectRows(rows, scanListedReferral)
 			return err
 		})
-	b.Queue(`SELECT `+referralColumns+`, m.name, m.email FROM referrals r
-JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
+	// Her purchases without their referrers: the export names no one else.
+	b.Queue(`SELECT `+referralColumns+` FROM referrals r
 WHERE r.merchant_id = $1 AND `+purchasesWhere+` ORDER BY r.created_at DESC, r.id DESC`,
 		m.MerchantID, sub.Email, sub.DocumentDigits()).Query(func(rows pgx.Rows) (err error) {
-		rec.Purchases, err = pgx.CollectRows(rows, scanListedReferral)
+		rec.Purchases, err = pgx.CollectRows(rows, scanReferral)
 		return err
 	})
 	reds := redemption.Filter{MemberID: m.ID}

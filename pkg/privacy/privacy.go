@@ -1,8 +1,8 @@
 // Package privacy holds the rules of a member's rights over her personal
 // data (Brazil's LGPD, art. 18; docs/privacy.md): what an erasure finds
 // and replaces in the copies Convida keeps beyond the member's own row
-// (Subject), and what an export holds (Records). The member's own fields
-// are member.Erase's.
+// (Subject), and what an export holds (Records) and shows of other people
+// (MadeView, PurchaseOf). The member's own fields are member.Erase's.
 package privacy
 
 import (
@@ -118,11 +118,21 @@ func (s Subject) Values() []string {
 // appear in it, letter case ignored; and whether anything changed. Values
 // shorter than 3 characters are left: they would match inside other words.
 func (s Subject) Text(t string) (string, bool) {
-	out := t
-	for _, r := range []struct{ value, with string }{
+	return replaceAll(t, []replacement{
 		{s.Email, member.ErasedEmail(s.MemberID)}, {s.Name, Erased}, {s.ExternalID, Erased},
 		{s.Document, Erased}, {s.Phone, Erased},
-	} {
+	})
+}
+
+// replacement is a value to find in free text and what replaces it.
+type replacement struct{ value, with string }
+
+// replaceAll returns t with each value replaced in turn, wherever it
+// appears, letter case ignored, and whether anything changed. Values
+// shorter than 3 characters are left: they would match inside other words.
+func replaceAll(t string, rs []replacement) (string, bool) {
+	out := t
+	for _, r := range rs {
 		if utf8.RuneCountInString(r.value) < 3 {
 			continue
 		}
@@ -239,10 +249,11 @@ func equalJSON(a, b any) bool {
 }
 
 // Records are everything Convida holds about a member, read in one
-// snapshot: the export's content (GET /members/{id}/export). Purchases are
-// the referrals whose buyer was her (by e-mail, or by document when it has
-// MinDocumentDigits); after an erasure their buyer fields are empty, so
-// none is found any more.
+// snapshot: the export's content (GET /members/{id}/export), as the store
+// holds it; the export shows the other people in them masked or not at all
+// (MadeView, PurchaseOf). Purchases are the referrals whose buyer was her
+// (by e-mail, or by document when it has MinDocumentDigits); after an
+// erasure their buyer fields are empty, so none is found any more.
 type Records struct {
 	Member       *member.Member
 	Coupons      map[string]redemption.CouponState
@@ -251,7 +262,7 @@ type Records struct {
 	Entries      []ledger.Entry       // newest first
 	Transactions []ledger.Transaction // newest first
 	Referrals    []referral.Listed    // she is the referrer; newest first
-	Purchases    []referral.Listed    // she is the buyer; newest first
+	Purchases    []referral.Referral  // she is the buyer; newest first
 	Redemptions  []redemption.Redemption
 	// Creator is her creator profile, without its token (a credential,
 	// not data about her); nil when she has none.
