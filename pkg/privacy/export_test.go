@@ -35,7 +35,7 @@ func TestMadeView(t *testing.T) {
 	r := referral.Referral{ID: uuid.New(), MemberID: uuid.New(), Source: "guru", OrderID: "o-1", RefereeEmail: "Bruno.Lima@Example.com",
 		RefereeName: "Bruno Lima", RefereeExternalID: "111.444.777-35", CouponUsed: "LOJ-ANA-7KQ2", OrderValue: 9790,
 		RewardAmount: 979, Status: referral.StatusRejected, RejectionReason: "other",
-		Notes: "BRUNO LIMA (bruno.lima@example.com, CPF 11144477735 / 111.444.777-35) asked to cancel; Ana agreed",
+		Notes:     "BRUNO LIMA (bruno.lima@example.com, CPF 11144477735 / 111.444.777-35) asked to cancel; Ana agreed",
 		CreatedAt: at, UpdatedAt: at, WarrantyExpiresAt: at}
 	v := MadeView(referral.Listed{Referral: r, MemberName: "Ana Souza", MemberEmail: "ana@example.com"})
 	if v.RefereeEmail != "B***@Example.com" || v.RefereeName != "Bruno L." || v.RefereeExternalID != "" {
