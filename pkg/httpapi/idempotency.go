@@ -12,13 +12,45 @@ import (
 	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/respond"
 )
 
 // storedAnswer is what is kept of a first answer and replayed.
 type storedAnswer struct {
 	Status int               `json:"status"`
 	Header map[string]string `json:"header,omitempty"`
-	Body   []byte            `json:"body"`
+	// Text is the body when it is UTF-8 text, as every answer of the API
+	// is: kept readable, so that an erasure finds the answers that name
+	// the member (privacy.Answers). Body is any other body, and the bodies
+	// kept before Text existed (base64 in the record).
+	Text *string `json:"text,omitempty"`
+	Body []byte  `json:"body,omitempty"`
+}
+
+// keptInstead is where a handler whose answer shows a secret leaves the
+// body to keep for the replays in its place (writeSecretOnce).
+type keptInstead struct {
+	body []byte
+	set  bool
+	drop bool // the replacement could not be made: keep nothing
+}
+
+type keptInsteadKey struct{}
+
+// writeSecretOnce answers status with full, an answer that shows a secret
+// in full (a webhook's signing secret, a creator token), and has the
+// idempotency middleware keep masked for the replays in its place: the
+// same answer with the secret as the later reads show it, masked. So a
+// secret is shown once and never reaches the idempotency store
+// (docs/security.md, "Idempotent replays"). Without an Idempotency-Key it
+// is respond.JSON.
+func writeSecretOnce(w http.ResponseWriter, r *http.Request, status int, full, masked any) {
+	if slot, ok := r.Context().Value(keptInsteadKey{}).(*keptInstead); ok {
+		var b bytes.Buffer
+		err := json.NewEncoder(&b).Encode(masked) // as respond.JSON writes it
+		slot.body, slot.set, slot.drop = b.Bytes(), true, err != nil
+	}
+	respond.JSON(w, status, full)
 }
 
 // replayedHeaders are the headers of an answer that are kept and replayed
@@ -34,7 +66,8 @@ var replayedHeaders = []string{"Content-Type", "Location", "Cache-Control"}
 // Idempotent-Replayed: true, to a request with the same key and
 // fingerprint. The same key with another fingerprint is 422
 // idempotency_key_reused; with the same fingerprint while the first still
-// runs, 409 idempotency_key_in_use.
+// runs, 409 idempotency_key_in_use. An answer that showed a secret is
+// kept, and replayed, with the secret masked (writeSecretOnce).
 //
 // 4xx answers are kept like successes (as Stripe does): retrying a refused
 // request with the same key gets the same refusal, and a corrected request
@@ -121,6 +154,8 @@ func fingerprint(r *http.Request, body []byte) string {
 func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Handler, claim string) {
 	p := &s.cfg.Protection
 	rec := &recorder{ResponseWriter: w}
+	instead := &keptInstead{}
+	r = r.WithContext(context.WithValue(r.Context(), keptInsteadKey{}, instead))
 	kept := false
 	defer func() {
 		if !kept {
@@ -131,10 +166,18 @@ func (s *Server) runClaimed(w http.ResponseWriter, r *http.Request, next http.Ha
 	}()
 	next.ServeHTTP(rec, r)
 	status := rec.statusOrOK()
-	if status >= 500 || rec.overflow {
+	if status >= 500 || rec.overflow || instead.drop {
 		return
 	}
-	a := storedAnswer{Status: status, Header: map[string]string{}, Body: rec.body.Bytes()}
+	body := rec.body.Bytes()
+	if instead.set {
+		body = instead.body
+	}
+	a := storedAnswer{Status: status, Header: map[string]string{}, Body: body}
+	if utf8.Valid(body) {
+		text := string(body)
+		a.Text, a.Body = &text, nil
+	}
 	for _, name := range replayedHeaders {
 		if v := w.Header().Get(name); v != "" {
 			a.Header[name] = v
@@ -162,6 +205,10 @@ func (s *Server) replay(w http.ResponseWriter, r *http.Request, raw []byte) {
 	}
 	h.Set("Idempotent-Replayed", "true")
 	w.WriteHeader(a.Status)
+	if a.Text != nil {
+		_, _ = io.WriteString(w, *a.Text)
+		return
+	}
 	_, _ = w.Write(a.Body)
 }
 
