@@ -151,6 +151,12 @@ func TestMemberErasure(t *testing.T) {
 	}
 	walletPath := "/api/v1/members/" + run.memberID + "/wallet"
 	walletBefore := run.api(t, "GET", walletPath, nil, 200, "").data()
+	// An answer kept for its replays that shows her as a buyer: the
+	// approval of the sale she bought with Bruno's code.
+	approve := probe{"POST", "/api/v1/referrals/" + run.refs["pv-3"] + "/approve", []byte(`{}`), keyed(run.tn.apiKey, "Idempotency-Key", "approve-pv-3")}
+	if r := run.c.expect(t, approve, 200, ""); !strings.Contains(jsonText(r.body), "Helena.Prado@Example.com") {
+		t.Fatalf("the approval does not show her: %v", r.body)
+	}
 	delivered := len(run.rc.received())
 
 	erased := run.api(t, "POST", "/api/v1/members/"+run.memberID+"/erase", nil, 200, "").data()
@@ -201,6 +207,13 @@ func TestMemberErasure(t *testing.T) {
 	hook := s.webhookLogs(run.tn, firstWebhook(t, s, m), "?limit=100")
 	if found := holding(jsonText(hook), needles); len(found) > 0 {
 		t.Errorf("the delivery log holds %q", found)
+	}
+
+	// Its kept answer is forgotten: the approval runs anew (the same ledger
+	// command, derived from the key) and shows the referral as it is now.
+	if r := run.c.expect(t, approve, 200, ""); r.header.Get("Idempotent-Replayed") != "" ||
+		len(holding(jsonText(r.body), needles)) > 0 {
+		t.Errorf("the approval that showed her was replayed after the erasure: %v", r.body)
 	}
 
 	// Her old e-mail finds nothing; her erased member refuses her data again.

@@ -7,6 +7,7 @@ package privacy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -91,6 +92,25 @@ func (s Subject) Needles() []string {
 		add(d)
 	}
 	return out
+}
+
+// AnswerNeedles are the lower-case texts whose presence in an answer the
+// API keeps for its idempotent replays means the answer shows her: her id
+// (mem_… and the bare UUID of the member-facing API) and the Needles, her
+// e-mail and document. Every answer that shows her name or her other
+// fields shows one of them beside it: her id in her member and as a
+// referrer, her e-mail or document as a buyer.
+func (s Subject) AnswerNeedles() []string {
+	return append([]string{ids.Format(ids.Member, s.MemberID), s.MemberID.String()}, s.Needles()...)
+}
+
+// Answers are the copies of API answers kept outside the database (the
+// idempotent replays, redisx.Idempotency): an erasure forgets those that
+// show her, so that no replay shows her data again.
+type Answers interface {
+	// ForgetAnswers deletes the answers kept for scope (a merchant id)
+	// that hold one of needles, letter case ignored, and returns how many.
+	ForgetAnswers(ctx context.Context, scope string, needles []string) (int, error)
 }
 
 // DeliveryKeys are the dedupe keys of the platform deliveries of an
