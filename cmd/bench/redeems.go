@@ -95,7 +95,8 @@ func runRedeems(ctx context.Context, s *stack, t *tenant, o options, stdout, std
 	if rep.Verified, err = verifyRedeems(ctx, s.pool, t.MerchantID, before, perMember, rep.Load, yampi); err != nil {
 		return false, fmt.Errorf("verify: %w", err)
 	}
-	rep.Redis = forgetDedupeKeys(ctx, s, t.MerchantID) + forgetKeys(ctx, s, "idem:"+t.MerchantID.String()+":*")
+	rep.Redis = forgetDedupeKeys(ctx, s, t.MerchantID) + forgetKeys(ctx, s, "idem:"+t.MerchantID.String()+":*") +
+		forgetKeys(ctx, s, "idem-index:"+t.MerchantID.String())
 	if err := s.err(); err != nil {
 		rep.Verified.Problems = append(rep.Verified.Problems, "pipeline: "+err.Error())
 	}

@@ -37,6 +37,12 @@ const (
 	PasswordChanged              = "password.changed"
 	MemberErased                 = "member.erased"
 	CampaignUpdated              = "campaign.updated"
+	// Reads of personal data and changes of a creator's credential: the
+	// member's export, a creator token rotated, a creator profile deleted
+	// (its token with it). Their target is the member.
+	MemberExported      = "member.exported"
+	CreatorTokenRotated = "creator.token_rotated"
+	CreatorDeleted      = "creator.deleted"
 )
 
 // Actions are every action, in the order the documentation lists them.
@@ -45,6 +51,7 @@ var Actions = []string{
 	WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDeleted, WebhookEndpointSecretRotated,
 	DashboardUserInvited, DashboardUserRemoved, DashboardUserRoleChanged,
 	SignInSucceeded, SignInFailed, PasswordChanged, MemberErased, CampaignUpdated,
+	MemberExported, CreatorTokenRotated, CreatorDeleted,
 }
 
 // The kinds of actor.

@@ -113,7 +113,8 @@ var (
 )
 
 // TestAuditTrail performs every action of the trail but a member's
-// erasure, through the API and the dashboard as their users would, from
+// erasure and the personal-data actions (TestAuditTrailOfPersonalData),
+// through the API and the dashboard as their users would, from
 // addresses behind a trusted proxy, and reads the trail after each: each
 // leaves exactly its event, by the right actor, on the right target, from
 // the client's address; no key, secret, token, password or invitation

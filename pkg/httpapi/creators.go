@@ -17,6 +17,7 @@ import (
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/secretbox"
 )
 
 // CreatorProfiles is what the API needs of creator profiles
@@ -118,7 +119,7 @@ func (s *Server) putCreator(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeCreator(w, p)
+	writeCreator(w, r, p)
 }
 
 // creatorByPath loads the creator profile of the {id} member (404 when the
@@ -137,7 +138,7 @@ func (s *Server) getCreator(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeCreator(w, p)
+	writeCreator(w, r, p)
 }
 
 // rotateCreatorToken gives the creator a new token; the old one answers
@@ -153,7 +154,7 @@ func (s *Server) rotateCreatorToken(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	writeCreator(w, p)
+	writeCreator(w, r, p)
 }
 
 // deleteCreator removes the profile (the member stays): 204.
@@ -182,14 +183,18 @@ type AdminCreator struct {
 }
 
 // writeCreator answers 200 with the profile; it holds the token, so no
-// cache may keep it.
-func writeCreator(w http.ResponseWriter, p *creator.Profile) {
+// cache may keep it, and an idempotent replay (of rotate-token) shows it
+// masked, ****abcd: the idempotency store never holds it (GET shows it).
+func writeCreator(w http.ResponseWriter, r *http.Request, p *creator.Profile) {
 	w.Header().Set("Cache-Control", "no-store")
-	respond.JSON(w, http.StatusOK, Data[AdminCreator]{Data: AdminCreator{
+	full := AdminCreator{
 		MemberID: ids.Format(ids.Member, p.MemberID), DisplayName: p.DisplayName, Niche: p.Niche,
 		InstagramUsername: p.InstagramUsername, Token: p.Token,
 		CreatedAt: jsontime.Format(p.CreatedAt), UpdatedAt: jsontime.Format(p.UpdatedAt),
-	}})
+	}
+	masked := full
+	masked.Token = secretbox.Mask(p.Token)
+	writeSecretOnce(w, r, http.StatusOK, Data[AdminCreator]{Data: full}, Data[AdminCreator]{Data: masked})
 }
 
 // ---------------------------------------------------------------------

@@ -178,7 +178,8 @@ func TestCreatorProfileOperations(t *testing.T) {
 		t.Errorf("GET = %s (Cache-Control %q), want the PUT's answer %s", got.raw, got.header.Get("Cache-Control"), r.raw)
 	}
 
-	// Rotated: a new token, replayed as such with its Idempotency-Key.
+	// Rotated: a new token, replayed masked with its Idempotency-Key
+	// (TestReplayedRotationShowsNoToken).
 	r = tn.send(t, http.MethodPost, path+"/rotate-token", "rotate-1", nil)
 	wantStatus(t, r, http.StatusOK)
 	rotated := str(t, r, "data.token")
@@ -186,9 +187,9 @@ func TestCreatorProfileOperations(t *testing.T) {
 		t.Errorf("rotated token %q, want a new one (was %q)", rotated, token)
 	}
 	again := tn.send(t, http.MethodPost, path+"/rotate-token", "rotate-1", nil)
-	if again.status != http.StatusOK || str(t, again, "data.token") != rotated ||
+	if again.status != http.StatusOK || str(t, again, "data.token") != "****"+rotated[len(rotated)-4:] ||
 		again.header.Get("Idempotent-Replayed") != "true" || again.header.Get("Cache-Control") != "no-store" {
-		t.Errorf("replayed rotation = %s, headers %v; want the same token, replayed, no-store", again, again.header)
+		t.Errorf("replayed rotation = %s, headers %v; want the token masked, replayed, no-store", again, again.header)
 	}
 	wantError(t, tn.send(t, http.MethodPost, path+"/rotate-token", "rotate-1", map[string]any{"note": "other"}),
 		http.StatusUnprocessableEntity, "idempotency_key_reused", "")

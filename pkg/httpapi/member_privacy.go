@@ -61,13 +61,14 @@ type MemberExport struct {
 	// its status), newest first.
 	Transactions       []ledger.TransactionView `json:"transactions"`
 	WalletTransactions []ExportTransaction      `json:"wallet_transactions"`
-	// Referrals are the sales she referred; Purchases those she bought,
-	// found by her e-mail or document (none after an erasure).
-	Referrals      []referral.View   `json:"referrals"`
-	Purchases      []referral.View   `json:"purchases"`
-	Redemptions    []redemption.View `json:"redemptions"`
-	CreatorProfile *ExportCreator    `json:"creator_profile"`
-	ExportedAt     string            `json:"exported_at"`
+	// Referrals are the sales she referred, their buyers masked;
+	// Purchases those she bought, found by her e-mail or document (none
+	// after an erasure), naming no referrer (privacy.MadeView, PurchaseOf).
+	Referrals      []referral.View    `json:"referrals"`
+	Purchases      []privacy.Purchase `json:"purchases"`
+	Redemptions    []redemption.View  `json:"redemptions"`
+	CreatorProfile *ExportCreator     `json:"creator_profile"`
+	ExportedAt     string             `json:"exported_at"`
 }
 
 // ExportTransaction is a member-facing wallet transaction in the admin
@@ -127,7 +128,7 @@ func exportOf(rec *privacy.Records, now time.Time, kiwifyCheckout string) Member
 		Transactions:       make([]ledger.TransactionView, len(rec.Entries)),
 		WalletTransactions: make([]ExportTransaction, len(rec.Transactions)),
 		Referrals:          make([]referral.View, len(rec.Referrals)),
-		Purchases:          make([]referral.View, len(rec.Purchases)),
+		Purchases:          make([]privacy.Purchase, len(rec.Purchases)),
 		Redemptions:        make([]redemption.View, len(rec.Redemptions)),
 		ExportedAt:         jsontime.Format(now.UTC()),
 	}
@@ -140,10 +141,10 @@ func exportOf(rec *privacy.Records, now time.Time, kiwifyCheckout string) Member
 			CreatedAt: jsontime.Format(t.CreatedAt), UpdatedAt: jsontime.Format(t.UpdatedAt)}
 	}
 	for i, l := range rec.Referrals {
-		out.Referrals[i] = l.AdminView()
+		out.Referrals[i] = privacy.MadeView(l)
 	}
-	for i, l := range rec.Purchases {
-		out.Purchases[i] = l.AdminView()
+	for i, r := range rec.Purchases {
+		out.Purchases[i] = privacy.PurchaseOf(r)
 	}
 	for i, d := range rec.Redemptions {
 		out.Redemptions[i] = d.AdminView()

@@ -110,7 +110,8 @@ func (s *Server) listWebhooks(w http.ResponseWriter, r *http.Request) {
 }
 
 // createWebhook answers POST /v1/webhooks: 201 with the endpoint and its
-// new secret in full, the only answer besides rotate-secret that shows it.
+// new secret in full, the only answer besides rotate-secret that shows it
+// (an idempotent replay of either shows it masked).
 func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 	var req CreateWebhookRequest
 	if err := decode(w, r, &req); err != nil {
@@ -136,7 +137,7 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusCreated, Data[webhook.EndpointView]{Data: ep.View(true)})
+	writeSecretOnce(w, r, http.StatusCreated, Data[webhook.EndpointView]{Data: ep.View(true)}, Data[webhook.EndpointView]{Data: ep.View(false)})
 }
 
 // findWebhook returns the endpoint of the route's {id}; a malformed id, an
@@ -267,7 +268,7 @@ func (s *Server) rotateWebhookSecret(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	respond.JSON(w, http.StatusOK, Data[webhook.EndpointView]{Data: ep.View(true)})
+	writeSecretOnce(w, r, http.StatusOK, Data[webhook.EndpointView]{Data: ep.View(true)}, Data[webhook.EndpointView]{Data: ep.View(false)})
 }
 
 // errInactive refuses to send to an endpoint the merchant or the dispatcher

@@ -9,7 +9,9 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/creator"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/secretbox"
 )
@@ -98,24 +100,45 @@ func (s *CreatorStore) FindCreatorByToken(ctx context.Context, token string) (*c
 
 // RotateCreatorToken gives the profile a fresh token; the old one stops
 // working at once. It returns the profile with its new token.
-func (s *CreatorStore) RotateCreatorToken(ctx context.Context, merchantID, memberID uuid.UUID) (*creator.Profile, error) {
+//
+// It writes audit.CreatorTokenRotated (never the token) with the actor ctx
+// carries, in the same transaction.
+func (s *CreatorStore) RotateCreatorToken(ctx context.Context, merchantID, memberID uuid.UUID) (p *creator.Profile, err error) {
 	token := creator.NewToken()
-	return s.scanCreator(s.pool.QueryRow(ctx, `UPDATE creator_profiles SET token_hash = $3, token_enc = $4, updated_at = now()
+	err = InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		p, err = s.scanCreator(tx.QueryRow(ctx, `UPDATE creator_profiles SET token_hash = $3, token_enc = $4, updated_at = now()
   WHERE merchant_id = $1 AND member_id = $2 RETURNING `+creatorColumns,
-		merchantID, memberID, creator.HashToken(token), creatorTokenColumn.seal(s.box, token, merchantID, memberID.String())))
+			merchantID, memberID, creator.HashToken(token), creatorTokenColumn.seal(s.box, token, merchantID, memberID.String())))
+		if err != nil {
+			return err
+		}
+		return writeAudit(ctx, tx, merchantID, audit.CreatorTokenRotated, creatorTarget(memberID), nil)
+	})
+	if err != nil {
+		return nil, err
+	}
+	return p, nil
 }
 
 // DeleteCreator deletes the profile; the member stays, and its token stops
-// working at once.
+// working at once. It writes audit.CreatorDeleted with the actor ctx
+// carries, in the same transaction.
 func (s *CreatorStore) DeleteCreator(ctx context.Context, merchantID, memberID uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM creator_profiles WHERE merchant_id = $1 AND member_id = $2`, merchantID, memberID)
-	if err != nil {
-		return err
-	}
-	if tag.RowsAffected() == 0 {
-		return errCreatorNotFound
-	}
-	return nil
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `DELETE FROM creator_profiles WHERE merchant_id = $1 AND member_id = $2`, merchantID, memberID)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return errCreatorNotFound
+		}
+		return writeAudit(ctx, tx, merchantID, audit.CreatorDeleted, creatorTarget(memberID), nil)
+	})
+}
+
+// creatorTarget names a creator profile in the audit trail by its member.
+func creatorTarget(memberID uuid.UUID) audit.Target {
+	return audit.Target{Type: audit.TargetMember, ID: ids.Format(ids.Member, memberID)}
 }
 
 // CreatorFigures counts the member's sales: those neither rejected nor

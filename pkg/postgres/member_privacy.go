@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/creator"
@@ -41,6 +42,10 @@ import (
 //   - member.erased is written to the outbox and audit.MemberErased to the
 //     audit trail, with the actor ctx carries.
 //
+// After the commit the API's kept idempotent answers that show her are
+// forgotten (WithAnswers), on a second call too; a failure there is
+// logged, and those answers end with their retention (24 h).
+//
 // Her wallet, ledger entries, transactions and redemptions are not
 // touched. The transaction first takes her wallet's row lock, the one the
 // ledger takes for each of her commands (creating the empty row when she
@@ -50,13 +55,15 @@ import (
 // member is apperr.NotFound.
 func (s *MemberStore) EraseMember(ctx context.Context, merchantID, id uuid.UUID) (*member.Member, bool, error) {
 	for attempt := 0; ; attempt++ {
-		m, rec, err := s.erase(ctx, merchantID, id)
+		m, rec, sub, err := s.erase(ctx, merchantID, id)
 		switch code := pgErrCode(err); {
 		case (code == "40P01" || code == "40001") && attempt < 3:
 			continue // a deadlock with a dispatcher's batch over the same webhook jobs
 		case err != nil:
 			return nil, false, notFound(err, "member not found")
-		case rec == nil:
+		}
+		s.forgetAnswers(ctx, merchantID, sub)
+		if rec == nil {
 			return m, false, nil
 		}
 		s.relayed(ctx, *rec)
@@ -64,15 +71,29 @@ func (s *MemberStore) EraseMember(ctx context.Context, merchantID, id uuid.UUID)
 	}
 }
 
+// forgetAnswers deletes the kept API answers of the merchant that show
+// sub; a failure (Redis away) is logged with the member's id only.
+func (s *MemberStore) forgetAnswers(ctx context.Context, merchantID uuid.UUID, sub privacy.Subject) {
+	if s.answers == nil {
+		return
+	}
+	if _, err := s.answers.ForgetAnswers(context.WithoutCancel(ctx), merchantID.String(), sub.AnswerNeedles()); err != nil {
+		s.log.Warn("erasure: the kept idempotent answers that show the member were not forgotten; they end with their retention",
+			zap.Stringer("merchant_id", merchantID), zap.String("member_id", ids.Format(ids.Member, sub.MemberID)), zap.Error(err))
+	}
+}
+
 // erase is one try of EraseMember; rec is the member.erased event, nil
-// when the member was already erased.
-func (s *MemberStore) erase(ctx context.Context, merchantID, id uuid.UUID) (m *member.Member, rec *outbox.Record, err error) {
+// when the member was already erased; sub is whom the erasure is for, as
+// the member was before it.
+func (s *MemberStore) erase(ctx context.Context, merchantID, id uuid.UUID) (m *member.Member, rec *outbox.Record, sub privacy.Subject, err error) {
 	err = InTx(ctx, s.pool, func(tx pgx.Tx) error {
 		before, err := scanMember(tx.QueryRow(ctx, `SELECT `+memberColumns+` FROM members m
   WHERE m.merchant_id = $1 AND m.id = $2 FOR UPDATE`, merchantID, id))
 		if err != nil {
 			return err
 		}
+		sub = privacy.NewSubject(before)
 		if before.IsErased() {
 			m = before
 			return nil
@@ -86,7 +107,6 @@ func (s *MemberStore) erase(ctx context.Context, merchantID, id uuid.UUID) (m *m
 			return err
 		}
 		now := s.now()
-		sub := privacy.NewSubject(before)
 		counts, err := redactCopies(ctx, tx, merchantID, &sub, now)
 		if err != nil {
 			return err
@@ -109,7 +129,7 @@ func (s *MemberStore) erase(ctx context.Context, merchantID, id uuid.UUID) (m *m
 		return insertAudit(ctx, tx, audit.New(ctx, merchantID, audit.MemberErased,
 			audit.Target{Type: "member", ID: ids.Format(ids.Member, id)}, counts, now))
 	})
-	return m, rec, err
+	return m, rec, sub, err
 }
 
 // storeErased writes e, a member just erased (member.Erase), deletes her
@@ -259,11 +279,13 @@ FROM unnest($2::uuid[], $3::text[]) AS k (event_id, payload) WHERE j.merchant_id
 }
 
 // MemberRecords returns everything held about the merchant's member, read
-// in one snapshot (a read-only repeatable-read transaction): the export
-// (GET /members/{id}/export). An erased member has hers too: what the
-// erasure left. An unknown member is apperr.NotFound.
+// in one snapshot (a repeatable-read transaction): the export (GET
+// /members/{id}/export). The same transaction writes audit.MemberExported
+// with the actor ctx carries, so a read the trail cannot record is not
+// returned. An erased member has hers too: what the erasure left. An
+// unknown member is apperr.NotFound, and records no event.
 func (s *MemberStore) MemberRecords(ctx context.Context, merchantID, id uuid.UUID) (*privacy.Records, error) {
-	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	tx, err := s.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead})
 	if err != nil {
 		return nil, err
 	}
@@ -280,6 +302,10 @@ func (s *MemberStore) MemberRecords(ctx context.Context, merchantID, id uuid.UUI
 		return nil, err
 	}
 	rec.Stats.TotalReferrals = int64(len(rec.Referrals))
+	if err := writeAudit(ctx, tx, merchantID, audit.MemberExported, audit.Target{Type: audit.TargetMember,
+		ID: ids.Format(ids.Member, id)}, nil); err != nil {
+		return nil, err
+	}
 	return rec, tx.Commit(ctx)
 }
 
@@ -307,11 +333,11 @@ func queueRecords(b *pgx.Batch, rec *privacy.Records, sub privacy.Subject) {
 			rec.Referrals, err = pgx.CollectRows(rows, scanListedReferral)
 			return err
 		})
-	b.Queue(`SELECT `+referralColumns+`, m.name, m.email FROM referrals r
-JOIN members m ON m.merchant_id = r.merchant_id AND m.id = r.member_id
+	// Her purchases without their referrers: the export names no one else.
+	b.Queue(`SELECT `+referralColumns+` FROM referrals r
 WHERE r.merchant_id = $1 AND `+purchasesWhere+` ORDER BY r.created_at DESC, r.id DESC`,
 		m.MerchantID, sub.Email, sub.DocumentDigits()).Query(func(rows pgx.Rows) (err error) {
-		rec.Purchases, err = pgx.CollectRows(rows, scanListedReferral)
+		rec.Purchases, err = pgx.CollectRows(rows, scanReferral)
 		return err
 	})
 	reds := redemption.Filter{MemberID: m.ID}

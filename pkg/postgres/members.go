@@ -13,19 +13,23 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/outbox"
+	"github.com/convida/convida/pkg/privacy"
 	"github.com/convida/convida/pkg/report"
 )
 
 // MemberStore keeps members. It never writes wallets: a member's wallet
 // row appears with its first ledger command.
 type MemberStore struct {
-	pool  *pgxpool.Pool
-	relay *outbox.Relay
-	now   func() time.Time // created_at, updated_at, erased_at and the events' times
+	pool    *pgxpool.Pool
+	relay   *outbox.Relay
+	now     func() time.Time // created_at, updated_at, erased_at and the events' times
+	answers privacy.Answers  // the API's kept answers an erasure forgets; nil: none
+	log     *zap.Logger
 }
 
 // The contracts the API and the dashboard share.
@@ -36,7 +40,9 @@ var (
 )
 
 // NewMemberStore returns a MemberStore on the real clock.
-func NewMemberStore(pool *pgxpool.Pool) *MemberStore { return &MemberStore{pool: pool, now: time.Now} }
+func NewMemberStore(pool *pgxpool.Pool) *MemberStore {
+	return &MemberStore{pool: pool, now: time.Now, log: zap.NewNop()}
+}
 
 // WithClock returns a copy of s whose times come from now: the program's
 // clock, which a test pins.
@@ -52,6 +58,15 @@ func (s *MemberStore) WithClock(now func() time.Time) *MemberStore {
 func (s *MemberStore) WithRelay(r *outbox.Relay) *MemberStore {
 	c := *s
 	c.relay = r
+	return &c
+}
+
+// WithAnswers returns a copy of s whose erasures forget the kept API
+// answers that show the erased member (redisx.Idempotency), logging on log
+// when they cannot.
+func (s *MemberStore) WithAnswers(a privacy.Answers, log *zap.Logger) *MemberStore {
+	c := *s
+	c.answers, c.log = a, log
 	return &c
 }
 

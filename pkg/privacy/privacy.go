@@ -1,12 +1,13 @@
 // Package privacy holds the rules of a member's rights over her personal
 // data (Brazil's LGPD, art. 18; docs/privacy.md): what an erasure finds
 // and replaces in the copies Convida keeps beyond the member's own row
-// (Subject), and what an export holds (Records). The member's own fields
-// are member.Erase's.
+// (Subject), and what an export holds (Records) and shows of other people
+// (MadeView, PurchaseOf). The member's own fields are member.Erase's.
 package privacy
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"regexp"
@@ -93,6 +94,25 @@ func (s Subject) Needles() []string {
 	return out
 }
 
+// AnswerNeedles are the lower-case texts whose presence in an answer the
+// API keeps for its idempotent replays means the answer shows her: her id
+// (mem_… and the bare UUID of the member-facing API) and the Needles, her
+// e-mail and document. Every answer that shows her name or her other
+// fields shows one of them beside it: her id in her member and as a
+// referrer, her e-mail or document as a buyer.
+func (s Subject) AnswerNeedles() []string {
+	return append([]string{ids.Format(ids.Member, s.MemberID), s.MemberID.String()}, s.Needles()...)
+}
+
+// Answers are the copies of API answers kept outside the database (the
+// idempotent replays, redisx.Idempotency): an erasure forgets those that
+// show her, so that no replay shows her data again.
+type Answers interface {
+	// ForgetAnswers deletes the answers kept for scope (a merchant id)
+	// that hold one of needles, letter case ignored, and returns how many.
+	ForgetAnswers(ctx context.Context, scope string, needles []string) (int, error)
+}
+
 // DeliveryKeys are the dedupe keys of the platform deliveries of an
 // order (inbound.OrderEvent.DedupeKey: "{provider}:{order id}:{kind}"),
 // its sale and its refund: the deliveries of a referral's order, whose
@@ -118,11 +138,21 @@ func (s Subject) Values() []string {
 // appear in it, letter case ignored; and whether anything changed. Values
 // shorter than 3 characters are left: they would match inside other words.
 func (s Subject) Text(t string) (string, bool) {
-	out := t
-	for _, r := range []struct{ value, with string }{
+	return replaceAll(t, []replacement{
 		{s.Email, member.ErasedEmail(s.MemberID)}, {s.Name, Erased}, {s.ExternalID, Erased},
 		{s.Document, Erased}, {s.Phone, Erased},
-	} {
+	})
+}
+
+// replacement is a value to find in free text and what replaces it.
+type replacement struct{ value, with string }
+
+// replaceAll returns t with each value replaced in turn, wherever it
+// appears, letter case ignored, and whether anything changed. Values
+// shorter than 3 characters are left: they would match inside other words.
+func replaceAll(t string, rs []replacement) (string, bool) {
+	out := t
+	for _, r := range rs {
 		if utf8.RuneCountInString(r.value) < 3 {
 			continue
 		}
@@ -239,10 +269,11 @@ func equalJSON(a, b any) bool {
 }
 
 // Records are everything Convida holds about a member, read in one
-// snapshot: the export's content (GET /members/{id}/export). Purchases are
-// the referrals whose buyer was her (by e-mail, or by document when it has
-// MinDocumentDigits); after an erasure their buyer fields are empty, so
-// none is found any more.
+// snapshot: the export's content (GET /members/{id}/export), as the store
+// holds it; the export shows the other people in them masked or not at all
+// (MadeView, PurchaseOf). Purchases are the referrals whose buyer was her
+// (by e-mail, or by document when it has MinDocumentDigits); after an
+// erasure their buyer fields are empty, so none is found any more.
 type Records struct {
 	Member       *member.Member
 	Coupons      map[string]redemption.CouponState
@@ -251,7 +282,7 @@ type Records struct {
 	Entries      []ledger.Entry       // newest first
 	Transactions []ledger.Transaction // newest first
 	Referrals    []referral.Listed    // she is the referrer; newest first
-	Purchases    []referral.Listed    // she is the buyer; newest first
+	Purchases    []referral.Referral  // she is the buyer; newest first
 	Redemptions  []redemption.Redemption
 	// Creator is her creator profile, without its token (a credential,
 	// not data about her); nil when she has none.

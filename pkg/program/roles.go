@@ -167,7 +167,10 @@ func (a *API) Router() *mux.Router {
 	failures := authFailures(d, "api") // one count for the API and the dashboard
 	outcomes := postgres.NewOutcomeStore(d.Pool)
 	waiter := &ledger.Waiter{Store: outcomes, Sub: redisx.NewResults(d.Redis, d.RedisBreaker, d.Log)}
-	members := postgres.NewMemberStore(d.Pool).WithRelay(d.Relay()).WithClock(a.Now)
+	idempotency := redisx.NewIdempotency(d.Redis, d.RedisBreaker)
+	// An erasure, through the API or the dashboard, forgets the kept
+	// answers that show the member.
+	members := postgres.NewMemberStore(d.Pool).WithRelay(d.Relay()).WithClock(a.Now).WithAnswers(idempotency, d.Log.Named("api"))
 	webhooks := postgres.NewWebhookStore(d.Pool, d.Box)
 	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
 	campaigns := postgres.NewCampaignStore(d.Pool)
@@ -207,7 +210,7 @@ func (a *API) Router() *mux.Router {
 		},
 		Protection: httpapi.ProtectionConfig{
 			Limiter:      redisx.NewLimiter(d.Redis, d.RedisBreaker),
-			Idempotency:  redisx.NewIdempotency(d.Redis, d.RedisBreaker),
+			Idempotency:  idempotency,
 			AuthFailures: failures,
 			Log:          d.Log.Named("api"),
 		},

@@ -15,11 +15,14 @@ import (
 )
 
 // Idempotency keeps idempotency records in Redis; it implements
-// httpapi.Idempotency. A record is one hash, "idem:{scope}:{key}", holding
-// the request's fingerprint and either the token of the request holding the
-// claim (while it runs) or the stored answer (once it completed). Every
-// transition is one Lua script, so two requests racing for a key cannot
-// both claim it.
+// httpapi.Idempotency and privacy.Answers. A record is one hash,
+// "idem:{scope}:{key}", holding the request's fingerprint and either the
+// token of the request holding the claim (while it runs) or the stored
+// answer (once it completed). Every transition is one Lua script, so two
+// requests racing for a key cannot both claim it. The completed records of
+// a scope are listed in a sorted set, "idem-index:{scope}", scored by when
+// they expire, so that ForgetAnswers reads a merchant's records without
+// scanning the keyspace.
 // While the Breaker is open every method returns ErrUnavailable at once.
 type Idempotency struct {
 	rdb redis.UniversalClient
@@ -46,12 +49,21 @@ if not rec[2] then return {'in_flight'} end
 return {'done', rec[2]}
 `)
 
-// completeScript stores the answer if the claim is still the caller's.
+// completeScript stores the answer if the claim is still the caller's,
+// lists the record in the scope's index (KEYS[2]) until it expires, and
+// drops the index's expired entries. The index lives as long as its
+// latest record. (The two keys share no hash tag: one Redis, not a
+// cluster, as program.Open connects.)
 var completeScript = redis.NewScript(`
 if redis.call('HGET', KEYS[1], 'token') ~= ARGV[1] then return 0 end
 redis.call('HSET', KEYS[1], 'answer', ARGV[2])
 redis.call('HDEL', KEYS[1], 'token')
 redis.call('PEXPIRE', KEYS[1], ARGV[3])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+redis.call('ZADD', KEYS[2], now + tonumber(ARGV[3]), KEYS[1])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+if redis.call('PTTL', KEYS[2]) < tonumber(ARGV[3]) then redis.call('PEXPIRE', KEYS[2], ARGV[3]) end
 return 1
 `)
 
@@ -114,7 +126,7 @@ func (s *Idempotency) Complete(ctx context.Context, claim string, answer []byte,
 		return err
 	}
 	if err := s.brk.Do(ctx, func(ctx context.Context) error {
-		return completeScript.Run(ctx, s.rdb, []string{rkey}, token, answer, ttl.Milliseconds()).Err()
+		return completeScript.Run(ctx, s.rdb, []string{rkey, indexKey(scopeOf(rkey))}, token, answer, ttl.Milliseconds()).Err()
 	}); err != nil {
 		return fmt.Errorf("redisx: idempotency complete: %w", err)
 	}
@@ -140,6 +152,16 @@ func (s *Idempotency) Release(ctx context.Context, claim string) error {
 // so the first colon after the prefix ends it and keys cannot collide
 // across scopes whatever the idempotency key holds.
 func recordKey(scope, key string) string { return "idem:" + scope + ":" + key }
+
+// scopeOf is the scope of a record key.
+func scopeOf(rkey string) string {
+	scope, _, _ := strings.Cut(strings.TrimPrefix(rkey, "idem:"), ":")
+	return scope
+}
+
+// indexKey is the Redis key of the sorted set that lists a scope's
+// completed records.
+func indexKey(scope string) string { return "idem-index:" + scope }
 
 const tokenLen = 32 // hex characters
 
