@@ -255,6 +255,10 @@ func TestInvitationShownOnceNeverLoggedAndCancellable(t *testing.T) {
 	if users := e.do(owner, http.MethodGet, "/dashboard/settings/users", nil); !strings.Contains(users.body, "No pending invitations.") {
 		t.Errorf("the cancelled invitation is still listed")
 	}
+	activity := e.do(owner, http.MethodGet, "/dashboard/settings/activity?action=dashboard_user.invitation_cancelled", nil).body
+	if !strings.Contains(activity, "<td>Invitation cancelled</td>") || !strings.Contains(activity, "User ana@loja-demo.example.com") {
+		t.Errorf("the Activity page does not show the cancellation of Ana's invitation")
+	}
 	// Every log line of the run (the access log's included), after the link
 	// was created, opened, refused and cancelled: none holds the token, one
 	// names the invitation.
