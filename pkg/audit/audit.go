@@ -45,11 +45,15 @@ const (
 	CreatorDeleted      = "creator.deleted"
 )
 
+// DashboardUserInvitationCancelled is a pending invitation deleted; its
+// target is the user it would have made, as the invitation's.
+const DashboardUserInvitationCancelled = "dashboard_user.invitation_cancelled"
+
 // Actions are every action, in the order the documentation lists them.
 var Actions = []string{
 	APIKeyCreated, APIKeyRevoked, IntegrationUpdated,
 	WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDeleted, WebhookEndpointSecretRotated,
-	DashboardUserInvited, DashboardUserRemoved, DashboardUserRoleChanged,
+	DashboardUserInvited, DashboardUserInvitationCancelled, DashboardUserRemoved, DashboardUserRoleChanged,
 	SignInSucceeded, SignInFailed, PasswordChanged, MemberErased, CampaignUpdated,
 	MemberExported, CreatorTokenRotated, CreatorDeleted,
 }
@@ -59,10 +63,15 @@ const (
 	ActorAPIKey        = "api_key"
 	ActorDashboardUser = "dashboard_user"
 	ActorSystem        = "system"
+	// ActorAnonymous is a client who has not signed in, known only by its
+	// address: the actor of a failed sign-in, which anyone can attempt
+	// with any e-mail.
+	ActorAnonymous = "anonymous"
 )
 
 // Actor is who acted: an API key (ID its id, Label its display prefix), a
-// dashboard user (ID the user's id, Label the e-mail) or the system.
+// dashboard user (ID the user's id, Label the e-mail), the system, or an
+// anonymous client.
 type Actor struct {
 	Type  string
 	ID    string
@@ -71,6 +80,9 @@ type Actor struct {
 
 // System is the actor of work nobody asked for in a request.
 var System = Actor{Type: ActorSystem}
+
+// Anonymous is the actor of what a client does before signing in.
+var Anonymous = Actor{Type: ActorAnonymous}
 
 // Target is what an action was done to: a type (TargetAPIKey, …) and its
 // id as the API shows it.

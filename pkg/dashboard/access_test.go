@@ -37,14 +37,14 @@ func (e *env) post(c *http.Client, p, contentType string, body io.Reader) respon
 	return response{Response: resp, body: string(b)}
 }
 
-// userID is the id of the user of email.
+// userID is the id of the user of email, which is a user of one merchant.
 func (e *env) userID(email string) uuid.UUID {
 	e.t.Helper()
-	u, err := e.store.FindUserByEmail(context.Background(), email)
-	if err != nil {
-		e.t.Fatalf("user %s: %v", email, err)
+	users, err := e.store.FindUsersByEmail(context.Background(), email)
+	if err != nil || len(users) != 1 {
+		e.t.Fatalf("the user %s: %v (%d users)", email, err, len(users))
 	}
-	return u.ID
+	return users[0].ID
 }
 
 func TestBodyBoundedAndMultipartRefused(t *testing.T) {
@@ -255,6 +255,10 @@ func TestInvitationShownOnceNeverLoggedAndCancellable(t *testing.T) {
 	if users := e.do(owner, http.MethodGet, "/dashboard/settings/users", nil); !strings.Contains(users.body, "No pending invitations.") {
 		t.Errorf("the cancelled invitation is still listed")
 	}
+	activity := e.do(owner, http.MethodGet, "/dashboard/settings/activity?action=dashboard_user.invitation_cancelled", nil).body
+	if !strings.Contains(activity, "<td>Invitation cancelled</td>") || !strings.Contains(activity, "User ana@loja-demo.example.com") {
+		t.Errorf("the Activity page does not show the cancellation of Ana's invitation")
+	}
 	// Every log line of the run (the access log's included), after the link
 	// was created, opened, refused and cancelled: none holds the token, one
 	// names the invitation.
@@ -312,7 +316,7 @@ func TestUserActionsForOwnersOfTheMerchantOnly(t *testing.T) {
 			t.Errorf("%s %s: %d, want %d", tc.method, tc.path, r.StatusCode, tc.want)
 		}
 	}
-	if u, err := e.store.FindUserByEmail(context.Background(), e.demo.DashboardEmail); err != nil || u.Role != merchant.RoleOwner {
+	if u, err := e.store.FindUserByEmail(context.Background(), uuid.MustParse(e.demo.MerchantID), e.demo.DashboardEmail); err != nil || u.Role != merchant.RoleOwner {
 		t.Errorf("the owner after the refused requests: %+v %v", u, err)
 	}
 	if list, _ := e.store.ListInvites(context.Background(), uuid.MustParse(other.MerchantID), e.clock.Now()); len(list) != 1 {

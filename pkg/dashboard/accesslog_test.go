@@ -31,7 +31,7 @@ func TestDashboardRequestLines(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	owner := e.owner()
-	u, err := e.store.FindUserByEmail(context.Background(), e.demo.DashboardEmail)
+	u, err := e.store.FindUserByEmail(context.Background(), uuid.MustParse(e.demo.MerchantID), e.demo.DashboardEmail)
 	if err != nil {
 		t.Fatal(err)
 	}

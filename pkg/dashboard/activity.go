@@ -64,23 +64,36 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		d.fail(w, r, c, err)
 		return
 	}
+	users, err := d.cfg.Users.ListUsers(r.Context(), c.MerchantID())
+	if err != nil {
+		d.fail(w, r, c, err)
+		return
+	}
+	emails := make(map[string]string, len(users))
+	for _, u := range users {
+		emails[u.ID.String()] = u.Email
+	}
 	data := activityData{Pagination: p, Actions: audit.Actions, Action: action, Rows: make([]activityRow, len(events))}
 	for i, e := range events {
-		data.Rows[i] = activityRowOf(c.Lang, e)
+		data.Rows[i] = activityRowOf(c.Lang, e, emails)
 	}
 	d.render(w, r, c, Page{Template: "activity", Title: "activity.title", Nav: "activity", Data: data})
 }
 
 // activityRowOf words e in lang: the action, who acted (an API key by its
-// first 8 characters, a user by e-mail, the system), what on (a user by
-// e-mail when the event names it), and the details (field names, roles).
-func activityRowOf(lang string, e audit.Event) activityRow {
+// first 8 characters, a user by e-mail, the system, a client not signed
+// in), what on (a user by the e-mail the event names, else by the e-mail
+// of the merchant's user of that id in emails), and the details (field
+// names, roles, the digest of an e-mail tried).
+func activityRowOf(lang string, e audit.Event, emails map[string]string) activityRow {
 	row := activityRow{At: e.CreatedAt, Action: translate(lang, "activity.action."+e.Action), Address: e.IP}
 	switch e.Actor.Type {
 	case audit.ActorAPIKey:
 		row.Actor = translate(lang, "activity.actor.api_key") + " " + e.Actor.Label
 	case audit.ActorDashboardUser:
 		row.Actor = e.Actor.Label
+	case audit.ActorAnonymous:
+		row.Actor = translate(lang, "activity.actor.anonymous")
 	default:
 		row.Actor = translate(lang, "activity.actor.system")
 		if e.Actor.Label != "" {
@@ -90,6 +103,8 @@ func activityRowOf(lang string, e audit.Event) activityRow {
 	name := e.Target.ID
 	if e.Target.Type == audit.TargetDashboardUser {
 		if email, ok := e.Details["email"].(string); ok {
+			name = email
+		} else if email, ok := emails[e.Target.ID]; ok {
 			name = email
 		} else if e.Actor.Type == audit.ActorDashboardUser && e.Actor.ID == e.Target.ID {
 			name = e.Actor.Label // a sign-in, a password change: the user themselves
@@ -120,6 +135,9 @@ func activityDetails(lang string, details map[string]any) string {
 		parts = append(parts, translate(lang, "role."+from)+" → "+translate(lang, "role."+to))
 	} else if role, ok := details["role"].(string); ok {
 		parts = append(parts, translate(lang, "activity.details.role")+" "+translate(lang, "role."+role))
+	}
+	if digest, ok := details["email_sha256"].(string); ok {
+		parts = append(parts, translate(lang, "activity.details.email_tried")+" "+digest)
 	}
 	if details["via"] == "invitation" {
 		parts = append(parts, translate(lang, "activity.details.invitation"))

@@ -34,7 +34,11 @@ type KeyStore interface {
 // UserStore keeps the dashboard's users, invitations and sign-in attempts
 // (postgres.DashboardUserStore).
 type UserStore interface {
-	FindUserByEmail(ctx context.Context, email string) (*merchant.DashboardUser, error)
+	// FindUserByEmail looks among the merchant's users only.
+	FindUserByEmail(ctx context.Context, merchantID uuid.UUID, email string) (*merchant.DashboardUser, error)
+	// FindUsersByEmail returns the e-mail's users of every merchant: only
+	// the sign-in looks across merchants.
+	FindUsersByEmail(ctx context.Context, email string) ([]merchant.DashboardUser, error)
 	FindUser(ctx context.Context, merchantID, id uuid.UUID) (*merchant.DashboardUser, error)
 	ListUsers(ctx context.Context, merchantID uuid.UUID) ([]merchant.DashboardUser, error)
 	SetPassword(ctx context.Context, merchantID, id uuid.UUID, hash string) (sessionVersion int64, err error)
@@ -45,11 +49,13 @@ type UserStore interface {
 	ListInvites(ctx context.Context, merchantID uuid.UUID, now time.Time) ([]merchant.Invite, error)
 	CancelInvite(ctx context.Context, merchantID, id uuid.UUID) error
 	AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (*merchant.DashboardUser, error)
-	ClaimSignInAttempt(ctx context.Context, email, clientKey string, now, since time.Time, limit int) (id int64, err error)
+	ClaimSignInAttempt(ctx context.Context, email, clientKey string, now time.Time, limits merchant.SignInLimits) (id int64, err error)
 	ForgetSignInAttempt(ctx context.Context, id int64) error
-	// RecordSignIn writes sign_in.succeeded or sign_in.failed of u by the
-	// actor of ctx.
-	RecordSignIn(ctx context.Context, u *merchant.DashboardUser, succeeded bool, details map[string]any) error
+	// RecordSignIn writes sign_in.succeeded of u by the actor of ctx.
+	RecordSignIn(ctx context.Context, u *merchant.DashboardUser, details map[string]any) error
+	// RecordFailedSignIn writes sign_in.failed in each user's merchant,
+	// by an anonymous actor, naming the e-mail tried by its digest.
+	RecordFailedSignIn(ctx context.Context, users []merchant.DashboardUser, emailDigest string) error
 }
 
 // Config is what the dashboard needs: one field per store interface (a

@@ -11,7 +11,8 @@ import (
 
 // accessPages are the render cases of the users' pages: the answer to
 // "Send invite" with its link, a pending invitation, the removal's
-// confirmation (and its refusal for the last owner), the password rule.
+// confirmation (and its refusal for the last owner), the password rule,
+// the merchant chooser.
 func accessPages(at time.Time, owner *merchant.DashboardUser) []renderCase {
 	ana := merchant.DashboardUser{MerchantID: owner.MerchantID, ID: uuid.New(), Email: "ana@loja.example.com", Role: merchant.RoleViewer, CreatedAt: at}
 	pending := merchant.Invite{ID: uuid.New(), Email: "bia@loja.example.com", Role: merchant.RoleOwner, ExpiresAt: at, CreatedAt: at}
@@ -39,6 +40,12 @@ func accessPages(at time.Time, owner *merchant.DashboardUser) []renderCase {
 				Portuguese: {"senhas mais comuns", "Pelo menos 12 caracteres"}}},
 		{Page{Template: "accept_invite", Title: "invite.title", Status: http.StatusNotFound, Data: inviteData{Invalid: true}}, false,
 			map[string][]string{English: {"invalid, already used, cancelled or expired"}, Portuguese: {"foi cancelado"}}},
+		{Page{Template: "choose_merchant", Title: "choose_merchant.title", Data: chooserData{Choices: []merchantChoice{
+			{MerchantID: owner.MerchantID, MerchantName: "Loja Demo", Role: merchant.RoleOwner},
+			{MerchantID: ana.MerchantID, MerchantName: "Outra Loja", Role: merchant.RoleViewer}}}}, false,
+			map[string][]string{English: {"<h1>Choose a store</h1>", "more than one store", `name="merchant" value="` + owner.MerchantID.String() + `">Loja Demo</button>`,
+				">Outra Loja</button>", "Owner", "Viewer", `href="/dashboard/sign-in">Sign in with another email`},
+				Portuguese: {"<h1>Escolha uma loja</h1>", "mais de uma loja", "Proprietário", "Entrar com outro e-mail"}}},
 		{Page{Template: "password", Title: "password.title", Nav: "password", Status: http.StatusTooManyRequests, Data: passwordData{Alert: "password.throttled"}}, true,
 			map[string][]string{English: {`role="alert"`, "Too many wrong passwords", "At least 12 characters"}, Portuguese: {"Muitas senhas erradas"}}},
 		{Page{Template: "error", Title: "error.too_large.title", Status: http.StatusRequestEntityTooLarge, Data: errorData{Message: "error.too_large"}}, false,

@@ -56,8 +56,22 @@ func TestActivityRowWords(t *testing.T) {
 		{Portuguese, audit.Event{Action: audit.APIKeyRevoked, Actor: audit.Actor{Type: audit.ActorSystem, Label: "cli"},
 			Target: audit.Target{Type: audit.TargetAPIKey, ID: "k1"}},
 			activityRow{Action: "Chave de API revogada", Actor: "Sistema (cli)", Target: "Chave de API k1"}},
+		// A failed sign-in: nobody signed in, the merchant's user tried
+		// named by the merchant's own list, the e-mail typed by its digest.
+		{English, audit.Event{Action: audit.SignInFailed, Actor: audit.Anonymous, IP: "198.51.100.4",
+			Target: audit.Target{Type: audit.TargetDashboardUser, ID: "u4"}, Details: map[string]any{"email_sha256": "5e1f"}},
+			activityRow{Action: "Sign-in failed", Actor: "Not signed in", Target: "User dani@loja.example.com",
+				Details: "Email tried (SHA-256): 5e1f", Address: "198.51.100.4"}},
+		{Portuguese, audit.Event{Action: audit.SignInFailed, Actor: audit.Anonymous,
+			Target: audit.Target{Type: audit.TargetDashboardUser, ID: "gone"}, Details: map[string]any{"email_sha256": "5e1f"}},
+			activityRow{Action: "Falha de login", Actor: "Sem login", Target: "Usuário gone", Details: "E-mail tentado (SHA-256): 5e1f"}},
+		{Portuguese, audit.Event{Action: audit.DashboardUserInvitationCancelled, Actor: user,
+			Target:  audit.Target{Type: audit.TargetDashboardUser, ID: "u5"},
+			Details: map[string]any{"email": "edu@loja.example.com", "role": "owner"}},
+			activityRow{Action: "Convite cancelado", Actor: "ana@loja.example.com", Target: "Usuário edu@loja.example.com",
+				Details: "Papel: Proprietário"}},
 	} {
-		if got := activityRowOf(tc.lang, tc.e); got != tc.want {
+		if got := activityRowOf(tc.lang, tc.e, map[string]string{"u4": "dani@loja.example.com"}); got != tc.want {
 			t.Errorf("%s %s:\n got %+v\nwant %+v", tc.lang, tc.e.Action, got, tc.want)
 		}
 	}

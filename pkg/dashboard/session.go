@@ -12,13 +12,17 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 )
 
-// The session's keys. A session exists only for a signed-in user: an
-// anonymous visitor's language is a cookie of its own (language.go).
+// The session's keys. A session exists only for a signed-in user, or for
+// one whose password was right for several merchants and who has yet to
+// choose one (sessionChoices, signin_merchant.go): an anonymous visitor's
+// language is a cookie of its own (language.go).
 const (
-	sessionUser     = "user_id"
-	sessionMerchant = "merchant_id"
-	sessionVersion  = "session_version"
-	sessionFlash    = "flash"
+	sessionUser      = "user_id"
+	sessionMerchant  = "merchant_id"
+	sessionVersion   = "session_version"
+	sessionFlash     = "flash"
+	sessionChoices   = "merchant_choices"
+	sessionChoicesAt = "merchant_choices_at"
 )
 
 // Ctx is what every handler is given: the signed-in user and merchant
@@ -77,6 +81,13 @@ func (d *Dashboard) page(pattern string, h handler) {
 func (d *Dashboard) actingAs(r *http.Request, u *merchant.DashboardUser) *http.Request {
 	actor := audit.Actor{Type: audit.ActorDashboardUser, ID: u.ID.String(), Label: u.Email}
 	return r.WithContext(audit.WithActor(r.Context(), actor, d.cfg.TrustedProxies.String(r)))
+}
+
+// anonymous returns r carrying a client who has not signed in, from r's
+// client address, as the actor of the audit events written under its
+// context (a failed sign-in names no user as its actor).
+func (d *Dashboard) anonymous(r *http.Request) *http.Request {
+	return r.WithContext(audit.WithActor(r.Context(), audit.Anonymous, d.cfg.TrustedProxies.String(r)))
 }
 
 // action registers a state-changing handler for owners only: a viewer
@@ -145,6 +156,8 @@ func (d *Dashboard) signIn(r *http.Request, u *merchant.DashboardUser) error {
 	d.sessions.Put(ctx, sessionUser, u.ID.String())
 	d.sessions.Put(ctx, sessionMerchant, u.MerchantID.String())
 	d.sessions.Put(ctx, sessionVersion, u.SessionVersion)
+	d.sessions.Remove(ctx, sessionChoices)
+	d.sessions.Remove(ctx, sessionChoicesAt)
 	noteUser(r, u)
 	return nil
 }

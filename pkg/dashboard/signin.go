@@ -3,16 +3,49 @@ package dashboard
 import (
 	"net/http"
 	"strings"
+	"sync"
 
+	"go.uber.org/zap"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
 )
 
-// dummyHash is compared against when the e-mail is unknown, so that an
-// unknown e-mail takes as long as a wrong password.
+// dummyHash is compared against in place of users the e-mail does not
+// have, so that an e-mail of no user, or of fewer than minComparisons
+// users, takes as long as one of minComparisons.
 var dummyHash, _ = bcrypt.GenerateFromPassword([]byte("convida-dashboard-dummy"), bcrypt.DefaultCost)
+
+// minComparisons is how many bcrypt comparisons every sign-in makes at
+// least: an e-mail of no user, of one merchant's user or of two merchants'
+// takes the same time, so a merchant that knows one of its users cannot
+// tell from the time of a sign-in whether the e-mail is a user elsewhere.
+// The comparisons run at once, so past it the time grows only with the
+// e-mails of more merchants than the server has cores.
+const minComparisons = 2
+
+// passwordMatches returns the users whose password is password, comparing
+// with each (and with dummyHash up to minComparisons) at once.
+func passwordMatches(users []merchant.DashboardUser, password string) []merchant.DashboardUser {
+	n := max(len(users), minComparisons)
+	right := make([]bool, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		hash := dummyHash
+		if i < len(users) {
+			hash = []byte(users[i].PasswordHash)
+		}
+		wg.Go(func() { right[i] = bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil })
+	}
+	wg.Wait()
+	var matched []merchant.DashboardUser
+	for i, u := range users {
+		if right[i] {
+			matched = append(matched, u)
+		}
+	}
+	return matched
+}
 
 type signInData struct {
 	Email, Alert string
@@ -21,6 +54,8 @@ type signInData struct {
 func (d *Dashboard) signInRoutes() {
 	d.public("GET "+Prefix+"/sign-in", d.signInPage)
 	d.public("POST "+Prefix+"/sign-in", d.signInSubmit)
+	d.public("GET "+Prefix+"/sign-in/merchant", d.merchantChooser)
+	d.public("POST "+Prefix+"/sign-in/merchant", d.chooseMerchant)
 	d.page("POST "+Prefix+"/sign-out", d.signOut)
 	d.public("POST "+Prefix+"/language", d.chooseLanguage)
 	d.page("GET "+Prefix+"/settings/password", d.passwordPage)
@@ -37,50 +72,69 @@ func (d *Dashboard) signInPage(w http.ResponseWriter, r *http.Request, c *Ctx) {
 
 // signInSubmit checks the e-mail and password through the throttle: 401
 // for a wrong pair, 429 past the throttle's limit (even for the right
-// pair), else a new session and the overview.
+// pair). The password is compared with every user of the e-mail (one per
+// merchant, each with its own password): one match signs in to its
+// merchant and goes to the overview; more than one goes to the merchant
+// chooser (signin_merchant.go).
 //
-// A checked password of a user's e-mail writes sign_in.succeeded or
-// sign_in.failed in that user's merchant's trail, by the user as claimed,
-// from the client's address. An e-mail of no user belongs to no merchant,
-// so its attempts are in no trail (nor is the e-mail kept); a throttled
-// attempt, whose password is not checked, writes nothing either: the
-// failures that reached the limit are in the trail, and the refusals
-// beyond it would let a flood from one address grow it.
+// A wrong pair writes sign_in.failed in the trail of every merchant with a
+// user of the e-mail, by nobody signed in, naming the e-mail by its
+// digest (RecordFailedSignIn), and one log line for the operator whether
+// or not the e-mail has a user. A right pair writes sign_in.succeeded once
+// a merchant is entered. A throttled attempt, whose password is not
+// checked, writes nothing: the failures that reached the limit are
+// recorded, and the refusals beyond it would let a flood grow the trail.
+// A user whose password did not match while another of the e-mail's did
+// is not a failure: it is the same person entering another merchant.
 func (d *Dashboard) signInSubmit(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	ctx := r.Context()
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	password := r.PostFormValue("password")
-	var claimed *merchant.DashboardUser // the user of the e-mail, when there is one
+	var users, matched []merchant.DashboardUser
 	res, err := d.throttled(r, email, func() (bool, error) {
-		found, err := d.cfg.Users.FindUserByEmail(ctx, email)
-		hash := dummyHash
-		if err == nil {
-			hash, claimed = []byte(found.PasswordHash), found
-		} else if !apperr.Is(err, apperr.NotFound) {
+		var err error
+		if users, err = d.cfg.Users.FindUsersByEmail(ctx, email); err != nil {
 			return false, err
 		}
-		return bcrypt.CompareHashAndPassword(hash, []byte(password)) == nil && err == nil, nil
+		matched = passwordMatches(users, password)
+		return len(matched) > 0, nil
 	})
-	if err == nil && res != passwordThrottled && claimed != nil {
-		err = d.cfg.Users.RecordSignIn(d.actingAs(r, claimed).Context(), claimed, res == passwordRight, nil)
-	}
-	if err == nil && res == passwordRight {
-		err = d.signIn(r, claimed)
+	switch {
+	case err != nil:
+	case res == passwordWrong:
+		d.log.Info("dashboard sign-in failed", zap.String("email_sha256", merchant.EmailDigest(email)),
+			zap.String("client_ip", d.cfg.TrustedProxies.String(r)))
+		err = d.cfg.Users.RecordFailedSignIn(d.anonymous(r).Context(), users, merchant.EmailDigest(email))
+	case res == passwordRight && len(matched) == 1:
+		err = d.enter(r, &matched[0], nil)
+	case res == passwordRight:
+		err = d.offerMerchants(r, matched)
 	}
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	switch res {
-	case passwordThrottled:
+	switch {
+	case res == passwordThrottled:
 		d.render(w, r, c, Page{Template: "sign_in", Title: "sign_in.title", Status: http.StatusTooManyRequests,
 			Data: signInData{Email: email, Alert: "sign_in.throttled"}})
-	case passwordWrong:
+	case res == passwordWrong:
 		d.render(w, r, c, Page{Template: "sign_in", Title: "sign_in.title", Status: http.StatusUnauthorized,
 			Data: signInData{Email: email, Alert: "sign_in.invalid"}})
+	case len(matched) > 1:
+		http.Redirect(w, r, Prefix+"/sign-in/merchant", http.StatusSeeOther)
 	default:
 		http.Redirect(w, r, Prefix, http.StatusSeeOther)
 	}
+}
+
+// enter records u's sign-in (sign_in.succeeded by u, with details) and
+// starts u's session.
+func (d *Dashboard) enter(r *http.Request, u *merchant.DashboardUser, details map[string]any) error {
+	if err := d.cfg.Users.RecordSignIn(d.actingAs(r, u).Context(), u, details); err != nil {
+		return err
+	}
+	return d.signIn(r, u)
 }
 
 // signOut destroys the session on the server (its row is deleted), so the

@@ -8,21 +8,28 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/merchant"
 )
 
-// The password throttle: at most maxFailures password checks that failed,
-// or are still running, per e-mail and per client address (clientip.Key:
-// an IPv4 address, an IPv6 /64) within failureWindow. Past it, sign-in
-// (and the current-password check of a password change) answers 429,
-// even with the right password, until the window has passed. The count
-// is in PostgreSQL, shared by every API replica, and each attempt is
-// recorded under a lock before its password is compared
+// The password throttle (merchant.SignInLimits): an address with 10
+// failures (password checks that failed, or are still running) within 15
+// minutes, whatever the e-mails, is refused 429 until the window has
+// passed, even with the right password. An e-mail with 50 failures within
+// a day, whatever the addresses, is refused only from an address that
+// failed on it within the last hour: the right password from any other
+// address is still checked, so nobody can lock a user out, and guessing
+// from many addresses costs an address per guess an hour. The counts are
+// in PostgreSQL, shared by every API replica, and each attempt is recorded
+// under a lock before its password is compared
 // (postgres.DashboardUserStore.ClaimSignInAttempt), so however many
-// attempts arrive at once, at most maxFailures are compared.
-const (
-	maxFailures   = 10
-	failureWindow = 15 * time.Minute
-)
+// attempts arrive at once, no limit is passed.
+var signInLimits = merchant.SignInLimits{
+	PerAddress:    10,
+	AddressWindow: 15 * time.Minute,
+	PerEmail:      50,
+	EmailWindow:   24 * time.Hour,
+	Tainted:       time.Hour,
+}
 
 // passwordCheck is the outcome of a password checked through the throttle.
 type passwordCheck int
@@ -46,7 +53,7 @@ func (d *Dashboard) throttled(r *http.Request, email string, check func() (bool,
 		return passwordThrottled, nil
 	}
 	now := d.now()
-	id, err := d.cfg.Users.ClaimSignInAttempt(ctx, email, client, now, now.Add(-failureWindow), maxFailures)
+	id, err := d.cfg.Users.ClaimSignInAttempt(ctx, email, client, now, signInLimits)
 	if apperr.Is(err, apperr.RateLimited) {
 		d.cfg.AuthFailures.Failed(ctx, client)
 		d.log.Warn("dashboard password check throttled", zap.String("client_ip", d.cfg.TrustedProxies.String(r)), zap.String("path", r.URL.Path))

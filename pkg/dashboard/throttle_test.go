@@ -127,7 +127,7 @@ func TestThrottleBelievesForwardedAddressesOnlyFromTrustedProxies(t *testing.T) 
 }
 
 // The current password of a password change goes through the sign-in
-// throttle: ten wrong ones, and the e-mail is throttled everywhere.
+// throttle: ten wrong ones, and the address is throttled for sign-in too.
 func TestCurrentPasswordThrottled(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)

@@ -84,7 +84,9 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		d.showUsers(w, r, c, http.StatusUnprocessableEntity, usersData{Email: email, Alert: "users.bad_email"})
 		return
 	}
-	if _, err := d.cfg.Users.FindUserByEmail(ctx, email); err == nil {
+	// Only this merchant's users are looked at: an e-mail that is a user
+	// elsewhere is invited as any new one, and nothing here tells.
+	if _, err := d.cfg.Users.FindUserByEmail(ctx, c.MerchantID(), email); err == nil {
 		d.showUsers(w, r, c, http.StatusConflict, usersData{Email: email, Alert: "users.exists"})
 		return
 	} else if !apperr.Is(err, apperr.NotFound) {
@@ -251,10 +253,7 @@ func (d *Dashboard) acceptInvite(w http.ResponseWriter, r *http.Request, c *Ctx)
 	}
 	if err == nil {
 		// The invitee's first sign-in, in the trail like any other.
-		err = d.cfg.Users.RecordSignIn(d.actingAs(r, u).Context(), u, true, map[string]any{"via": "invitation"})
-	}
-	if err == nil {
-		err = d.signIn(r, u)
+		err = d.enter(r, u, map[string]any{"via": "invitation"})
 	}
 	if err != nil {
 		d.fail(w, r, c, err)

@@ -118,7 +118,8 @@ var (
 // addresses behind a trusted proxy, and reads the trail after each: each
 // leaves exactly its event, by the right actor, on the right target, from
 // the client's address; no key, secret, token, password or invitation
-// link is in the trail the API answers or the Activity page shows; an
+// link is in the trail the API answers or the Activity page shows; a
+// failed sign-in is by an anonymous client with the e-mail hashed; an
 // e-mail of no user and a throttled attempt leave nothing; another
 // merchant's key reads none of it.
 func TestAuditTrail(t *testing.T) {
@@ -196,7 +197,12 @@ func TestAuditTrail(t *testing.T) {
 	if status, _ := owner.do(http.MethodPost, "/dashboard/sign-in", url.Values{"email": {ownerEmail}, "password": {wrong}}); status != http.StatusUnauthorized {
 		t.Fatalf("a wrong password: %d", status)
 	}
-	tr.want("a wrong password", auditEvent{Action: audit.SignInFailed, Actor: byOwner, Target: target("dashboard_user", ownerID), IP: ownerIP})
+	// A wrong password is nobody's own action: an anonymous client, the
+	// e-mail tried by its SHA-256.
+	anonymous := map[string]any{"type": audit.ActorAnonymous, "id": nil, "label": nil}
+	tried := map[string]any{"email_sha256": merchant.EmailDigest(ownerEmail)}
+	tr.want("a wrong password", auditEvent{Action: audit.SignInFailed, Actor: anonymous, Target: target("dashboard_user", ownerID), IP: ownerIP,
+		Details: tried})
 	if status, _ := owner.do(http.MethodPost, "/dashboard/sign-in", url.Values{"email": {ownerEmail}, "password": {ownerPassword}}); status != http.StatusSeeOther {
 		t.Fatalf("sign in: %d", status)
 	}
@@ -239,6 +245,20 @@ func TestAuditTrail(t *testing.T) {
 	}
 	tr.want("an invitation", auditEvent{Action: audit.DashboardUserInvited, Actor: byOwner, Target: target("dashboard_user", inviteID), IP: ownerIP,
 		Details: map[string]any{"email": inviteeEmail, "role": "viewer"}})
+	// A second invitation, cancelled.
+	owner.do(http.MethodPost, "/dashboard/settings/users/invite", url.Values{"email": {"caio@loja.example.com"}, "role": {"owner"}})
+	var dropID string
+	if err := s.deps.Pool.QueryRow(ctx, `SELECT id::text FROM dashboard_invites WHERE merchant_id = $1 AND email = 'caio@loja.example.com'`,
+		tn.merchant.ID).Scan(&dropID); err != nil {
+		t.Fatal(err)
+	}
+	tr.want("a second invitation", auditEvent{Action: audit.DashboardUserInvited, Actor: byOwner, Target: target("dashboard_user", dropID),
+		IP: ownerIP, Details: map[string]any{"email": "caio@loja.example.com", "role": "owner"}})
+	if status, _ := owner.do(http.MethodPost, "/dashboard/settings/users/invites/"+dropID+"/cancel", url.Values{}); status != http.StatusSeeOther {
+		t.Fatalf("cancel the invitation: %d", status)
+	}
+	tr.want("an invitation cancelled", auditEvent{Action: audit.DashboardUserInvitationCancelled, Actor: byOwner,
+		Target: target("dashboard_user", dropID), IP: ownerIP, Details: map[string]any{"email": "caio@loja.example.com", "role": "owner"}})
 	invitee := dashboardFrom(t, s.apiURL, inviteeIP)
 	inviteePassword := "bia-chose-this-" + strings.Repeat("b", 8)
 	secrets = append(secrets, inviteePassword)
@@ -271,15 +291,16 @@ func TestAuditTrail(t *testing.T) {
 	}
 	guesser := dashboardFrom(t, s.apiURL, "203.0.113.50")
 	var failures []auditEvent
-	for range 9 { // the e-mail's tenth failure: the first was the owner's own
+	for range 10 { // the address's limit
 		if status, _ := guesser.do(http.MethodPost, "/dashboard/sign-in", url.Values{"email": {ownerEmail}, "password": {wrong}}); status != http.StatusUnauthorized {
 			t.Fatalf("a wrong password: %d", status)
 		}
-		failures = append(failures, auditEvent{Action: audit.SignInFailed, Actor: byOwner, Target: target("dashboard_user", ownerID), IP: "203.0.113.50"})
+		failures = append(failures, auditEvent{Action: audit.SignInFailed, Actor: anonymous, Target: target("dashboard_user", ownerID),
+			IP: "203.0.113.50", Details: tried})
 	}
-	tr.want("9 more wrong passwords", failures...)
+	tr.want("10 more wrong passwords", failures...)
 	if status, _ := guesser.do(http.MethodPost, "/dashboard/sign-in", url.Values{"email": {ownerEmail}, "password": {newPassword}}); status != http.StatusTooManyRequests {
-		t.Fatalf("an attempt past 10 failures: %d, want 429", status)
+		t.Fatalf("an attempt past the address's 10 failures: %d, want 429", status)
 	}
 	tr.want("a throttled attempt")
 

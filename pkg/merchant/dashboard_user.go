@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"encoding/base64"
+	"encoding/hex"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -26,7 +28,9 @@ func ValidRole(role string) bool { return role == RoleOwner || role == RoleViewe
 var ErrLastOwner = apperr.Errorf(apperr.Conflict, "a merchant keeps at least one owner")
 
 // DashboardUser is a person who signs in to a merchant's dashboard. The
-// password is kept only as a bcrypt hash.
+// password is kept only as a bcrypt hash. An e-mail may be a user of
+// several merchants: each is its own DashboardUser, with its own password
+// and role, unique within its merchant only.
 type DashboardUser struct {
 	MerchantID   uuid.UUID
 	ID           uuid.UUID
@@ -64,4 +68,31 @@ func NewInviteToken() (plain string, hash []byte) {
 func HashInviteToken(plain string) []byte {
 	sum := sha256.Sum256([]byte(plain))
 	return sum[:]
+}
+
+// EmailDigest is how an e-mail tried at sign-in is recorded: the SHA-256,
+// in lower-case hex, of the e-mail trimmed and lower-cased (the way the
+// sign-in compares it), never the e-mail itself.
+func EmailDigest(email string) string {
+	sum := sha256.Sum256([]byte(strings.ToLower(strings.TrimSpace(email))))
+	return hex.EncodeToString(sum[:])
+}
+
+// SignInLimits bound password guessing (docs/dashboard.md, "Password
+// throttle"). A failure is an attempt whose password was wrong, or whose
+// check is still under way.
+//
+//   - An address with PerAddress failures within AddressWindow (any
+//     e-mail) is refused.
+//   - An e-mail with PerEmail failures within EmailWindow (any address) is
+//     refused from an address that failed on it within Tainted; from any
+//     other address its password is still checked, so guessing it from
+//     many addresses stays bounded (one guess per address per Tainted)
+//     while nobody can lock its user out.
+type SignInLimits struct {
+	PerAddress    int
+	AddressWindow time.Duration
+	PerEmail      int
+	EmailWindow   time.Duration
+	Tainted       time.Duration
 }

@@ -172,6 +172,21 @@ func TestStoresWriteTheirAuditEvents(t *testing.T) {
 	}
 	bia := audit.Target{Type: audit.TargetDashboardUser, ID: in.ID.String()}
 	tr.want("CreateInvite", audit.DashboardUserInvited, bia, map[string]any{"email": "bia@example.com", "role": "viewer"})
+	_, dropHash := merchant.NewInviteToken()
+	dropped := &merchant.Invite{MerchantID: m, Email: "caio@example.com", Role: merchant.RoleOwner, ExpiresAt: time.Now().Add(time.Hour)}
+	if err := users.CreateInvite(ctx, dropped, dropHash); err != nil {
+		t.Fatal(err)
+	}
+	tr.since()
+	if err := users.CancelInvite(ctx, m, dropped.ID); err != nil {
+		t.Fatal(err)
+	}
+	tr.want("CancelInvite", audit.DashboardUserInvitationCancelled, audit.Target{Type: audit.TargetDashboardUser, ID: dropped.ID.String()},
+		map[string]any{"email": "caio@example.com", "role": "owner"})
+	if err := users.CancelInvite(ctx, m, dropped.ID); !apperr.Is(err, apperr.NotFound) {
+		t.Fatalf("cancelling again: %v", err)
+	}
+	tr.none("a refused cancellation")
 	u, err := users.AcceptInvite(ctx, hash, "$2a$10$hash", time.Now())
 	if err != nil || u.ID != in.ID {
 		t.Fatalf("AcceptInvite = %+v, %v; want the user of id %s, the invitation's", u, err, in.ID)
@@ -189,11 +204,18 @@ func TestStoresWriteTheirAuditEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.want("SetPassword", audit.PasswordChanged, bia, nil)
-	if err := users.RecordSignIn(ctx, u, false, nil); err != nil {
+	// A failed sign-in is nobody's own action, whatever actor the
+	// context carries: anonymous, from its address, the e-mail hashed.
+	if err := users.RecordFailedSignIn(ctx, []merchant.DashboardUser{*u}, merchant.EmailDigest(" Bia@Example.com")); err != nil {
 		t.Fatal(err)
 	}
-	tr.want("RecordSignIn failed", audit.SignInFailed, bia, nil)
-	if err := users.RecordSignIn(ctx, u, true, map[string]any{"via": "invitation"}); err != nil {
+	if got := tr.since(); len(got) != 1 || got[0].Action != audit.SignInFailed || got[0].Actor != audit.Anonymous ||
+		got[0].IP != auditorIP || got[0].Target != bia ||
+		got[0].Details["email_sha256"] != "89696b9d92fb9cd3bd193784dba80d6bb25ed6752a45fa34f1c3fb6befeb3c94" {
+		t.Errorf("RecordFailedSignIn wrote %+v, want one sign_in.failed by anonymous from %s on %+v with the e-mail's SHA-256",
+			got, auditorIP, bia)
+	}
+	if err := users.RecordSignIn(ctx, u, map[string]any{"via": "invitation"}); err != nil {
 		t.Fatal(err)
 	}
 	tr.want("RecordSignIn succeeded", audit.SignInSucceeded, bia, map[string]any{"via": "invitation"})

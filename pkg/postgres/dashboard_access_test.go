@@ -3,6 +3,7 @@ package postgres_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 	"testing"
 	"time"
@@ -15,91 +16,149 @@ import (
 	"github.com/convida/convida/pkg/testenv"
 )
 
-// Attempts count per e-mail (any case) and per client key within the
-// window; a forgotten one does not count.
-func TestSignInAttemptsCountedPerEmailAndClient(t *testing.T) {
+// limits3 are small limits for the tests: 3 failures of an address in 15
+// minutes, 3 of an e-mail in a day, refused from an address that failed
+// on the e-mail within the hour.
+var limits3 = merchant.SignInLimits{PerAddress: 3, AddressWindow: 15 * time.Minute, PerEmail: 3, EmailWindow: 24 * time.Hour, Tainted: time.Hour}
+
+// An address's attempts count within its window, whatever the e-mails; a
+// forgotten one does not count.
+func TestSignInAttemptsCountedPerAddress(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	users := postgres.NewDashboardUserStore(testenv.MustPool(t))
-	now := time.Now()
-	since := now.Add(-15 * time.Minute)
+	now := testenv.Now(t)
 	claim := func(email, client string, at time.Time) (int64, error) {
-		return users.ClaimSignInAttempt(ctx, email, client, at, since, 3)
+		return users.ClaimSignInAttempt(ctx, email, client, at, limits3)
 	}
-	// Outside the window: not counted.
-	if _, err := claim("a@x.com", "10.0.0.1", now.Add(-20*time.Minute)); err != nil {
+	// Outside the address's window: not counted for it.
+	if _, err := claim("old@x.com", "10.0.0.1", now.Add(-20*time.Minute)); err != nil {
 		t.Fatal(err)
 	}
-	for _, c := range []struct{ email, client string }{{"A@x.com", "10.0.0.1"}, {"a@x.com", "10.0.0.2"}, {"b@x.com", "10.0.0.1"}} {
-		if _, err := claim(c.email, c.client, now); err != nil {
-			t.Fatalf("claim %v: %v", c, err)
+	for _, email := range []string{"a@x.com", "b@x.com"} {
+		if _, err := claim(email, "10.0.0.1", now); err != nil {
+			t.Fatalf("claim %s: %v", email, err)
 		}
 	}
-	right, err := claim("c@x.com", "10.0.0.3", now)
+	right, err := claim("c@x.com", "10.0.0.1", now)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("the 3rd attempt of the address in the window: %v", err)
 	}
-	if _, err := claim("a@X.com", "10.0.0.9", now); err != nil {
-		t.Errorf("the 3rd attempt of the e-mail in the window: %v", err)
+	if _, err := claim("d@x.com", "10.0.0.1", now); !apperr.Is(err, apperr.RateLimited) {
+		t.Errorf("a 4th attempt of the address past a limit of 3: %v, want rate limited", err)
 	}
-	if _, err := claim("a@x.com", "10.0.0.8", now); !apperr.Is(err, apperr.RateLimited) {
-		t.Errorf("a 4th attempt of the e-mail past a limit of 3: %v, want rate limited", err)
-	}
-	if _, err := claim("z@x.com", "10.0.0.1", now); err != nil {
-		t.Errorf("the 3rd attempt of 10.0.0.1 (the 4th of them is out of the window): %v", err)
-	}
-	if _, err := claim("y@x.com", "10.0.0.1", now); !apperr.Is(err, apperr.RateLimited) {
-		t.Errorf("a 4th attempt of the client: %v, want rate limited", err)
+	if _, err := claim("d@x.com", "10.0.0.2", now); err != nil {
+		t.Errorf("another address: %v", err)
 	}
 	if err := users.ForgetSignInAttempt(ctx, right); err != nil {
 		t.Fatal(err)
 	}
-	for range 3 {
-		if _, err := claim("c@x.com", "10.0.0.3", now); err != nil {
-			t.Fatalf("after the right password was forgotten, 3 attempts of c@x.com: %v", err)
-		}
+	if _, err := claim("d@x.com", "10.0.0.1", now); err != nil {
+		t.Errorf("after the right password was forgotten: %v", err)
 	}
 }
 
-// However many claims arrive at once, at most limit pass.
+// Past an e-mail's own limit (any case, from any address), its attempts
+// are refused only from an address that failed on it within the hour: a
+// clean address is still checked, once, and an address clean again after
+// the hour too.
+func TestSignInAttemptsOfAGuessedEmail(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	users := postgres.NewDashboardUserStore(testenv.MustPool(t))
+	now := testenv.Now(t)
+	claim := func(email, client string, at time.Time) error {
+		_, err := users.ClaimSignInAttempt(ctx, email, client, at, limits3)
+		return err
+	}
+	// Three failures from three addresses, one of them two hours ago:
+	// within the e-mail's day, out of that address's hour.
+	for i, c := range []struct {
+		client string
+		at     time.Time
+	}{{"10.0.0.1", now}, {"10.0.0.2", now}, {"10.0.0.3", now.Add(-2 * time.Hour)}} {
+		if err := claim([]string{"a@x.com", "A@X.com", "a@x.com "}[i], c.client, c.at); err != nil {
+			t.Fatalf("failure %d: %v", i+1, err)
+		}
+	}
+	for _, tainted := range []string{"10.0.0.1", "10.0.0.2"} {
+		if err := claim("a@x.com", tainted, now); !apperr.Is(err, apperr.RateLimited) {
+			t.Errorf("the e-mail from %s, which failed on it: %v, want rate limited", tainted, err)
+		}
+	}
+	if err := claim("a@x.com", "10.0.0.3", now); err != nil {
+		t.Errorf("the e-mail from an address whose failure is over an hour old: %v, want checked", err)
+	}
+	if err := claim("a@x.com", "10.0.0.9", now); err != nil {
+		t.Errorf("the e-mail from a clean address: %v, want checked", err)
+	}
+	if err := claim("a@x.com", "10.0.0.9", now); !apperr.Is(err, apperr.RateLimited) {
+		t.Errorf("the same address once more, now that it failed: %v, want rate limited", err)
+	}
+	if err := claim("other@x.com", "10.0.0.1", now); err != nil {
+		t.Errorf("another e-mail from a tainted address under its own limit: %v", err)
+	}
+	if err := claim("a@x.com", "10.0.0.1", now.Add(25*time.Hour)); err != nil {
+		t.Errorf("a day later: %v", err)
+	}
+}
+
+// However many claims arrive at once, no limit is passed: 10 of 40 from
+// one address; and past an e-mail's limit, one of 40 from a clean
+// address.
 func TestSignInAttemptsClaimedAtomically(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	users := postgres.NewDashboardUserStore(testenv.MustPool(t))
-	now := time.Now()
-	var (
-		wg     sync.WaitGroup
-		mu     sync.Mutex
-		passed int
-		start  = make(chan struct{})
-	)
-	for i := range 40 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			<-start
-			email := "same@x.com"
-			if i%2 == 1 {
-				email = uuid.NewString() + "@x.com" // the other half share only the client
-			}
-			_, err := users.ClaimSignInAttempt(ctx, email, "10.0.0.1", now, now.Add(-time.Minute), 10)
-			mu.Lock()
-			defer mu.Unlock()
-			if err == nil {
-				passed++
-			} else if !apperr.Is(err, apperr.RateLimited) {
-				t.Errorf("claim: %v", err)
-			}
-		}()
+	now := testenv.Now(t)
+	limits := merchant.SignInLimits{PerAddress: 10, AddressWindow: time.Minute, PerEmail: 10, EmailWindow: time.Hour, Tainted: time.Hour}
+	concurrently := func(claim func(i int) error) int {
+		var (
+			wg     sync.WaitGroup
+			mu     sync.Mutex
+			passed int
+			start  = make(chan struct{})
+		)
+		for i := range 40 {
+			wg.Go(func() {
+				<-start
+				err := claim(i)
+				mu.Lock()
+				defer mu.Unlock()
+				if err == nil {
+					passed++
+				} else if !apperr.Is(err, apperr.RateLimited) {
+					t.Errorf("claim: %v", err)
+				}
+			})
+		}
+		close(start)
+		wg.Wait()
+		return passed
 	}
-	close(start)
-	wg.Wait()
-	if passed != 10 {
-		t.Errorf("%d of 40 concurrent claims passed, want 10", passed)
+	if passed := concurrently(func(i int) error {
+		email := "same@x.com"
+		if i%2 == 1 {
+			email = uuid.NewString() + "@x.com" // the other half share only the client
+		}
+		_, err := users.ClaimSignInAttempt(ctx, email, "10.0.0.1", now, limits)
+		return err
+	}); passed != 10 {
+		t.Errorf("%d of 40 concurrent claims of one address passed, want 10", passed)
+	}
+	for i := range 10 {
+		if _, err := users.ClaimSignInAttempt(ctx, "guessed@x.com", fmt.Sprintf("10.1.0.%d", i), now, limits); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if passed := concurrently(func(int) error {
+		_, err := users.ClaimSignInAttempt(ctx, "guessed@x.com", "10.2.0.1", now, limits)
+		return err
+	}); passed != 1 {
+		t.Errorf("%d of 40 concurrent claims of a guessed e-mail from a clean address passed, want 1", passed)
 	}
 }
 
-// usersOfAMerchant is a new merchant (with its owner) and the store.
 func usersOfAMerchant(t *testing.T) (*merchant.Merchant, *postgres.DashboardUserStore) {
 	t.Helper()
 	pool := testenv.MustPool(t)
@@ -177,7 +236,7 @@ func TestPasswordChangeBumpsTheSessionVersion(t *testing.T) {
 	if err := merchants.CreateMerchant(ctx, m, "first-password-1"); err != nil {
 		t.Fatal(err)
 	}
-	u, _ := users.FindUserByEmail(ctx, m.DashboardEmail)
+	u, _ := users.FindUserByEmail(ctx, m.ID, m.DashboardEmail)
 	v, err := users.SetPassword(ctx, m.ID, u.ID, "new-hash")
 	if err != nil || v != u.SessionVersion+1 {
 		t.Errorf("SetPassword: version %d (%v), want %d", v, err, u.SessionVersion+1)

@@ -2,8 +2,6 @@ package postgres
 
 import (
 	"context"
-	"errors"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -32,11 +30,11 @@ func scanDashboardUser(row pgx.Row) (*merchant.DashboardUser, error) {
 	return u, err
 }
 
-// FindUserByEmail returns the user of an e-mail (any case), or
-// apperr.NotFound.
-func (s *DashboardUserStore) FindUserByEmail(ctx context.Context, email string) (*merchant.DashboardUser, error) {
+// FindUserByEmail returns the merchant's user of an e-mail (any case), or
+// apperr.NotFound. Another merchant's users are not looked at.
+func (s *DashboardUserStore) FindUserByEmail(ctx context.Context, merchantID uuid.UUID, email string) (*merchant.DashboardUser, error) {
 	u, err := scanDashboardUser(s.pool.QueryRow(ctx, `SELECT `+dashboardUserColumns+`
-  FROM dashboard_users WHERE lower(email) = lower($1)`, email))
+  FROM dashboard_users WHERE merchant_id = $1 AND lower(email) = lower($2)`, merchantID, email))
 	if err != nil {
 		return nil, notFound(err, "dashboard user not found")
 	}
@@ -210,21 +208,29 @@ func (s *DashboardUserStore) ListInvites(ctx context.Context, merchantID uuid.UU
 	})
 }
 
-// CancelInvite deletes the merchant's pending invitation: its link is not
-// found from then on. apperr.NotFound when there is no such pending
-// invitation (another merchant's, or already accepted).
+// CancelInvite deletes the merchant's pending invitation, with its
+// dashboard_user.invitation_cancelled event (the e-mail and the role, the
+// target the user it would have made): its link is not found from then
+// on. apperr.NotFound when there is no such pending invitation (another
+// merchant's, or already accepted).
 func (s *DashboardUserStore) CancelInvite(ctx context.Context, merchantID, id uuid.UUID) error {
-	tag, err := s.pool.Exec(ctx, `DELETE FROM dashboard_invites WHERE merchant_id = $1 AND id = $2 AND accepted_at IS NULL`,
-		merchantID, id)
-	if err == nil && tag.RowsAffected() == 0 {
-		return apperr.Errorf(apperr.NotFound, "invitation not found")
-	}
-	return err
+	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
+		var email, role string
+		err := tx.QueryRow(ctx, `DELETE FROM dashboard_invites WHERE merchant_id = $1 AND id = $2 AND accepted_at IS NULL
+  RETURNING email, role`, merchantID, id).Scan(&email, &role)
+		if err != nil {
+			return notFound(err, "invitation not found")
+		}
+		return writeAudit(ctx, tx, merchantID, audit.DashboardUserInvitationCancelled, userTarget(id),
+			map[string]any{"email": email, "role": role})
+	})
 }
 
 // AcceptInvite uses the invitation of a token once, creating its user
-// (whose id is the invitation's) with the password hash: apperr.NotFound when the token is unknown, used,
-// cancelled or expired, apperr.Conflict when the e-mail already has a user.
+// (whose id is the invitation's) with the password hash: apperr.NotFound
+// when the token is unknown, used, cancelled or expired, apperr.Conflict
+// when the e-mail is already a user of the same merchant (a user of
+// another merchant is no matter: each merchant has its own).
 func (s *DashboardUserStore) AcceptInvite(ctx context.Context, tokenHash []byte, passwordHash string, now time.Time) (*merchant.DashboardUser, error) {
 	var u *merchant.DashboardUser
 	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
@@ -240,71 +246,9 @@ func (s *DashboardUserStore) AcceptInvite(ctx context.Context, tokenHash []byte,
 		u, err = scanDashboardUser(tx.QueryRow(ctx, `INSERT INTO dashboard_users (merchant_id, id, email, password_hash, role)
   VALUES ($1, $2, $3, $4, $5) RETURNING `+dashboardUserColumns, in.MerchantID, in.ID, in.Email, passwordHash, in.Role))
 		if isUniqueViolation(err, "") {
-			return apperr.Errorf(apperr.Conflict, "a user with that e-mail already exists")
+			return apperr.Errorf(apperr.Conflict, "the merchant already has a user with that e-mail")
 		}
 		return err
 	})
 	return u, err
-}
-
-// The classes of the two-key advisory locks of sign-in attempts, one per
-// kind of key; the two-key space does not overlap the one-key locks of
-// the scheduler's leader and the migrations.
-const (
-	lockSignInEmail  int32 = 0x73696765 // "sige"
-	lockSignInClient int32 = 0x73696763 // "sigc"
-)
-
-// ClaimSignInAttempt records an attempt to check a password of email from
-// clientKey at now, unless either already has limit attempts since since
-// (failures, and attempts still being checked): then apperr.RateLimited.
-// It runs under transaction-scoped advisory locks on the e-mail and then
-// the client key (always in that order, so that no two claims deadlock),
-// so concurrent claims on every API replica count each other: at most
-// limit pass, however many arrive at once. The caller forgets the
-// attempt when the password was right (ForgetSignInAttempt); otherwise it
-// stays, as a failure.
-func (s *DashboardUserStore) ClaimSignInAttempt(ctx context.Context, email, clientKey string, now, since time.Time, limit int) (int64, error) {
-	email = strings.ToLower(strings.TrimSpace(email))
-	var id int64
-	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockSignInEmail, email); err != nil {
-			return err
-		}
-		if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock($1, hashtext($2))`, lockSignInClient, clientKey); err != nil {
-			return err
-		}
-		err := tx.QueryRow(ctx, `INSERT INTO dashboard_sign_in_attempts (email, client_key, at)
-  SELECT $1, $2, $3
-  WHERE (SELECT count(*) FROM dashboard_sign_in_attempts WHERE email = $1 AND at > $4) < $5
-    AND (SELECT count(*) FROM dashboard_sign_in_attempts WHERE client_key = $2 AND at > $4) < $5
-  RETURNING id`, email, clientKey, now, since, limit).Scan(&id)
-		if errors.Is(err, pgx.ErrNoRows) {
-			return apperr.Errorf(apperr.RateLimited, "too many failed sign-in attempts")
-		}
-		return err
-	})
-	return id, err
-}
-
-// ForgetSignInAttempt deletes a claimed attempt whose password was right:
-// a success does not count against the e-mail or the address.
-func (s *DashboardUserStore) ForgetSignInAttempt(ctx context.Context, id int64) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM dashboard_sign_in_attempts WHERE id = $1`, id)
-	return err
-}
-
-// RecordSignIn writes the sign_in.succeeded (succeeded) or sign_in.failed
-// event of the user u, by the actor ctx carries (the user as claimed),
-// with details (nil for none). A sign-in changes no row of its own here
-// (the session is the session store's), so the event is written alone,
-// once the password was checked.
-func (s *DashboardUserStore) RecordSignIn(ctx context.Context, u *merchant.DashboardUser, succeeded bool, details map[string]any) error {
-	action := audit.SignInFailed
-	if succeeded {
-		action = audit.SignInSucceeded
-	}
-	return InTx(ctx, s.pool, func(tx pgx.Tx) error {
-		return writeAudit(ctx, tx, u.MerchantID, action, userTarget(u.ID), details)
-	})
 }

@@ -55,12 +55,11 @@ func (s *MerchantStore) CreateMerchant(ctx context.Context, m *merchant.Merchant
 			m.ID, m.Name, m.StoreURL, m.CodePrefix, m.ReferralParam, m.DashboardEmail, string(hash)).Scan(&m.CreatedAt); err != nil {
 			return err
 		}
-		// The dashboard login is the merchant's first owner. An e-mail that
-		// already signs in to another merchant keeps that one (the sign-in
-		// form asks for no merchant), so this merchant then has no owner
-		// until one is invited.
+		// The dashboard login is the merchant's first owner, whether or not
+		// the e-mail is a user of another merchant too: each merchant has
+		// its own users, and the sign-in offers the e-mail's merchants.
 		_, err := tx.Exec(ctx, `INSERT INTO dashboard_users (merchant_id, id, email, password_hash, role)
-  SELECT $1, $2, $3, $4, 'owner' WHERE $3 <> '' ON CONFLICT DO NOTHING`,
+  SELECT $1, $2, $3, $4, 'owner' WHERE $3 <> ''`,
 			m.ID, uuid.New(), m.DashboardEmail, string(hash))
 		return err
 	})
