@@ -65,6 +65,9 @@ type Config struct {
 	// PlatformAllowPrivateNetworks lets an integration's api_url name
 	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
 	PlatformAllowPrivateNetworks bool
+	// WebhookAllowPrivateNetworks lets a webhook endpoint's url name
+	// loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_NETWORKS).
+	WebhookAllowPrivateNetworks bool
 	// TrustedProxies tells a request's client (TRUSTED_PROXIES) to every
 	// per-client limit and to the access log.
 	TrustedProxies clientip.Resolver

@@ -199,6 +199,7 @@ func (a *API) Router() *mux.Router {
 		WebhookSender: NewWebhookSender(d.Config),
 
 		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
+		WebhookAllowPrivateNetworks:  d.Config.WebhookAllowPrivateNetworks,
 		Catalog: httpapi.CatalogConfig{
 			Members:   members,
 			Campaigns: campaigns,
@@ -262,6 +263,7 @@ func (a *API) Router() *mux.Router {
 		WebhookSender:      NewWebhookSender(d.Config),
 
 		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
+		WebhookAllowPrivateNetworks:  d.Config.WebhookAllowPrivateNetworks,
 		// Members and Creators.
 		Members:         members,
 		Wallets:         wallets,
