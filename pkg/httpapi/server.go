@@ -235,10 +235,16 @@ func (s *Server) classify(err error) error {
 
 // recoverPanics turns a panic into a logged 500 envelope instead of a
 // dropped connection; tests fail on any 500, so a panic is still a bug.
+// http.ErrAbortHandler goes on to net/http, which drops the connection:
+// a handler that began an answer it cannot finish (a dashboard CSV export
+// whose database fails midway) cuts it rather than end it as if whole.
 func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v) // a handler cutting its answer short: net/http drops the connection
+				}
 				// The route template, not the path: a path may hold a
 				// creator token.
 				s.log.Error("panic serving request", zap.Any("panic", v), zap.String("route", accesslog.RouteTemplate(r)))
