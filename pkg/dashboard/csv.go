@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.uber.org/zap"
 )
@@ -23,7 +24,18 @@ type CSV struct {
 	header   []string
 	started  bool
 	safe     []string // the row being written, reused
+	rows     int
 }
+
+// exportWriteWindow is how long the rows after each deadlineEvery rows
+// may take to reach the client: the server's WriteTimeout (30 s) bounds a
+// whole answer, and a long export is many answers' worth of writing, so
+// the deadline moves with the download instead (a stalled client is still
+// cut after it).
+const (
+	exportWriteWindow = 30 * time.Second
+	deadlineEvery     = 1000
+)
 
 // NewCSV returns the download named filename of w, whose columns are
 // header.
@@ -45,7 +57,16 @@ func (c *CSV) Write(row ...string) error {
 	for _, cell := range row {
 		c.safe = append(c.safe, csvSafe(cell))
 	}
+	if c.rows++; c.rows%deadlineEvery == 0 {
+		c.extendDeadline()
+	}
 	return c.cw.Write(c.safe)
+}
+
+// extendDeadline moves the connection's write deadline exportWriteWindow
+// ahead; a writer without one (a test's recorder) is left as it is.
+func (c *CSV) extendDeadline() {
+	_ = http.NewResponseController(c.w).SetWriteDeadline(time.Now().Add(exportWriteWindow))
 }
 
 // Close writes what is still buffered, and the header row of an empty
@@ -63,6 +84,7 @@ func (c *CSV) start() error {
 		return nil
 	}
 	c.started = true
+	c.extendDeadline()
 	h := c.w.Header()
 	h.Set("Content-Type", "text/csv; charset=utf-8")
 	h.Set("Content-Disposition", `attachment; filename="`+strings.ReplaceAll(c.filename, `"`, "")+`"`)

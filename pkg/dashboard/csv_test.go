@@ -1,6 +1,7 @@
 package dashboard
 
 import (
+	"io"
 	"iter"
 	"net/http"
 	"net/http/httptest"
@@ -90,5 +91,41 @@ func TestExportCSVFailures(t *testing.T) {
 	}
 	if _, panicked := export(3); panicked != http.ErrAbortHandler {
 		t.Errorf("failing after 3 rows: panic %v, want http.ErrAbortHandler", panicked)
+	}
+}
+
+// An export that takes longer than the server's WriteTimeout (30 s in
+// production, 1 s here) is not cut by it: the write deadline moves with
+// the rows written.
+func TestExportCSVOutlivesTheWriteTimeout(t *testing.T) {
+	t.Parallel()
+	d, err := New(Config{Sessions: memstore.New()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	const n = 2500 // a millisecond each: 2.5 s
+	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rows := func(yield func(int, error) bool) {
+			for i := range n {
+				time.Sleep(time.Millisecond)
+				if !yield(i, nil) {
+					return
+				}
+			}
+		}
+		exportCSV(d, w, r, &Ctx{Lang: English, Loc: time.UTC}, NewCSV(w, "slow.csv", []string{"n"}), rows,
+			func(i int) []string { return []string{strconv.Itoa(i)} })
+	}))
+	srv.Config.WriteTimeout = time.Second
+	srv.Start()
+	defer srv.Close()
+	res, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer res.Body.Close()
+	body, err := io.ReadAll(res.Body)
+	if err != nil || strings.Count(string(body), "\n") != n+1 {
+		t.Errorf("read %d lines (%v), want the header and %d rows", strings.Count(string(body), "\n"), err, n)
 	}
 }

@@ -139,8 +139,12 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
 	accessLog := accesslog.Middleware(s.log, cfg.TrustedProxies)
-	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, accessLog)
-	r.Use(accessLog, s.recoverPanics)
+	// Strict-Transport-Security on every answer, the dashboard's (which
+	// this router serves) and the unrouted ones too, when PUBLIC_URL is https.
+	hsts := respond.StrictTransport(cfg.PublicURL)
+	notFound, notAllowed := respond.Unrouted(r, accessLog)
+	r.NotFoundHandler, r.MethodNotAllowedHandler = hsts(notFound), hsts(notAllowed)
+	r.Use(hsts, accessLog, s.recoverPanics)
 
 	s.registerDocs(r)
 

@@ -148,7 +148,7 @@ var Settings = []Setting{
 	{Name: "INGEST_ADDR", Default: ":8081", Meaning: "listen address of the ingest (platform webhooks)", Programs: []string{"ingest"}},
 	{Name: "METRICS_ADDR", Default: "127.0.0.1:9090", Meaning: "address of /metrics and the detailed /readyz, never on a public port; bind it to a private interface",
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
-	{Name: "PUBLIC_URL", Meaning: "how clients reach the API (empty: http://localhost and the port of HTTP_ADDR)", Programs: []string{"api"}},
+	{Name: "PUBLIC_URL", Meaning: "how clients reach the API (empty: http://localhost and the port of HTTP_ADDR); https in production: it turns on Strict-Transport-Security, and an http one is warned of at start", Programs: []string{"api"}},
 	{Name: "INGEST_PUBLIC_URL", Meaning: "how platforms reach the ingest (empty: http://localhost and the port of INGEST_ADDR)", Programs: []string{"api"}},
 	{Name: "SECRETS_KEY", Meaning: "base64 of 32 random bytes (openssl rand -base64 32) that encrypts provider secrets; required, except by standalone, which generates one into DATA_DIR",
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
