@@ -89,8 +89,8 @@ type Config struct {
 	// believed (TRUSTED_PROXIES); the zero Resolver believes none.
 	TrustedProxies clientip.Resolver
 	// AuthFailureLimit is the failed authentications a client address may
-	// make per minute at the API and at the ingest before 429
-	// (AUTH_FAILURE_LIMIT); 0 is none.
+	// make per minute at the API, and for each merchant at the ingest,
+	// before 429 (AUTH_FAILURE_LIMIT); 0 is none.
 	AuthFailureLimit int
 	// RetentionInterval is how often the scheduler's leader sweeps what
 	// has outlived its retention (RETENTION_INTERVAL); Retention is how
@@ -200,7 +200,7 @@ var Settings = []Setting{
 		Programs: []string{"api", "scheduler"}},
 	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the platforms' API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
 		Programs: []string{"api", "dispatcher", "scheduler"}},
-	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API and at the ingest, after a burst of 10, before 429; 0 is none",
+	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API, and for each merchant at the ingest, after a burst of 10, before 429; 0 is none",
 		Programs: []string{"api", "ingest"}},
 	{Name: "TRUSTED_PROXIES", Meaning: "comma-separated CIDRs of the operator's reverse proxies; only a request from one of them has its X-Forwarded-For believed (empty: none)",
 		Programs: []string{"api", "ingest"}},
