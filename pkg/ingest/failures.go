@@ -78,19 +78,16 @@ type guessBlocked struct{ wait time.Duration }
 
 func (guessBlocked) Error() string { return "address blocked for the merchant ids it guessed" }
 
-// failSettings answers a delivery whose settings could not be had: 429 for
-// a blocked (address, merchant), recorded; 404 for an unknown merchant,
-// which is a failed authentication of the address's guesses (merchant ids
-// are random: one that does not exist was guessed, and each guess cost a
-// database read), or 429 when that failure is beyond the allowance or the
-// guesses are blocked, not recorded (there is no merchant to record it
-// for); 503 otherwise.
-func (s *Service) failSettings(w http.ResponseWriter, r *http.Request, src source, d *inbound.Delivery, err error) {
+// failSettings answers a delivery whose settings could not be had, but a
+// blocked pair's (ServeWebhook refuses it unread): 404 for an unknown
+// merchant, which is a failed authentication of the address's guesses
+// (merchant ids are random: one that does not exist was guessed, and each
+// guess cost a database read), or 429 when that failure is beyond the
+// allowance or the guesses are blocked, not recorded (there is no merchant
+// to record it for); 503 otherwise.
+func (s *Service) failSettings(w http.ResponseWriter, r *http.Request, src source, err error) {
 	var guess guessBlocked
 	switch {
-	case errors.Is(err, errBlocked):
-		s.refuseUnread(w, r, d, src.blocked)
-		return
 	case errors.As(err, &guess):
 		s.refuseGuesses(w, guess.wait)
 		return

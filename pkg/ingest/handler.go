@@ -128,11 +128,16 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	src := s.sourceOf(r, vars["merchant_id"])
 	d.MerchantID = merchantID
 	settings, err := s.settingsFor(ctx, merchantID, d.Provider, src)
-	if err != nil {
-		s.failSettings(w, r, src, d, err)
+	if err != nil && !errors.Is(err, errBlocked) {
+		s.failSettings(w, r, src, err)
 		return
 	}
+	// The operator's ceiling bounds a blocked pair's recorded 429s too.
 	if s.overLimit(w, r, merchantID) {
+		return
+	}
+	if err != nil {
+		s.refuseUnread(w, r, d, src.blocked)
 		return
 	}
 	creds := settings.credentials()
