@@ -34,8 +34,8 @@ type source struct {
 	blocked   time.Duration
 }
 
-// sourceOf returns the source of r, a delivery for merchantID as the URL
-// wrote it (36 characters, parsed). The id is lowered, not re-encoded: its
+// sourceOf returns the source of r, a delivery for rawMerchantID as the
+// URL wrote it (36 characters, parsed). The id is lowered, not re-encoded: its
 // upper-case spelling is the same merchant and must spend the same count.
 // Blocked reads only memory.
 func (s *Service) sourceOf(r *http.Request, rawMerchantID string) source {
