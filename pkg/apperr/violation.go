@@ -18,6 +18,7 @@ const (
 	RulePercent      Rule = "percent"       // not a whole percent from 1 to 100
 	RuleFormat       Rule = "format"        // not the expected form: an e-mail, a URL, a date, a number
 	RuleHTTPS        Rule = "https"         // a URL that is not https
+	RuleNotPublic    Rule = "not_public"    // a URL naming a loopback, private or local address (netguard.CheckURL)
 	RuleNotAllowed   Rule = "not_allowed"   // not one of the values the field takes
 	RuleUnknown      Rule = "unknown"       // names something that does not exist (a campaign)
 	RuleDuplicate    Rule = "duplicate"     // the same value twice in a list

@@ -5,8 +5,11 @@ import (
 	"time"
 )
 
-// FailureLimit limits failed authentications per client key (Key), the
-// contract the API and the ingest share and redisx.AuthFailures keeps.
+// FailureLimit limits failed authentications per client key, the
+// contract the API and the ingest share and redisx.AuthFailures keeps. The
+// API and the dashboard count per address (Key); the ingest per address
+// and merchant, since the platforms post every merchant's webhooks from
+// the same few addresses (ingest/failures.go).
 // Blocked reads only memory: how long client stays blocked (0: not
 // blocked), so it costs a request nothing. Failed counts one failure of
 // client and tells whether it is now blocked (retryAfter > 0) and whether

@@ -94,8 +94,11 @@ type Config struct {
 	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
 	PlatformAllowPrivateNetworks bool
 	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
-	Webhooks      webhook.ManualStore
-	WebhookSender webhook.Sender
+	// WebhookAllowPrivateNetworks lets an endpoint's URL name loopback and
+	// private addresses (WEBHOOK_ALLOW_PRIVATE_NETWORKS).
+	Webhooks                    webhook.ManualStore
+	WebhookSender               webhook.Sender
+	WebhookAllowPrivateNetworks bool
 
 	// Members and Creators (members.go, creators.go).
 	Members         MemberStore

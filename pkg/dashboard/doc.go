@@ -32,7 +32,7 @@
 //     (303) and d.flash a message key.
 //   - Render with d.render(w, r, c, Page{Template: "p", Title: "p.title",
 //     Nav: "p", Data: data}). Lists use NewPagination (+ the template
-//     "pagination"), StatusTabs (+ "tabs") and WriteCSV.
+//     "pagination"), StatusTabs (+ "tabs") and CSV (csv.go).
 //   - A store the page needs is a small interface declared here, a field
 //     of Config, filled by pkg/program (roles.go, API.Router) with the
 //     postgres store.

@@ -170,6 +170,7 @@ func TestEveryPageInPortuguese(t *testing.T) {
 		post("/dashboard/webhooks", "url", "http://hooks.example.com/x", "events", "referral.created"),
 		post("/dashboard/webhooks", "url", "https://"+long, "events", "referral.created"),
 		post("/dashboard/webhooks", "url", "not a url", "events", "referral.created"),
+		post("/dashboard/webhooks", "url", "https://127.0.0.1/x", "events", "referral.created"),
 		post("/dashboard/webhooks", "url", "https://hooks.example.com/x"),
 		post("/dashboard/webhooks", "url", "https://hooks.example.com/x", "events", "nope.happened"),
 		post("/dashboard/webhooks/"+hook, "url", "http://hooks.example.com/x", "events", "referral.created"),

@@ -152,21 +152,17 @@ func (d *Dashboard) members(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	}})
 }
 
-// membersCSV answers every member matching f, read in batches.
+// membersCSV answers every member matching f, streamed from the batches
+// the store reads.
 func (d *Dashboard) membersCSV(w http.ResponseWriter, r *http.Request, c *Ctx, f member.Filter) {
-	var rows [][]string
-	for l, err := range d.cfg.Members.MemberRows(r.Context(), c.MerchantID(), f) {
-		if err != nil {
-			d.fail(w, r, c, err)
-			return
-		}
-		rows = append(rows, []string{ids.Format(ids.Member, l.ID), l.Name, l.Email, l.CouponCode, l.Status,
+	out := NewCSV(w, "members.csv", []string{"id", "name", "email", "coupon_code", "status", "campaign_id",
+		"pending", "available", "total_earned", "referrals", "created_at"})
+	exportCSV(d, w, r, c, out, d.cfg.Members.MemberRows(r.Context(), c.MerchantID(), f), func(l member.Listed) []string {
+		return []string{ids.Format(ids.Member, l.ID), l.Name, l.Email, l.CouponCode, l.Status,
 			ids.Format(ids.Campaign, l.CampaignID), money.FormatReais(l.Pending), money.FormatReais(l.Available),
 			money.FormatReais(l.TotalEarned), strconv.FormatInt(l.Stats.TotalReferrals, 10),
-			l.CreatedAt.UTC().Format(time.RFC3339)})
-	}
-	_ = WriteCSV(w, "members.csv", []string{"id", "name", "email", "coupon_code", "status", "campaign_id",
-		"pending", "available", "total_earned", "referrals", "created_at"}, rows)
+			l.CreatedAt.UTC().Format(time.RFC3339)}
+	})
 }
 
 // memberByPath loads the signed-in merchant's member of the path's {id}

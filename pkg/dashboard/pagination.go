@@ -1,11 +1,9 @@
 package dashboard
 
 import (
-	"encoding/csv"
 	"net/http"
 	"net/url"
 	"strconv"
-	"strings"
 
 	"github.com/convida/convida/pkg/report"
 )
@@ -92,38 +90,4 @@ func StatusTabs(r *http.Request, param string, tabs []Tab) []Tab {
 		out[i] = t
 	}
 	return out
-}
-
-// WriteCSV answers a CSV download named filename. Cells that a
-// spreadsheet would run as a formula are prefixed with a quote.
-func WriteCSV(w http.ResponseWriter, filename string, header []string, rows [][]string) error {
-	h := w.Header()
-	h.Set("Content-Type", "text/csv; charset=utf-8")
-	h.Set("Content-Disposition", `attachment; filename="`+strings.ReplaceAll(filename, `"`, "")+`"`)
-	h.Set("Cache-Control", "no-store")
-	cw := csv.NewWriter(w)
-	if err := cw.Write(header); err != nil {
-		return err
-	}
-	for _, row := range rows {
-		safe := make([]string, len(row))
-		for i, cell := range row {
-			safe[i] = csvSafe(cell)
-		}
-		if err := cw.Write(safe); err != nil {
-			return err
-		}
-	}
-	cw.Flush()
-	return cw.Error()
-}
-
-func csvSafe(cell string) string {
-	if _, err := strconv.ParseFloat(cell, 64); err == nil {
-		return cell // a number, negative ones included, stays a number
-	}
-	if cell != "" && strings.ContainsRune("=+-@\t\r", rune(cell[0])) {
-		return "'" + cell
-	}
-	return cell
 }

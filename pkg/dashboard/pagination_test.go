@@ -3,7 +3,6 @@ package dashboard
 import (
 	"net/http/httptest"
 	"reflect"
-	"strings"
 	"testing"
 )
 
@@ -44,23 +43,5 @@ func TestStatusTabs(t *testing.T) {
 	}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("StatusTabs = %+v, want %+v", got, want)
-	}
-}
-
-func TestWriteCSV(t *testing.T) {
-	t.Parallel()
-	w := httptest.NewRecorder()
-	if err := WriteCSV(w, "members.csv", []string{"name", "balance"}, [][]string{{"Ana, a", "9.79"}, {"=HYPERLINK(1)", "-1.5"}, {"-cmd", "@x"}}); err != nil {
-		t.Fatal(err)
-	}
-	want := "name,balance\n\"Ana, a\",9.79\n'=HYPERLINK(1),-1.5\n'-cmd,'@x\n"
-	if w.Body.String() != want {
-		t.Errorf("body %q, want %q", w.Body.String(), want)
-	}
-	if cd := w.Header().Get("Content-Disposition"); !strings.Contains(cd, `filename="members.csv"`) {
-		t.Errorf("Content-Disposition %q", cd)
-	}
-	if ct := w.Header().Get("Content-Type"); !strings.HasPrefix(ct, "text/csv") {
-		t.Errorf("Content-Type %q", ct)
 	}
 }

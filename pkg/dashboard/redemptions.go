@@ -188,22 +188,18 @@ func (d *Dashboard) redemptions(w http.ResponseWriter, r *http.Request, c *Ctx) 
 
 // redemptionsCSV answers the filter's redemptions as a CSV download:
 // amounts in reais with a decimal point, times in RFC 3339 in the
-// merchant's zone, whatever the page's language (a file for programs).
+// merchant's zone, whatever the page's language (a file for programs),
+// streamed from the batches the store reads.
 func (d *Dashboard) redemptionsCSV(w http.ResponseWriter, r *http.Request, c *Ctx, f redemption.Filter) {
-	var rows [][]string
-	for l, err := range d.cfg.Redemptions.RedemptionRows(r.Context(), c.MerchantID(), f) {
-		if err != nil {
-			d.fail(w, r, c, err)
-			return
-		}
-		rows = append(rows, []string{l.ID.String(), l.CreatedAt.In(c.Loc).Format(time.RFC3339),
+	out := NewCSV(w, "redemptions.csv", []string{"id", "created_at", "member_id", "member_name", "member_email", "type",
+		"amount_brl", "status", "coupon_code", "coupon_expires_at", "subscription_id", "applied_cycles",
+		"failure_reason", "updated_at"})
+	exportCSV(d, w, r, c, out, d.cfg.Redemptions.RedemptionRows(r.Context(), c.MerchantID(), f), func(l redemption.Listed) []string {
+		return []string{l.ID.String(), l.CreatedAt.In(c.Loc).Format(time.RFC3339),
 			l.MemberID.String(), l.MemberName, l.MemberEmail, l.Type, money.FormatReais(l.Amount), l.Status,
 			l.Result.CouponCode, csvTime(l.Result.ExpiresAt, c.Loc), l.SubscriptionID, csvCycles(l.Result.AppliedCycles),
-			l.FailureReason, l.UpdatedAt.In(c.Loc).Format(time.RFC3339)})
-	}
-	_ = WriteCSV(w, "redemptions.csv", []string{"id", "created_at", "member_id", "member_name", "member_email", "type",
-		"amount_brl", "status", "coupon_code", "coupon_expires_at", "subscription_id", "applied_cycles",
-		"failure_reason", "updated_at"}, rows)
+			l.FailureReason, l.UpdatedAt.In(c.Loc).Format(time.RFC3339)}
+	})
 }
 
 func csvTime(t time.Time, loc *time.Location) string {

@@ -217,23 +217,19 @@ func withQuery(r *http.Request, set map[string]string) string {
 }
 
 // referralsCSV answers every referral of the filter as CSV, money as
-// reais with a point, times in RFC 3339 UTC.
+// reais with a point, times in RFC 3339 UTC, streamed from the batches the
+// store reads.
 func (d *Dashboard) referralsCSV(w http.ResponseWriter, r *http.Request, c *Ctx, f referral.Filter) {
-	var rows [][]string
-	for l, err := range d.cfg.Referrals.ReferralRows(r.Context(), c.MerchantID(), f) {
-		if err != nil {
-			d.fail(w, r, c, err)
-			return
-		}
-		rows = append(rows, []string{ids.Format(ids.Referral, l.ID), jsontime.Format(l.CreatedAt), ids.Format(ids.Member, l.MemberID),
+	out := NewCSV(w, "referrals.csv", []string{"id", "created_at", "member_id", "member_name", "member_email", "source",
+		"order_id", "buyer_name", "buyer_email", "coupon", "order_value", "reward_amount", "status", "rejection_reason",
+		"review_required", "review_reasons", "warranty_expires_at", "unrecovered_amount", "notes"})
+	exportCSV(d, w, r, c, out, d.cfg.Referrals.ReferralRows(r.Context(), c.MerchantID(), f), func(l referral.Listed) []string {
+		return []string{ids.Format(ids.Referral, l.ID), jsontime.Format(l.CreatedAt), ids.Format(ids.Member, l.MemberID),
 			l.MemberName, l.MemberEmail, l.Source, l.OrderID, l.RefereeName, l.RefereeEmail, l.CouponUsed,
 			money.FormatReais(l.OrderValue), money.FormatReais(l.RewardAmount), l.Status, l.RejectionReason,
 			strconv.FormatBool(l.ReviewRequired), strings.Join(l.ReviewReasons, " "), jsontime.Format(l.WarrantyExpiresAt),
-			money.FormatReais(l.UnrecoveredAmount), l.Notes})
-	}
-	_ = WriteCSV(w, "referrals.csv", []string{"id", "created_at", "member_id", "member_name", "member_email", "source",
-		"order_id", "buyer_name", "buyer_email", "coupon", "order_value", "reward_amount", "status", "rejection_reason",
-		"review_required", "review_reasons", "warranty_expires_at", "unrecovered_amount", "notes"}, rows)
+			money.FormatReais(l.UnrecoveredAmount), l.Notes}
+	})
 }
 
 // findReferral reads the path's referral of the signed-in merchant; false

@@ -3,6 +3,7 @@ package dashboard
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"slices"
 	"time"
@@ -12,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -113,6 +115,9 @@ func (d *Dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, c *Ctx,
 
 // invalidKey turns a webhook.Validate refusal into the form's message.
 func invalidKey(err error) string {
+	if errors.Is(err, netguard.ErrNotPublic) {
+		return "webhooks.url_not_public"
+	}
 	if isField(err, "url") {
 		return "webhooks.bad_url"
 	}
@@ -133,7 +138,7 @@ func submittedEvents(r *http.Request) []string {
 func (d *Dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	ep := &webhook.Endpoint{MerchantID: c.MerchantID(), URL: r.PostFormValue("url"), Events: submittedEvents(r),
 		IsActive: true, Secret: webhook.NewSecret()}
-	if err := ep.Validate(); err != nil {
+	if err := ep.Validate(d.cfg.WebhookAllowPrivateNetworks); err != nil {
 		if !apperr.Is(err, apperr.Invalid) {
 			d.fail(w, r, c, err)
 			return
@@ -217,7 +222,7 @@ func (d *Dashboard) editWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	}
 	url := r.PostFormValue("url")
 	patch := webhook.Patch{URL: &url, Events: submittedEvents(r)}
-	if err := patch.Validate(); err != nil {
+	if err := patch.Validate(d.cfg.WebhookAllowPrivateNetworks); err != nil {
 		if !apperr.Is(err, apperr.Invalid) {
 			d.fail(w, r, c, err)
 			return

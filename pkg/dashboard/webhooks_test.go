@@ -54,12 +54,12 @@ func (e *env) attemptCount(ep uuid.UUID, status string) int {
 }
 
 // The owner's whole round: create (the secret shown once), edit, send a
-// test event and retry it (the receiver is on loopback, which deliveries
-// refuse outside development: both attempts are logged as failed), filter
+// test event and retry it (WEBHOOK_ALLOW_PRIVATE_NETWORKS lets the URL name
+// a closed port on loopback: both attempts are logged as failed), filter
 // the log, disable, enable, rotate, delete.
 func TestWebhooksManage(t *testing.T) {
 	t.Parallel()
-	e := newEnv(t)
+	e := newEnvWith(t, map[string]string{"WEBHOOK_ALLOW_PRIVATE_NETWORKS": "true"})
 	owner := e.owner()
 	if r := e.do(owner, http.MethodGet, "/dashboard/webhooks", nil); r.StatusCode != http.StatusOK || !strings.Contains(r.body, "No endpoints yet.") {
 		t.Fatalf("the empty webhooks page: %d: %s", r.StatusCode, r.body)
@@ -253,5 +253,30 @@ func TestWebhooksViewerAndOtherMerchant(t *testing.T) {
 	}
 	if list, _ := e.webhooks().ListWebhooks(context.Background(), mine.MerchantID); len(list) != 1 {
 		t.Errorf("%d endpoints after refused creations, want 1", len(list))
+	}
+}
+
+// TestWebhookFormRefusesPrivateAddresses (issue 29): without
+// WEBHOOK_ALLOW_PRIVATE_NETWORKS the form refuses a URL naming a loopback
+// or private address, or localhost, on creation and on an edit, saying
+// why, and stores nothing.
+func TestWebhookFormRefusesPrivateAddresses(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner()
+	const want = `role="alert" class="alert">The URL must name a public server: its address is not public`
+	ep := e.endpointOf(e.demo.MerchantID, "https://hooks.loja.example.com/x")
+	for _, u := range []string{"https://127.0.0.1/x", "https://localhost/x", "https://10.0.0.7/x", "https://[::1]/x"} {
+		form := url.Values{"url": {u}, "events": {"member.created"}}
+		if r := e.do(owner, http.MethodPost, "/dashboard/webhooks", form); r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, want) {
+			t.Errorf("create %s: %d, want 422 saying the address is not public: %s", u, r.StatusCode, r.body)
+		}
+		if r := e.do(owner, http.MethodPost, "/dashboard/webhooks/"+ep.ID.String(), form); r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, want) {
+			t.Errorf("edit to %s: %d, want 422 saying the address is not public: %s", u, r.StatusCode, r.body)
+		}
+	}
+	list, err := e.webhooks().ListWebhooks(context.Background(), ep.MerchantID)
+	if err != nil || len(list) != 1 || list[0].URL != ep.URL {
+		t.Errorf("stored endpoints %+v (%v), want only the first, unchanged", list, err)
 	}
 }

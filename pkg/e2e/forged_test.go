@@ -232,10 +232,11 @@ func TestIngestAuthenticationFailuresLookAlike(t *testing.T) {
 
 // TestFailedAuthenticationsAreLimitedPerClient: after its burst of failed
 // authentications a client is answered 429 rate_limited with Retry-After,
-// at the ingest and at the API; another client (the platform, a merchant's
-// server) is still served, and so are the right credentials from the
-// blocked client while they are in memory. Blocked deliveries are not
-// recorded, and the access log names each client as the proxy forwarded.
+// at the ingest (for that merchant) and at the API; another client (the
+// platform, a merchant's server) is still served, and so are the right
+// credentials from the blocked client while they are in memory. Blocked
+// deliveries are recorded (rate_limited) like the other refusals, and the
+// access log names each client as the proxy forwarded.
 func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 	t.Parallel()
 	s, tn, m := startWithAna(t, stackOptions{env: forgedEnv(), observe: true}, 1500)
@@ -256,9 +257,13 @@ func TestFailedAuthenticationsAreLimitedPerClient(t *testing.T) {
 		wantStatus(t, s.postFrom(platform, "yampi", id, yampi, map[string]string{"X-Yampi-Hmac-SHA256": yampiSign(tn.yampiSecret, yampi)}), http.StatusOK)
 		yampi = yampiOrder(t, yampiPaid, 770003, m.CouponCode, 100)
 		wantStatus(t, s.postFrom(forger, "yampi", id, yampi, map[string]string{"X-Yampi-Hmac-SHA256": yampiSign(tn.yampiSecret, yampi)}), http.StatusOK)
-		// The forger's refusals, the platform's one, the three sales:
-		// nothing of the 429s.
-		s.waitRecords(tn, forged+4)
+		// The forger's refusals (its 401s and its two 429s), the
+		// platform's one, the three sales.
+		s.waitRecords(tn, forged+6)
+		if n := s.count(`SELECT count(*) FROM inbound_deliveries WHERE merchant_id = $1 AND outcome = 'rate_limited' AND http_status = 429`,
+			tn.merchant.ID); n != 2 {
+			t.Errorf("%d rate_limited records, want the forger's 2", n)
+		}
 	})
 
 	t.Run("api", func(t *testing.T) {
@@ -309,10 +314,13 @@ func TestForwardedAddressNeedsATrustedProxy(t *testing.T) {
 }
 
 // TestBlockedClientCostsNoDatabaseWork: once a client is blocked, its
-// requests are answered 429 while PostgreSQL is unreachable, for a
-// merchant and an API key the caches have never seen — they cannot have
-// been read. Another client's same requests need the database, and get
-// 503 meanwhile: without the block, the forger's would too.
+// requests are answered 429 while PostgreSQL is unreachable: its
+// deliveries for the merchant whose token it got wrong (authenticated from
+// memory when the settings are still there, refused unread otherwise), its
+// guesses of merchant ids the cache has never
+// seen, and an API key it has never presented — none of them can have
+// been read. Another client's same requests need the database, and get 503
+// meanwhile: without the block, the forger's would too.
 func TestBlockedClientCostsNoDatabaseWork(t *testing.T) {
 	t.Parallel()
 	dbURL := testenv.MustDatabase(t)
@@ -320,13 +328,15 @@ func TestBlockedClientCostsNoDatabaseWork(t *testing.T) {
 	s := startStack(t, stackOptions{env: forgedEnv(), databaseURL: withHost(t, dbURL, proxy.addr), noLedger: true, noRecorder: true})
 	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
 	forger, other := newClient(), newClient()
-	for i := range failureBurst {
-		wantStatus(t, s.postFrom(forger, "guru", tn.merchant.ID.String(), forgedGuru(t, tn, "nodb-"+strconv.Itoa(i)), nil), http.StatusUnauthorized)
-		wantStatus(t, s.apiFrom(forger, uuid.NewString(), "/campaigns"), http.StatusUnauthorized)
-	}
+	spendAllowance(t, "forged delivery", func(i int) response {
+		return s.postFrom(forger, "guru", tn.merchant.ID.String(), forgedGuru(t, tn, "nodb-"+strconv.Itoa(i)), nil)
+	})
+	spendAllowance(t, "wrong key", func(int) response { return s.apiFrom(forger, uuid.NewString(), "/campaigns") })
+	spendGuesses(t, s, forger)
 	proxy.stop()
 
 	unseenMerchant, unseenKey := uuid.NewString(), uuid.NewString()
+	wantRateLimited(t, s.postFrom(forger, "guru", tn.merchant.ID.String(), forgedGuru(t, tn, "nodb-w"), nil))
 	wantRateLimited(t, s.postFrom(forger, "guru", unseenMerchant, forgedGuru(t, tn, "nodb-x"), nil))
 	wantRateLimited(t, s.apiFrom(forger, unseenKey, "/campaigns"))
 	wantStatus(t, s.postFrom(other, "guru", unseenMerchant, forgedGuru(t, tn, "nodb-y"), nil), http.StatusServiceUnavailable)

@@ -29,7 +29,8 @@ type DeliveryView struct {
 	ReceivedAt string `json:"received_at"`
 	// Status is the HTTP status the platform was answered, Outcome what
 	// it meant (accepted, duplicate, ignored, unattributed, unauthorized,
-	// unprocessable, too_large, unavailable) and Error why, when refused.
+	// unprocessable, too_large, unavailable, rate_limited) and Error why,
+	// when refused.
 	Status  int    `json:"status"`
 	Outcome string `json:"outcome"`
 	Error   string `json:"error"`

@@ -65,6 +65,9 @@ type Config struct {
 	// PlatformAllowPrivateNetworks lets an integration's api_url name
 	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
 	PlatformAllowPrivateNetworks bool
+	// WebhookAllowPrivateNetworks lets a webhook endpoint's url name
+	// loopback and private addresses (WEBHOOK_ALLOW_PRIVATE_NETWORKS).
+	WebhookAllowPrivateNetworks bool
 	// TrustedProxies tells a request's client (TRUSTED_PROXIES) to every
 	// per-client limit and to the access log.
 	TrustedProxies clientip.Resolver
@@ -136,8 +139,12 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.docs = sync.OnceValues(s.newDocsFile)
 	r := mux.NewRouter()
 	accessLog := accesslog.Middleware(s.log, cfg.TrustedProxies)
-	r.NotFoundHandler, r.MethodNotAllowedHandler = respond.Unrouted(r, accessLog)
-	r.Use(accessLog, s.recoverPanics)
+	// Strict-Transport-Security on every answer, the dashboard's (which
+	// this router serves) and the unrouted ones too, when PUBLIC_URL is https.
+	hsts := respond.StrictTransport(cfg.PublicURL)
+	notFound, notAllowed := respond.Unrouted(r, accessLog)
+	r.NotFoundHandler, r.MethodNotAllowedHandler = hsts(notFound), hsts(notAllowed)
+	r.Use(hsts, accessLog, s.recoverPanics)
 
 	s.registerDocs(r)
 
@@ -232,10 +239,16 @@ func (s *Server) classify(err error) error {
 
 // recoverPanics turns a panic into a logged 500 envelope instead of a
 // dropped connection; tests fail on any 500, so a panic is still a bug.
+// http.ErrAbortHandler goes on to net/http, which drops the connection:
+// a handler that began an answer it cannot finish (a dashboard CSV export
+// whose database fails midway) cuts it rather than end it as if whole.
 func (s *Server) recoverPanics(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		defer func() {
 			if v := recover(); v != nil {
+				if v == http.ErrAbortHandler {
+					panic(v) // a handler cutting its answer short: net/http drops the connection
+				}
 				// The route template, not the path: a path may hold a
 				// creator token.
 				s.log.Error("panic serving request", zap.Any("panic", v), zap.String("route", accesslog.RouteTemplate(r)))

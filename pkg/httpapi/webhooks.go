@@ -73,8 +73,8 @@ type DeliveryLogList struct {
 // urlFirst returns the fault of rawURL when it is set and has one, else
 // eventsErr: the URL is checked before the events, also when the events do
 // not decode.
-func urlFirst(rawURL *string, eventsErr error) error {
-	if err := (&webhook.Patch{URL: rawURL}).Validate(); err != nil {
+func (s *Server) urlFirst(rawURL *string, eventsErr error) error {
+	if err := (&webhook.Patch{URL: rawURL}).Validate(s.cfg.WebhookAllowPrivateNetworks); err != nil {
 		return err
 	}
 	return eventsErr
@@ -126,10 +126,10 @@ func (s *Server) createWebhook(w http.ResponseWriter, r *http.Request) {
 		IsActive: !req.IsActive.Set || req.IsActive.Value, Secret: webhook.NewSecret()}
 	var err error
 	if ep.Events, err = eventList(req.Events); err != nil {
-		s.fail(w, r, urlFirst(&ep.URL, err))
+		s.fail(w, r, s.urlFirst(&ep.URL, err))
 		return
 	}
-	if err := ep.Validate(); err != nil {
+	if err := ep.Validate(s.cfg.WebhookAllowPrivateNetworks); err != nil {
 		s.fail(w, r, err)
 		return
 	}
@@ -181,14 +181,14 @@ func (s *Server) patchWebhook(w http.ResponseWriter, r *http.Request) {
 	}
 	if present(req.Events) {
 		if patch.Events, err = eventList(req.Events); err != nil {
-			s.fail(w, r, urlFirst(patch.URL, err))
+			s.fail(w, r, s.urlFirst(patch.URL, err))
 			return
 		}
 	}
 	if req.IsActive.Set {
 		patch.IsActive = &req.IsActive.Value
 	}
-	if err := patch.Validate(); err != nil {
+	if err := patch.Validate(s.cfg.WebhookAllowPrivateNetworks); err != nil {
 		s.fail(w, r, err)
 		return
 	}

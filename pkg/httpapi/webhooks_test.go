@@ -109,7 +109,16 @@ type hookEnv struct {
 	v        *openapitest.Validator
 }
 
+// mustHookEnv is the webhook API with WEBHOOK_ALLOW_PRIVATE_NETWORKS on,
+// as its tests register their receiver on loopback.
 func mustHookEnv(t *testing.T) *hookEnv {
+	t.Helper()
+	return mustHookEnvWith(t, true)
+}
+
+// mustHookEnvWith is mustHookEnv with WEBHOOK_ALLOW_PRIVATE_NETWORKS as
+// allowPrivate.
+func mustHookEnvWith(t *testing.T, allowPrivate bool) *hookEnv {
 	t.Helper()
 	rc := mustHookReceiver(t)
 	roots := x509.NewCertPool()
@@ -124,7 +133,9 @@ func mustHookEnv(t *testing.T) *hookEnv {
 				Webhooks:      store,
 				DeliveryLog:   store,
 				EventPayloads: store,
-				WebhookSender: webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: true, RootCAs: roots}),
+				WebhookSender: webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: allowPrivate, RootCAs: roots}),
+
+				WebhookAllowPrivateNetworks: allowPrivate,
 				Protection: httpapi.ProtectionConfig{
 					Limiter: redisx.NewLimiter(rdb, nil), Idempotency: redisx.NewIdempotency(rdb, nil),
 				},

@@ -63,4 +63,7 @@ const (
 	DeliveryUnprocessable = "unprocessable"
 	DeliveryTooLarge      = "too_large"
 	DeliveryUnavailable   = "unavailable"
+	// DeliveryRateLimited: answered 429 because its address had spent
+	// its allowance of failed authentications with the merchant.
+	DeliveryRateLimited = "rate_limited"
 )

@@ -2,7 +2,6 @@ package ingest
 
 import (
 	"context"
-	"errors"
 	"math"
 	"net/http"
 	"strconv"
@@ -23,25 +22,6 @@ type answer struct {
 	Reason     string `json:"reason,omitempty"`
 }
 
-// failSettings answers a delivery whose settings could not be had: 429 for
-// a blocked client; 404 for an unknown merchant, which is a failed
-// authentication too (merchant ids are random: one that does not exist was
-// guessed, and each guess cost a database read), or 429 when that failure
-// is beyond the client's allowance; 503 otherwise.
-func (s *Service) failSettings(w http.ResponseWriter, r *http.Request, src source, err error) {
-	switch {
-	case errors.Is(err, errBlocked):
-		s.refuseBlocked(w, src.blocked)
-		return
-	case apperr.Is(err, apperr.NotFound):
-		if wait, over := s.failures.Failed(r.Context(), src.key); over {
-			s.refuseBlocked(w, wait)
-			return
-		}
-	}
-	s.fail(w, nil, err)
-}
-
 // refusal is a delivery refused before it authenticated: the body
 // received, the part of it a record may keep (already redacted), and why.
 type refusal struct {
@@ -57,17 +37,17 @@ const UnauthenticatedMessage = "the webhook could not be authenticated"
 
 // refuse answers a delivery refused before it authenticated, which anyone
 // who knows the merchant's URL may send. Its failure is counted against
-// the client; one beyond the client's allowance is answered 429 and not
-// recorded, so that a client's records are bounded by its allowance. The
-// others are recorded with the digest and length of their body and at
-// most MaxRefusedBody of it.
+// the (address, merchant); one beyond the allowance is answered 429
+// (refuseBlocked). Each is recorded with the digest and length of its body
+// and at most MaxRefusedBody of it, so that a client's records cost little
+// however many it sends.
 func (s *Service) refuse(w http.ResponseWriter, r *http.Request, src source, d *inbound.Delivery, ref refusal) {
 	if src.blocked > 0 {
-		s.refuseBlocked(w, src.blocked)
+		s.refuseBlocked(w, d, src.blocked, ref)
 		return
 	}
 	if wait, over := s.failures.Failed(r.Context(), src.key); over {
-		s.refuseBlocked(w, wait)
+		s.refuseBlocked(w, d, wait, ref)
 		return
 	}
 	keepRefused(d, ref.raw, ref.kept)
@@ -76,16 +56,6 @@ func (s *Service) refuse(w http.ResponseWriter, r *http.Request, src source, d *
 		answer = apperr.Errorf(apperr.Unauthorized, UnauthenticatedMessage)
 	}
 	s.failAs(w, d, ref.err, answer)
-}
-
-// refuseBlocked answers 429 to a client blocked for its failed
-// authentications. It is counted (AuthFailures.Refused), not recorded:
-// recording would cost what the block saves.
-func (s *Service) refuseBlocked(w http.ResponseWriter, wait time.Duration) {
-	s.failures.Refused()
-	w.Header().Set("Retry-After", retryAfterHeader(wait))
-	respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.RateLimited,
-		"too many failed authentications from this address, retry later"))
 }
 
 // retryAfterHeader is d in whole seconds, at least 1.
@@ -168,6 +138,8 @@ func outcomeOf(code apperr.Code) string {
 		return inbound.DeliveryUnauthorized
 	case apperr.PayloadTooLarge:
 		return inbound.DeliveryTooLarge
+	case apperr.RateLimited:
+		return inbound.DeliveryRateLimited
 	case apperr.Unavailable, apperr.Internal:
 		return inbound.DeliveryUnavailable
 	}

@@ -25,6 +25,11 @@ type settingsCache struct {
 
 	mu      sync.Mutex
 	entries map[settingsKey]settingsEntry
+	// found holds the merchants this process has found to exist: merchants
+	// are never deleted (migration 00024), so an id found once is a
+	// merchant's for good, and its deliveries never spend the allowance of
+	// the ids that do not exist (failures.go).
+	found map[uuid.UUID]struct{}
 }
 
 type settingsKey struct {
@@ -39,7 +44,7 @@ type settingsEntry struct {
 }
 
 func newSettingsCache(src Merchants, ttl time.Duration, now func() time.Time) *settingsCache {
-	return &settingsCache{src: src, ttl: ttl, now: now, entries: map[settingsKey]settingsEntry{}}
+	return &settingsCache{src: src, ttl: ttl, now: now, entries: map[settingsKey]settingsEntry{}, found: map[uuid.UUID]struct{}{}}
 }
 
 // get returns the provider settings of the merchant; apperr.NotFound for an
@@ -69,8 +74,22 @@ func (c *settingsCache) get(ctx context.Context, merchantID uuid.UUID, provider 
 		c.entries = map[settingsKey]settingsEntry{}
 	}
 	c.entries[k] = e
+	if e.err == nil {
+		if len(c.found) > 100_000 {
+			c.found = map[uuid.UUID]struct{}{}
+		}
+		c.found[merchantID] = struct{}{}
+	}
 	c.mu.Unlock()
 	return e.settings, e.err
+}
+
+// known reports whether merchantID was found to exist by this process.
+func (c *settingsCache) known(merchantID uuid.UUID) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	_, ok := c.found[merchantID]
+	return ok
 }
 
 // fresh returns the settings of merchantID's provider when memory holds

@@ -101,39 +101,45 @@ func (s *Service) Register(r *mux.Router) {
 // a duplicate, ignored or unattributed event once its record is; 401 for
 // every authentication failure, with one message; 404 unknown provider or
 // merchant; 413 body over 1 MiB; 422 unmappable body; 429 over the
-// merchant's ceiling, or from a client blocked for its failed
-// authentications; 503 when the broker (or, with cold caches, the
-// database) cannot be reached (the platform retries). Every answer is
-// written last: nothing runs on the request goroutine after it.
+// merchant's ceiling, or from an address blocked for its failed
+// authentications with this merchant (failures.go); 503 when the broker
+// (or, with cold caches, the database) cannot be reached (the platform
+// retries). Every answer is written last: nothing runs on the request
+// goroutine after it.
 //
-// A blocked client costs no database work: its delivery is answered 429
-// unless it authenticates with settings already in memory (a platform
-// sharing its address with a forger keeps being served).
+// A blocked (address, merchant) costs no database work: its delivery is
+// answered 429 and recorded, unless it authenticates with settings
+// already in memory (the merchant fixed its token). Another merchant's
+// deliveries from the same address are not affected.
 func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
-	src := source{key: s.clients.Key(r)}
-	src.blocked = s.failures.Blocked(src.key)
 	d := &inbound.Delivery{ID: ids.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
 	adapter, ok := inbound.Lookup(d.Provider)
 	merchantID, okID := parseUUID(vars["merchant_id"])
-	switch {
-	case src.blocked > 0 && !(ok && okID):
-		s.refuseBlocked(w, src.blocked)
-		return
-	case !ok || !okID:
+	if !ok || !okID {
+		if wait := s.failures.Blocked(guessKey(s.clients.Key(r))); wait > 0 {
+			s.refuseGuesses(w, wait)
+			return
+		}
 		respond.Error(w, s.log, respond.Admin, apperr.Errorf(apperr.NotFound, "unknown provider or merchant"))
 		return
 	}
 	ctx := r.Context()
+	src := s.sourceOf(r, vars["merchant_id"])
+	d.MerchantID = merchantID
 	settings, err := s.settingsFor(ctx, merchantID, d.Provider, src)
-	if err != nil {
+	if err != nil && !errors.Is(err, errBlocked) {
 		s.failSettings(w, r, src, err)
 		return
 	}
+	// The operator's ceiling bounds a blocked pair's recorded 429s too.
 	if s.overLimit(w, r, merchantID) {
 		return
 	}
-	d.MerchantID = merchantID
+	if err != nil {
+		s.refuseUnread(w, r, d, src.blocked)
+		return
+	}
 	creds := settings.credentials()
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
@@ -180,30 +186,6 @@ func adapterHeader(r *http.Request) http.Header {
 	}
 	return h
 }
-
-// source is the client of a request as the failed-authentication limit
-// counts it, and how long it stays blocked (0: it is not).
-type source struct {
-	key     string
-	blocked time.Duration
-}
-
-// settingsFor returns the merchant's settings of provider. A blocked
-// client gets only settings already in memory, errBlocked otherwise: it
-// costs no database read.
-func (s *Service) settingsFor(ctx context.Context, merchantID uuid.UUID, provider string, src source) (providerSettings, error) {
-	if src.blocked > 0 {
-		if settings, ok := s.merchants.fresh(merchantID, provider); ok {
-			return settings, nil
-		}
-		return providerSettings{}, errBlocked
-	}
-	return s.merchants.get(ctx, merchantID, provider)
-}
-
-// errBlocked: the client is blocked and its delivery cannot be
-// authenticated from memory.
-var errBlocked = errors.New("client blocked for its failed authentications")
 
 func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, ev *inbound.OrderEvent) {
 	d.DedupeKey = ev.DedupeKey

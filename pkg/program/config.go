@@ -89,8 +89,8 @@ type Config struct {
 	// believed (TRUSTED_PROXIES); the zero Resolver believes none.
 	TrustedProxies clientip.Resolver
 	// AuthFailureLimit is the failed authentications a client address may
-	// make per minute at the API and at the ingest before 429
-	// (AUTH_FAILURE_LIMIT); 0 is none.
+	// make per minute at the API, and for each merchant at the ingest,
+	// before 429 (AUTH_FAILURE_LIMIT); 0 is none.
 	AuthFailureLimit int
 	// RetentionInterval is how often the scheduler's leader sweeps what
 	// has outlived its retention (RETENTION_INTERVAL); Retention is how
@@ -148,7 +148,7 @@ var Settings = []Setting{
 	{Name: "INGEST_ADDR", Default: ":8081", Meaning: "listen address of the ingest (platform webhooks)", Programs: []string{"ingest"}},
 	{Name: "METRICS_ADDR", Default: "127.0.0.1:9090", Meaning: "address of /metrics and the detailed /readyz, never on a public port; bind it to a private interface",
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
-	{Name: "PUBLIC_URL", Meaning: "how clients reach the API (empty: http://localhost and the port of HTTP_ADDR)", Programs: []string{"api"}},
+	{Name: "PUBLIC_URL", Meaning: "how clients reach the API (empty: http://localhost and the port of HTTP_ADDR); https in production: it turns on Strict-Transport-Security, and an http one is warned of at start", Programs: []string{"api"}},
 	{Name: "INGEST_PUBLIC_URL", Meaning: "how platforms reach the ingest (empty: http://localhost and the port of INGEST_ADDR)", Programs: []string{"api"}},
 	{Name: "SECRETS_KEY", Meaning: "base64 of 32 random bytes (openssl rand -base64 32) that encrypts provider secrets; required, except by standalone, which generates one into DATA_DIR",
 		Programs: []string{"api", "ingest", "ledger", "dispatcher", "scheduler"}},
@@ -200,7 +200,7 @@ var Settings = []Setting{
 		Programs: []string{"api", "scheduler"}},
 	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the platforms' API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
 		Programs: []string{"api", "dispatcher", "scheduler"}},
-	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API and at the ingest, after a burst of 10, before 429; 0 is none",
+	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API, and for each merchant at the ingest, after a burst of 10, before 429; 0 is none",
 		Programs: []string{"api", "ingest"}},
 	{Name: "TRUSTED_PROXIES", Meaning: "comma-separated CIDRs of the operator's reverse proxies; only a request from one of them has its X-Forwarded-For believed (empty: none)",
 		Programs: []string{"api", "ingest"}},

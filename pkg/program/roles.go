@@ -202,6 +202,7 @@ func (a *API) Router() *mux.Router {
 		WebhookSender: NewWebhookSender(d.Config),
 
 		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
+		WebhookAllowPrivateNetworks:  d.Config.WebhookAllowPrivateNetworks,
 		Catalog: httpapi.CatalogConfig{
 			Members:   members,
 			Campaigns: campaigns,
@@ -265,6 +266,7 @@ func (a *API) Router() *mux.Router {
 		WebhookSender:      NewWebhookSender(d.Config),
 
 		PlatformAllowPrivateNetworks: d.Config.PlatformAllowPrivateNetworks,
+		WebhookAllowPrivateNetworks:  d.Config.WebhookAllowPrivateNetworks,
 		// Members and Creators.
 		Members:         members,
 		Wallets:         wallets,
@@ -290,12 +292,25 @@ func (a *API) Router() *mux.Router {
 // Run serves on Listener, or else on Addr, until ctx ends. A taken Addr
 // is an error naming HTTP_ADDR.
 func (a *API) Run(ctx context.Context) error {
+	warnPlainPublicURL(a.d.Log, a.d.Config.PublicURL)
 	l, err := listenUnlessBound(a.Listener, "HTTP_ADDR", a.Addr)
 	if err != nil {
 		return err
 	}
 	return a.d.serveStarting(ctx, "api", l, httpapi.Starting(),
 		func() http.Handler { return a.d.instrument("api", a.Router()) })
+}
+
+// warnPlainPublicURL warns, once as the API starts, that PUBLIC_URL is not
+// https (issue 29): browsers then get the dashboard's session cookie
+// without Secure and no Strict-Transport-Security, and the API keys and
+// passwords they send travel in clear unless the address is only this
+// machine's. Right for trying Convida on localhost, wrong anywhere else.
+func warnPlainPublicURL(log *zap.Logger, publicURL string) {
+	if respond.HSTS(publicURL) == "" {
+		log.Warn("PUBLIC_URL is not https: dashboard cookies are sent without Secure and no Strict-Transport-Security is set; "+
+			"set PUBLIC_URL to the https address clients use (a proxy in front may terminate TLS)", zap.String("public_url", publicURL))
+	}
 }
 
 // APIRouter returns the API router as production serves it.

@@ -15,7 +15,8 @@ import (
 // client that keeps presenting wrong API keys, webhook tokens or
 // signatures is answered 429 before any database work, apart from the
 // per-key and per-merchant rate limits. A client is what
-// clientip.Resolver.Key names: an IPv4 address, an IPv6 /64.
+// clientip.Resolver.Key names (an IPv4 address, an IPv6 /64), at the
+// ingest with the merchant its delivery names.
 //
 // The request path consults only this process's memory (Blocked): a
 // bounded list of blocked clients, each with the time it is blocked until.

@@ -170,6 +170,11 @@ func readBody(body io.Reader) (string, error) {
 	return s, err
 }
 
+// NoPublicAddress is the delivery log's sentence for an endpoint whose
+// host does not resolve, or resolves only to addresses that are not
+// public: the same for both, and without the host.
+const NoPublicAddress = "refused: the host has no public address"
+
 // describe turns a transport error into a sentence for the delivery log.
 // parent is the caller's context (ended at shutdown), ctx the attempt's
 // (ended by the timeout).
@@ -179,23 +184,25 @@ func (c *Client) describe(parent, ctx context.Context, host string, err error) s
 	var certErr *tls.CertificateVerificationError
 	var hostErr x509.HostnameError
 	switch {
-	case errors.Is(err, netguard.ErrNotPublic), errors.Is(err, netguard.ErrNotHTTPS):
-		// Never the address: a merchant must not learn what answers
-		// inside the operator's network.
+	case errors.Is(err, netguard.ErrNotPublic):
+		return NoPublicAddress
+	case errors.Is(err, netguard.ErrNotHTTPS):
 		return "refused: " + netguard.Describe(parent, err)
 	case parent.Err() != nil:
 		return "canceled before an answer: " + parent.Err().Error()
 	case ctx.Err() != nil:
 		return "timeout: no complete answer within " + c.timeout.String()
+	case errors.As(err, &dnsErr):
+		// One sentence for a name that does not resolve (or whose lookup
+		// fails) and one that resolves to an address that is not public,
+		// naming neither the host nor the address: told apart, they would
+		// let a merchant ask the operator's DNS which internal names exist
+		// (issue 29).
+		return NoPublicAddress
 	case errors.Is(err, syscall.ECONNREFUSED):
 		return "connection refused by " + host
 	case errors.Is(err, syscall.ECONNRESET):
 		return "connection reset by " + host
-	case errors.As(err, &dnsErr):
-		if dnsErr.IsNotFound {
-			return "DNS: no such host " + dnsErr.Name
-		}
-		return "DNS lookup of " + dnsErr.Name + " failed: " + dnsErr.Err
 	case errors.As(err, &hostErr):
 		return "TLS: certificate is not valid for " + hostErr.Host
 	case errors.As(err, &certErr):

@@ -349,7 +349,7 @@ func TestNetguardRefusesNonPublicAddresses(t *testing.T) {
 		start := time.Now()
 		res := c.Send(t.Context(), delivery(tt.url, webhook.NewSecret()))
 		elapsed := time.Since(start)
-		want := "refused: the address is not public"
+		want := webhook.NoPublicAddress
 		if res.Success || res.StatusCode != 0 || res.Error != want {
 			t.Errorf("%s: Result = %+v, want Error %q", tt.url, res, want)
 		}
@@ -379,5 +379,5 @@ func ExampleClient_Send() {
 	client := webhook.NewClient(webhook.ClientConfig{}) // once per program, shared
 	res := client.Send(context.Background(), webhook.Delivery{URL: "https://10.0.0.1/hooks", Secrets: []string{webhook.NewSecret()}})
 	fmt.Println(res.Success, res.Error)
-	// Output: false refused: the address is not public
+	// Output: false refused: the host has no public address
 }

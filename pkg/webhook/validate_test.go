@@ -1,11 +1,13 @@
 package webhook_test
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/webhook"
 )
 
@@ -46,10 +48,20 @@ func TestEndpointValidate(t *testing.T) {
 			"events[2]: unknown event; use one of " + strings.Join(allEvents(), ", "), "", nil},
 		{"the test event is not subscribable", "https://example.com", []string{"webhook.test"},
 			"events[0]: unknown event; use one of " + strings.Join(allEvents(), ", "), "", nil},
+		{"loopback", "https://127.0.0.1/x", ok, "url: the address is not public", "", nil},
+		{"localhost", "https://localhost/x", ok, "url: the address is not public", "", nil},
+		{"localhost with a port", "https://LOCALHOST.:8443/x", ok, "url: the address is not public", "", nil},
+		{"a private network", "https://10.1.2.3/x", ok, "url: the address is not public", "", nil},
+		{"the metadata service", "https://169.254.169.254/latest", ok, "url: the address is not public", "", nil},
+		{"IPv6 loopback", "https://[::1]:9/x", ok, "url: the address is not public", "", nil},
+		{"IPv4-mapped loopback", "https://[::ffff:127.0.0.1]/x", ok, "url: the address is not public", "", nil},
+		{"a single-label name", "https://metadata/computeMetadata", ok, "url: the address is not public", "", nil},
+		{"a numeric host", "https://2130706433/x", ok, "url: the address is not public", "", nil},
+		{"a public address literal", "https://203.0.114.7/x", ok, "", "https://203.0.114.7/x", ok},
 	}
 	for _, tt := range tests {
 		e := webhook.Endpoint{URL: tt.url, Events: tt.events}
-		err := e.Validate()
+		err := e.Validate(false)
 		if tt.wantErr != "" {
 			if !apperr.Is(err, apperr.Invalid) || apperr.MessageOf(err) != tt.wantErr {
 				t.Errorf("%s: Validate() = %v, want invalid %q", tt.name, err, tt.wantErr)
@@ -76,13 +88,14 @@ func TestPatchValidate(t *testing.T) {
 		{"a URL is cleaned", webhook.Patch{URL: str(" HTTPS://example.com ")}, "", "https://example.com"},
 		{"an empty URL is refused", webhook.Patch{URL: str("")}, "url: is required", ""},
 		{"an http URL is refused", webhook.Patch{URL: str("http://example.com")}, "url: must use https (got http)", ""},
+		{"a loopback URL is refused", webhook.Patch{URL: str("https://127.0.0.1/x")}, "url: the address is not public", ""},
 		{"an empty event list is refused", webhook.Patch{Events: []string{}}, "events: must name at least one event", ""},
 		{"an unknown event", webhook.Patch{Events: []string{"nope"}},
 			"events[0]: unknown event; use one of " + strings.Join(allEvents(), ", "), ""},
 	}
 	for _, tt := range tests {
 		p := tt.patch
-		err := p.Validate()
+		err := p.Validate(false)
 		switch {
 		case tt.wantErr != "" && (!apperr.Is(err, apperr.Invalid) || apperr.MessageOf(err) != tt.wantErr):
 			t.Errorf("%s: Validate() = %v, want invalid %q", tt.name, err, tt.wantErr)
@@ -93,7 +106,7 @@ func TestPatchValidate(t *testing.T) {
 		}
 	}
 	dup := webhook.Patch{Events: []string{"member.updated", "member.updated"}}
-	if err := dup.Validate(); err != nil || !slices.Equal(dup.Events, []string{"member.updated"}) {
+	if err := dup.Validate(false); err != nil || !slices.Equal(dup.Events, []string{"member.updated"}) {
 		t.Errorf("duplicate events: %v, %v; want [member.updated]", err, dup.Events)
 	}
 }
@@ -102,4 +115,27 @@ func TestPatchValidate(t *testing.T) {
 func allEvents() []string {
 	return []string{"member.created", "member.updated", "referral.created", "referral.approved", "referral.rejected",
 		"referral.cancelled", "redemption.completed", "wallet.credited", "wallet.debited", "creator.tier_changed", "member.erased"}
+}
+
+// TestValidateAllowsPrivateNetworksWhenAsked: with
+// WEBHOOK_ALLOW_PRIVATE_NETWORKS (allowPrivate) the local receivers of
+// development and tests are accepted, and the refusal of a non-public
+// address otherwise names the field, its rule and ErrNotPublic.
+func TestValidateAllowsPrivateNetworksWhenAsked(t *testing.T) {
+	t.Parallel()
+	for _, u := range []string{"https://127.0.0.1:8443/x", "https://localhost/x", "https://[::1]/x"} {
+		e := webhook.Endpoint{URL: u, Events: []string{"member.created"}}
+		if err := e.Validate(true); err != nil {
+			t.Errorf("Validate(true) of %s = %v, want valid", u, err)
+		}
+		p := webhook.Patch{URL: &u}
+		if err := p.Validate(true); err != nil {
+			t.Errorf("Patch.Validate(true) of %s = %v, want valid", u, err)
+		}
+		err := (&webhook.Endpoint{URL: u, Events: []string{"member.created"}}).Validate(false)
+		v, ok := apperr.ViolationOf(err)
+		if !ok || v.Field != "url" || v.Rule != apperr.RuleNotPublic || !errors.Is(err, netguard.ErrNotPublic) {
+			t.Errorf("Validate(false) of %s = %v (%+v), want url refused as not_public", u, err, v)
+		}
+	}
 }

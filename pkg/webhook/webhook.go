@@ -11,6 +11,7 @@ package webhook
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net/url"
 	"slices"
@@ -24,6 +25,7 @@ import (
 	"github.com/convida/convida/pkg/event"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/netguard"
 )
 
 // Disabled reasons shown on an endpoint that the dispatcher switched off.
@@ -70,13 +72,20 @@ const MaxURLLength = 2048
 // and, when both are valid, puts them in their stored form. The URL must be
 // an absolute https URL with a host, at most MaxURLLength characters once
 // trimmed; it is stored trimmed with its scheme in lower case, the rest as
-// written. Whether its address is public is checked when it is dialled, not
-// here: DNS may change after registration. The events must be at least one
-// subscribable type (event.IsSubscribable); duplicates are dropped, the
-// first order kept. The error is apperr.Invalid naming the field (an event
-// by its index in e.Events as given).
-func (e *Endpoint) Validate() error {
-	u, err := cleanURL(e.URL)
+// written. Its host must not be a loopback, private, link-local or other
+// non-public address literal, nor a name of the local machine (localhost,
+// a single label): netguard.CheckURL, the guard of a platform's api_url
+// (issue 29), unless allowPrivate (WEBHOOK_ALLOW_PRIVATE_NETWORKS). A name
+// is not resolved here: DNS may answer otherwise by the time of a delivery,
+// and telling a name that resolves to a private address apart from one
+// that does not resolve would make registration a probe of the operator's
+// DNS; every address dialled is checked at dial time. The events must be
+// at least one subscribable type (event.IsSubscribable); duplicates are
+// dropped, the first order kept. The error is apperr.Invalid naming the
+// field (an event by its index in e.Events as given); a non-public address
+// is rule apperr.RuleNotPublic, with netguard.ErrNotPublic its cause.
+func (e *Endpoint) Validate(allowPrivate bool) error {
+	u, err := cleanURL(e.URL, allowPrivate)
 	if err != nil {
 		return err
 	}
@@ -89,7 +98,7 @@ func (e *Endpoint) Validate() error {
 }
 
 // cleanURL returns raw in its stored form, or why it is refused.
-func cleanURL(raw string) (string, error) {
+func cleanURL(raw string, allowPrivate bool) (string, error) {
 	u := strings.TrimSpace(raw)
 	if u == "" {
 		return "", apperr.Invalidf("url", apperr.RuleRequired, "is required")
@@ -103,6 +112,9 @@ func cleanURL(raw string) (string, error) {
 	}
 	if p.Scheme != "https" {
 		return "", apperr.Invalidf("url", apperr.RuleHTTPS, "must use https (got %s)", p.Scheme)
+	}
+	if err := netguard.CheckURL(u, allowPrivate); errors.Is(err, netguard.ErrNotPublic) {
+		return "", apperr.Invalidf("url", apperr.RuleNotPublic, "%s", netguard.ErrNotPublic).WithCause(netguard.ErrNotPublic)
 	}
 	// url.Parse lowercases the scheme; store it so ("HTTPS://" → "https://")
 	// and keep the rest exactly as the merchant wrote it.
@@ -295,9 +307,9 @@ type Patch struct {
 // Validate checks the URL and the events p sets by the rules of
 // Endpoint.Validate and, when they are valid, puts them in their stored
 // form.
-func (p *Patch) Validate() error {
+func (p *Patch) Validate(allowPrivate bool) error {
 	if p.URL != nil {
-		u, err := cleanURL(*p.URL)
+		u, err := cleanURL(*p.URL, allowPrivate)
 		if err != nil {
 			return err
 		}
