@@ -37,6 +37,10 @@ const (
 	PasswordChanged              = "password.changed"
 	MemberErased                 = "member.erased"
 	CampaignUpdated              = "campaign.updated"
+	// ReconciliationRequested: a run of an integration's reconciliation
+	// asked for through the API or the dashboard (target: the
+	// integration; details: the run and its window).
+	ReconciliationRequested = "reconciliation.requested"
 )
 
 // Actions are every action, in the order the documentation lists them.
@@ -45,6 +49,7 @@ var Actions = []string{
 	WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDeleted, WebhookEndpointSecretRotated,
 	DashboardUserInvited, DashboardUserRemoved, DashboardUserRoleChanged,
 	SignInSucceeded, SignInFailed, PasswordChanged, MemberErased, CampaignUpdated,
+	ReconciliationRequested,
 }
 
 // The kinds of actor.
