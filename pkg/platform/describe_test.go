@@ -18,7 +18,7 @@ import (
 // in its answer, escaped.
 var planted = struct {
 	guruUser, guruAccount, yampiToken, yampiKey, yampiHook string
-	hmSecret, hmBasic, hottok, kwSecret, kwHook, access      string
+	hmSecret, hmBasic, hottok, kwSecret, kwHook, access    string
 }{
 	guruUser: "guru-user/TOKEN+1=", guruAccount: "guru-account-XYZ9",
 	yampiToken: "yampi-token&one", yampiKey: "yampi key/2+3", yampiHook: "yampi-webhook-secret",
