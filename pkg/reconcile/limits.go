@@ -32,7 +32,7 @@ func (e *boundError) Error() string { return e.msg }
 
 func tooLong(limit time.Duration) error {
 	return &boundError{fmt.Sprintf("stopped after RECONCILE_MAX_DURATION (%s): the platform answered too slowly or its pages did not end; "+
-		"the sales found before stay credited", Human(limit))}
+		"the sales found before stay credited", human(limit))}
 }
 
 func tooManyPages(limit int) error {
@@ -75,7 +75,7 @@ type CooldownError struct {
 }
 
 func (e *CooldownError) Error() string {
-	return fmt.Sprintf("a %s reconciliation started less than %s ago; ask again in %s", e.Provider, Human(e.Cooldown), Human(e.Wait))
+	return fmt.Sprintf("a %s reconciliation started less than %s ago; ask again in %s", e.Provider, human(e.Cooldown), human(e.Wait))
 }
 
 // cooldown is the refusal of a run asked for at now, the last one having
@@ -96,8 +96,8 @@ func RetryAfter(err error) time.Duration {
 	return 0
 }
 
-// Human writes d as the settings are written: 10m, 1h30m, 45s.
-func Human(d time.Duration) string {
+// human writes d as the settings are written: 10m, 1h30m, 45s.
+func human(d time.Duration) string {
 	s := d.Round(time.Second).String()
 	if strings.HasSuffix(s, "m0s") {
 		s = strings.TrimSuffix(s, "0s")
