@@ -43,6 +43,10 @@ const (
 	MemberExported      = "member.exported"
 	CreatorTokenRotated = "creator.token_rotated"
 	CreatorDeleted      = "creator.deleted"
+	// ReconciliationRequested: a run of an integration's reconciliation
+	// asked for through the API or the dashboard (target: the
+	// integration; details: the run and its window).
+	ReconciliationRequested = "reconciliation.requested"
 )
 
 // DashboardUserInvitationCancelled is a pending invitation deleted; its
@@ -55,7 +59,7 @@ var Actions = []string{
 	WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDeleted, WebhookEndpointSecretRotated,
 	DashboardUserInvited, DashboardUserInvitationCancelled, DashboardUserRemoved, DashboardUserRoleChanged,
 	SignInSucceeded, SignInFailed, PasswordChanged, MemberErased, CampaignUpdated,
-	MemberExported, CreatorTokenRotated, CreatorDeleted,
+	MemberExported, CreatorTokenRotated, CreatorDeleted, ReconciliationRequested,
 }
 
 // The kinds of actor.

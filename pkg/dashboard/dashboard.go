@@ -86,10 +86,14 @@ type Config struct {
 	IngestPublicURL string
 	// Reconciler and ReconciliationRuns serve the "Reconcile now" button
 	// and the last runs (reconcile.go); nil leaves them out.
-	// ReconcileWindow (RECONCILE_WINDOW) is how far back a run looks.
+	// ReconcileWindow (RECONCILE_WINDOW) is how far back a run looks;
+	// ReconcileCooldown (RECONCILE_COOLDOWN) how long after a run's start
+	// the next may be asked for (the Reconciler refuses sooner ones: the
+	// page says from when).
 	Reconciler         reconcile.Starter
 	ReconciliationRuns reconcile.Runs
 	ReconcileWindow    time.Duration
+	ReconcileCooldown  time.Duration
 	// PlatformAllowPrivateNetworks lets an integration's API URL name
 	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
 	PlatformAllowPrivateNetworks bool

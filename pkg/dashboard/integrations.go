@@ -65,6 +65,9 @@ type platformView struct {
 	// are the last runs, newest first.
 	CanReconcile bool
 	Runs         []reconcile.Run
+	// ReconcileFrom, when not zero, is when another run may be asked for:
+	// the last one started less than RECONCILE_COOLDOWN ago.
+	ReconcileFrom time.Time
 }
 
 // APIStatus is the catalogue key saying whether the platform's API can
@@ -205,6 +208,7 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 			d.fail(w, r, c, err)
 			return
 		}
+		v.ReconcileFrom = d.reconcileFrom(v.Runs)
 		data.Platforms = append(data.Platforms, v)
 	}
 	d.render(w, r, c, Page{Template: "integrations", Title: "title.integrations", Nav: "integrations", Status: status, Data: data})

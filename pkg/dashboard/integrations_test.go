@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/dashboard"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
@@ -342,8 +343,10 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 
 // "Reconcile now": shown once the platform's API credentials are saved;
 // a click records a run over RECONCILE_WINDOW for the scheduler and says
-// so, a second while it runs says one is running, and the page lists the
-// last runs. A viewer cannot ask for one.
+// so, in the Activity page too; a second within RECONCILE_COOLDOWN says
+// it is too soon and from when another may be asked for (in both
+// languages), one after it while the run still runs says one is running,
+// and the page lists the last runs. A viewer cannot ask for one.
 func TestIntegrationsReconcileNow(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
@@ -378,9 +381,42 @@ func TestIntegrationsReconcileNow(t *testing.T) {
 		uuid.MustParse(e.demo.MerchantID)).Scan(&from, &to); err != nil || to.Sub(from) != e.deps.Config.ReconcileWindow {
 		t.Errorf("the run's window: %s to %s (%v), want RECONCILE_WINDOW", from, to, err)
 	}
+	var started time.Time
+	if err := e.deps.Pool.QueryRow(context.Background(), `SELECT started_at FROM reconciliation_runs WHERE merchant_id = $1`,
+		uuid.MustParse(e.demo.MerchantID)).Scan(&started); err != nil {
+		t.Fatal(err)
+	}
+	saoPaulo, err := time.LoadLocation("America/Sao_Paulo") // the merchant's zone
+	if err != nil {
+		t.Fatal(err)
+	}
+	next := dashboard.FormatDate(dashboard.English, saoPaulo, started.Add(e.deps.Config.ReconcileCooldown))
 	e.do(owner, http.MethodPost, "/dashboard/integrations/guru/reconcile", nil)
-	if page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil); !strings.Contains(page.body, "already running") {
-		t.Errorf("a second while one runs: the page does not say so: %s", page.body)
+	if page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil); !strings.Contains(page.body, "Too soon: a reconciliation of this platform started only minutes ago") ||
+		!strings.Contains(page.body, `data-testid="reconcile-next-guru">You can ask for the next reconciliation from `+next+".<") {
+		t.Errorf("a second within the cooldown: the page does not say it is too soon, and from %s: %s", next, page.body)
+	}
+	e.do(owner, http.MethodPost, "/dashboard/integrations/guru/reconcile", nil, "Accept-Language", "pt-BR")
+	if page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil, "Accept-Language", "pt-BR"); !strings.Contains(page.body, "Cedo demais: uma conciliação desta plataforma começou há poucos minutos") ||
+		!strings.Contains(page.body, "Você pode pedir a próxima conciliação a partir de") {
+		t.Errorf("a third within the cooldown, in Portuguese: the page does not say it is too soon: %s", page.body)
+	}
+	var runs int
+	if err := e.deps.Pool.QueryRow(context.Background(), `SELECT count(*) FROM reconciliation_runs WHERE merchant_id = $1`,
+		uuid.MustParse(e.demo.MerchantID)).Scan(&runs); err != nil || runs != 1 {
+		t.Errorf("runs = %d (%v) after the refusals, want 1", runs, err)
+	}
+	e.clock.Advance(e.deps.Config.ReconcileCooldown)
+	e.do(owner, http.MethodPost, "/dashboard/integrations/guru/reconcile", nil)
+	if page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil); !strings.Contains(page.body, "already running") ||
+		strings.Contains(page.body, `data-testid="reconcile-next-guru"`) {
+		t.Errorf("a second after the cooldown while one runs: the page does not say so: %s", page.body)
+	}
+	// The request that recorded the run is on the Activity page, the
+	// refused ones are not.
+	activity := e.do(owner, http.MethodGet, "/dashboard/settings/activity?action=reconciliation.requested", nil)
+	if n := strings.Count(activity.body, "<td>Reconciliation requested</td>"); n != 1 {
+		t.Errorf("the Activity page shows %d reconcile requests, want 1: %s", n, activity.body)
 	}
 	if r := e.do(e.viewer(), http.MethodPost, "/dashboard/integrations/guru/reconcile", nil); r.StatusCode != http.StatusForbidden {
 		t.Errorf("a viewer's reconcile: %d, want 403", r.StatusCode)

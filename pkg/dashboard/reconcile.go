@@ -28,9 +28,22 @@ func (d *Dashboard) runsOf(ctx context.Context, merchantID uuid.UUID, provider s
 	return runs, err
 }
 
+// reconcileFrom is when another run may be asked for, the newest of runs
+// having started less than RECONCILE_COOLDOWN ago; zero otherwise.
+func (d *Dashboard) reconcileFrom(runs []reconcile.Run) time.Time {
+	if len(runs) == 0 || d.cfg.ReconcileCooldown <= 0 {
+		return time.Time{}
+	}
+	if from := runs[0].StartedAt.Add(d.cfg.ReconcileCooldown); from.After(d.cfg.Now()) {
+		return from
+	}
+	return time.Time{}
+}
+
 // reconcileIntegration asks for a run over the last RECONCILE_WINDOW and
-// says so; a run already running, or an integration without the API
-// credentials, is said instead.
+// says so; a request within RECONCILE_COOLDOWN of the last run's start, a
+// run already running, or an integration without the API credentials, is
+// said instead.
 func (d *Dashboard) reconcileIntegration(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	p := r.PathValue("provider")
 	if !merchant.KnownProvider(p) || d.cfg.Reconciler == nil {
@@ -54,6 +67,8 @@ func (d *Dashboard) reconcileIntegration(w http.ResponseWriter, r *http.Request,
 	switch {
 	case err == nil:
 		d.flash(r, "integrations.reconcile_requested")
+	case apperr.Is(err, apperr.RateLimited):
+		d.flash(r, "integrations.reconcile_cooldown")
 	case apperr.Is(err, apperr.Conflict):
 		d.flash(r, "integrations.reconcile_running")
 	case apperr.Is(err, apperr.IntegrationNotConfigured):

@@ -1,7 +1,9 @@
 package httpapi
 
 import (
+	"math"
 	"net/http"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -57,7 +59,9 @@ func (s *Server) registerReconciliations(admin *mux.Router) {
 }
 
 // reconcile records a run of the integration, which the leading
-// scheduler starts at its next tick, and answers 202 with it.
+// scheduler starts at its next tick, and answers 202 with it (and writes
+// its audit event). Within RECONCILE_COOLDOWN of the start of the
+// integration's last run it is 429 rate_limited with Retry-After.
 func (s *Server) reconcile(w http.ResponseWriter, r *http.Request) {
 	p, err := provider(r)
 	if err != nil {
@@ -84,6 +88,11 @@ func (s *Server) reconcile(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	run, err := s.cfg.Reconcile.Reconciler.Begin(r.Context(), m.ID, *in, from, to, false)
+	if wait := reconcile.RetryAfter(err); wait > 0 {
+		// Within RECONCILE_COOLDOWN of the last run's start: 429, and
+		// when to ask again.
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(wait.Seconds()))))
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return

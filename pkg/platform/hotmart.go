@@ -144,6 +144,8 @@ type hotmartPrice struct {
 // HotmartStatuses, the coupons of GET sales/price/details and then the
 // pages of GET sales/history (start_date and end_date in milliseconds,
 // max_results, page_token), each sale given the coupon of its transaction.
+// Each page of price details is handed over empty (it holds no sale): page
+// is called once per page read, of either list.
 // The access token comes from the token service and is kept for its
 // expires_in.
 func (h *Hotmart) Sales(ctx context.Context, w Window, page Page) error {
@@ -167,7 +169,7 @@ func (h *Hotmart) Sales(ctx context.Context, w Window, page Page) error {
 						coupons[it.Transaction] = code
 					}
 				}
-				return nil
+				return page(nil) // a page read: the caller sees the pull move on
 			})
 		if err != nil {
 			return err

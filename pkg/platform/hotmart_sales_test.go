@@ -175,3 +175,30 @@ func TestHotmartBadCredentials(t *testing.T) {
 		t.Errorf("err = %v, want the token endpoint's 401 without the secret", err)
 	}
 }
+
+// TestHotmartHandsOverEveryPage: the page callback runs once for every
+// page read, the price details' pages (which hold no sale to hand over)
+// included, so that a caller counting pages or writing a heartbeat sees
+// the whole pull move on: per status, the details' pages then the
+// history's (2 + 2 for the first, 1 + 1 for each of the three others).
+func TestHotmartHandsOverEveryPage(t *testing.T) {
+	t.Parallel()
+	f := newHotmartFake(t)
+	c, _ := testClient(t)
+	h, err := c.Hotmart(HotmartAccount{APIURL: f.srv.URL + "/payments/api/v1", AuthURL: f.srv.URL + "/security/oauth/token", ClientID: "hm-client",
+		ClientSecret: "hm-secret", BasicToken: "aG0tYmFzaWM="})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sizes []int
+	if err := h.Sales(t.Context(), window, func(s []Sale) error { sizes = append(sizes, len(s)); return nil }); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(sizes), "[0 0 2 1 0 1 0 0 0 0]"; got != want {
+		t.Errorf("pages handed over (sales in each) = %s, want %s", got, want)
+	}
+	read := len(f.requests("GET /payments/api/v1/sales/history")) + len(f.requests("GET /payments/api/v1/sales/price/details"))
+	if read != len(sizes) {
+		t.Errorf("%d pages read, %d handed over", read, len(sizes))
+	}
+}

@@ -54,7 +54,10 @@ func (w Window) check(name string, max time.Duration) error {
 }
 
 // Page receives each page of a pull as it comes; an error stops the pull
-// and is returned.
+// and is returned. It is called once for every page read from the
+// platform, of every list a pull reads, even a page that hands over no
+// sale (Hotmart's price details, an empty last page): the caller counts
+// the pages and sees the pull move on.
 type Page func(sales []Sale) error
 
 // maxPages bounds one pull, so that a platform that always says "more"

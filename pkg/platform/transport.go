@@ -30,7 +30,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode"
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/netguard"
@@ -164,11 +163,7 @@ func (c *Client) endpoint(name, rawURL, defaultURL string, secrets ...string) (*
 	}
 	e := &endpoint{c: c, name: name, base: strings.TrimRight(u.String(), "/"), header: http.Header{}}
 	e.header.Set("Accept", "application/json")
-	for _, s := range secrets {
-		if len(s) >= 4 {
-			e.secrets = append(e.secrets, s)
-		}
-	}
+	e.secrets = spellings(secrets...)
 	return e, nil
 }
 
@@ -184,7 +179,7 @@ func (e *endpoint) withHeader(key, value string) *endpoint {
 // repeats it.
 func (e *endpoint) withBearer(tok string) *endpoint {
 	cp := e.withHeader("Authorization", "Bearer "+tok)
-	cp.secrets = append(append([]string(nil), e.secrets...), tok)
+	cp.secrets = append(append([]string(nil), e.secrets...), spellings(tok)...)
 	return cp
 }
 
@@ -228,7 +223,7 @@ func (e *endpoint) send(ctx context.Context, r request) (reply, error) {
 		target += "?" + r.query.Encode()
 	}
 	if _, err := url.Parse(target); err != nil {
-		return reply{}, apperr.Wrap(apperr.Unprocessable, err, e.name+" "+r.step+": cannot build the request URL")
+		return reply{}, apperr.Wrap(apperr.Unprocessable, quiet{err}, e.name+" "+r.step+": cannot build the request URL")
 	}
 	if err := ctx.Err(); err != nil {
 		return reply{}, e.networkError(ctx, r.step, err)
@@ -271,7 +266,7 @@ func (e *endpoint) exchange(ctx context.Context, r request, target string, body 
 	}
 	req, err := http.NewRequestWithContext(reqCtx, r.method, target, rd)
 	if err != nil {
-		return reply{}, apperr.Wrap(apperr.Unprocessable, err, e.name+" "+r.step+": cannot build the request URL")
+		return reply{}, apperr.Wrap(apperr.Unprocessable, quiet{err}, e.name+" "+r.step+": cannot build the request URL")
 	}
 	for k, vs := range e.header {
 		req.Header[k] = vs
@@ -280,13 +275,8 @@ func (e *endpoint) exchange(ctx context.Context, r request, target string, body 
 		req.Header.Set("Content-Type", contentType)
 	}
 	resp, err := e.c.http.Do(req)
-	if errors.Is(err, netguard.ErrNotPublic) || errors.Is(err, netguard.ErrNotHTTPS) {
-		// A refused address stays refused: the merchant must change the
-		// API URL, so the call fails now rather than after retries.
-		return reply{}, apperr.Wrap(apperr.Unprocessable, err, e.name+" "+r.step+": "+netguard.Describe(ctx, err))
-	}
 	if err != nil {
-		return reply{}, e.networkError(ctx, r.step, err)
+		return reply{}, e.failed(ctx, r.step, err)
 	}
 	defer resp.Body.Close()
 	limit := r.limit
@@ -298,40 +288,6 @@ func (e *endpoint) exchange(ctx context.Context, r request, target string, body 
 		return reply{}, e.networkError(ctx, r.step, err)
 	}
 	return reply{status: resp.StatusCode, header: resp.Header, body: b}, nil
-}
-
-// networkError describes a failed exchange in netguard.Describe's words:
-// what went wrong, never the URL, the address or the dialler's error,
-// which would tell a merchant about the operator's network. ctx is the
-// caller's: its end is told apart from the per-request timeout.
-func (e *endpoint) networkError(ctx context.Context, step string, err error) *TransientError {
-	var what string
-	switch {
-	case ctx.Err() != nil:
-		what = "interrupted: " + ctx.Err().Error()
-	case errors.Is(err, context.DeadlineExceeded):
-		what = fmt.Sprintf("no answer within %s", e.c.timeout())
-	default:
-		what = netguard.Describe(ctx, err)
-	}
-	return &TransientError{Msg: fmt.Sprintf("%s %s: %s", e.name, step, what), Cause: err}
-}
-
-// check classifies r: nil for a 2xx, a *TransientError for a 429 or a
-// 5xx, an Unprocessable *apperr.Error for anything else.
-func (e *endpoint) check(step string, r reply) error {
-	switch {
-	case r.status >= 200 && r.status <= 299:
-		return nil
-	case r.status == http.StatusTooManyRequests || r.status >= 500:
-		return &TransientError{Msg: e.answered(step, r), RetryAfter: retry.ParseRetryAfter(r.header.Get("Retry-After"), time.Now())}
-	case r.status >= 300 && r.status <= 399:
-		return apperr.Errorf(apperr.Unprocessable, "%s (redirects are not followed)", e.answered(step, r))
-	case r.status == http.StatusUnauthorized:
-		return apperr.Wrap(apperr.Unprocessable, errUnauthorized, e.answered(step, r))
-	default:
-		return apperr.Errorf(apperr.Unprocessable, "%s", e.answered(step, r))
-	}
 }
 
 // fetch is send and check, retried on a transient failure up to the
@@ -393,39 +349,4 @@ func (e *endpoint) getJSON(ctx context.Context, r request, v any) error {
 		return apperr.Errorf(apperr.Unprocessable, "%s %s answered %d with an unexpected body: %s", e.name, r.step, rep.status, e.excerpt(rep.body))
 	}
 	return nil
-}
-
-// answered is "<platform> <step> answered <status>: <excerpt>".
-func (e *endpoint) answered(step string, r reply) string {
-	msg := fmt.Sprintf("%s %s answered %d", e.name, step, r.status)
-	if ex := e.excerpt(r.body); ex != "" {
-		msg += ": " + ex
-	}
-	return msg
-}
-
-// excerpt is at most maxExcerpt characters of a platform's answer, on one
-// line, valid UTF-8, with the merchant's credentials blanked out.
-func (e *endpoint) excerpt(body []byte) string {
-	s := strings.ToValidUTF8(string(body), "")
-	for _, secret := range e.secrets {
-		s = strings.ReplaceAll(s, secret, "[redacted]")
-	}
-	s = strings.Map(func(r rune) rune {
-		if unicode.IsControl(r) && !unicode.IsSpace(r) {
-			return -1
-		}
-		return r
-	}, s)
-	s = strings.Join(strings.Fields(s), " ")
-	return Clip(s, maxExcerpt)
-}
-
-// Clip shortens s to n runes for a message, marking the cut with "…".
-func Clip(s string, n int) string {
-	r := []rune(s)
-	if len(r) <= n {
-		return s
-	}
-	return string(r[:n-1]) + "…"
 }

@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,7 +10,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/audit"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/reconcile"
 )
 
@@ -20,21 +22,55 @@ import (
 // ledger applied (it implements reconcile.Store).
 type ReconcileStore struct{ pool *pgxpool.Pool }
 
-var _ reconcile.Runs = (*ReconcileStore)(nil)
+var (
+	_ reconcile.Runs  = (*ReconcileStore)(nil)
+	_ reconcile.Store = (*ReconcileStore)(nil)
+)
 
 // NewReconcileStore returns a ReconcileStore.
 func NewReconcileStore(pool *pgxpool.Pool) *ReconcileStore { return &ReconcileStore{pool: pool} }
 
-// StartRun records r running. The partial unique index on the running
-// rows refuses a second running run of one integration: apperr.Conflict.
-func (s *ReconcileStore) StartRun(ctx context.Context, r reconcile.Run, claimed bool) error {
-	var claimedAt *time.Time
-	if claimed {
-		claimedAt = &r.StartedAt
-	}
+// StartRun records r running, claimed by its caller (a scheduled run).
+// The partial unique index on the running rows refuses a second running
+// run of one integration: apperr.Conflict.
+func (s *ReconcileStore) StartRun(ctx context.Context, r reconcile.Run) error {
 	_, err := s.pool.Exec(ctx, `INSERT INTO reconciliation_runs (merchant_id, id, provider, status, window_from, window_to,
-    started_at, claimed_at, heartbeat_at) VALUES ($1, $2, $3, 'running', $4, $5, $6, $7, $6)`,
-		r.MerchantID, r.ID, r.Provider, r.From, r.To, r.StartedAt, claimedAt)
+    started_at, claimed_at, heartbeat_at) VALUES ($1, $2, $3, 'running', $4, $5, $6, $6, $6)`,
+		r.MerchantID, r.ID, r.Provider, r.From, r.To, r.StartedAt)
+	return startError(r, err)
+}
+
+// RequestRun records r running and unclaimed, for the leading scheduler,
+// with its audit event in the same transaction — unless a run of the
+// integration started after since (RECONCILE_COOLDOWN): then nothing is
+// written and the latest start is returned. Two requests at once both
+// find no recent run; the running rows' unique index lets one in and
+// makes the other apperr.Conflict.
+func (s *ReconcileStore) RequestRun(ctx context.Context, r reconcile.Run, since time.Time) (time.Time, error) {
+	var blockedBy time.Time
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		tag, err := tx.Exec(ctx, `INSERT INTO reconciliation_runs (merchant_id, id, provider, status, window_from, window_to,
+    started_at, claimed_at, heartbeat_at)
+SELECT $1, $2, $3, 'running', $4, $5, $6, NULL, $6
+WHERE NOT EXISTS (SELECT 1 FROM reconciliation_runs WHERE merchant_id = $1 AND provider = $3 AND started_at > $7)`,
+			r.MerchantID, r.ID, r.Provider, r.From, r.To, r.StartedAt, since)
+		if err != nil {
+			return err
+		}
+		if tag.RowsAffected() == 0 {
+			return tx.QueryRow(ctx, `SELECT max(started_at) FROM reconciliation_runs WHERE merchant_id = $1 AND provider = $2`,
+				r.MerchantID, r.Provider).Scan(&blockedBy)
+		}
+		return writeAudit(ctx, tx, r.MerchantID, audit.ReconciliationRequested,
+			audit.Target{Type: audit.TargetIntegration, ID: r.Provider},
+			map[string]any{"run": ids.Format(ids.Reconciliation, r.ID), "from": jsontime.Format(r.From), "to": jsontime.Format(r.To)})
+	})
+	return blockedBy, startError(r, err)
+}
+
+// startError maps the refusal of a second running run of an integration
+// to apperr.Conflict.
+func startError(r reconcile.Run, err error) error {
 	if isUniqueViolation(err, "reconciliation_runs_running") {
 		return apperr.Errorf(apperr.Conflict, "a %s reconciliation is already running", r.Provider)
 	}
@@ -44,13 +80,17 @@ func (s *ReconcileStore) StartRun(ctx context.Context, r reconcile.Run, claimed 
 	return nil
 }
 
-// Heartbeat writes r's counts and that its process is alive.
-func (s *ReconcileStore) Heartbeat(ctx context.Context, r reconcile.Run) error {
-	_, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET seen = $3, missing = $4, credited = $5, reversed = $6,
-    heartbeat_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
-		r.MerchantID, r.ID, r.Seen, r.Missing, r.Credited, r.Reversed)
+// Heartbeat writes r's counts and that its process is alive at at. It is
+// reconcile.ErrNotRunning when the row is no longer running.
+func (s *ReconcileStore) Heartbeat(ctx context.Context, r reconcile.Run, at time.Time) error {
+	tag, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET seen = $3, missing = $4, credited = $5, reversed = $6,
+    heartbeat_at = $7 WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
+		r.MerchantID, r.ID, r.Seen, r.Missing, r.Credited, r.Reversed, at)
 	if err != nil {
 		return fmt.Errorf("reconciliation heartbeat: %w", err)
+	}
+	if tag.RowsAffected() == 0 {
+		return reconcile.ErrNotRunning
 	}
 	return nil
 }
@@ -59,7 +99,7 @@ func (s *ReconcileStore) Heartbeat(ctx context.Context, r reconcile.Run) error {
 // that end.
 func (s *ReconcileStore) FinishRun(ctx context.Context, r reconcile.Run) error {
 	_, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET status = $3, seen = $4, missing = $5, credited = $6, reversed = $7,
-    error = $8, finished_at = $9, heartbeat_at = now() WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
+    error = $8, finished_at = $9, heartbeat_at = $9 WHERE merchant_id = $1 AND id = $2 AND status = 'running'`,
 		r.MerchantID, r.ID, r.Status, r.Seen, r.Missing, r.Credited, r.Reversed, r.Error, r.FinishedAt)
 	if err != nil {
 		return fmt.Errorf("finish reconciliation: %w", err)
@@ -132,32 +172,48 @@ ORDER BY started_at DESC, id DESC OFFSET $3 LIMIT $4`, merchantID, provider, off
 	return list, total, nil
 }
 
-// ClaimRequested claims up to limit runs the API asked for that no
-// process runs yet, oldest first, and returns them.
-func (s *ReconcileStore) ClaimRequested(ctx context.Context, limit int) ([]reconcile.Run, error) {
-	rows, err := s.pool.Query(ctx, `UPDATE reconciliation_runs r SET claimed_at = now(), heartbeat_at = now()
-FROM (SELECT merchant_id, id FROM reconciliation_runs WHERE status = 'running' AND claimed_at IS NULL
-      ORDER BY started_at LIMIT $1 FOR UPDATE SKIP LOCKED) due
-WHERE r.merchant_id = due.merchant_id AND r.id = due.id RETURNING `+prefixed("r.", runColumns), limit)
+// WaitingRuns returns up to limit runs the API asked for that no process
+// runs yet, oldest first, without claiming them: the scheduler picks
+// among them (ClaimRun).
+func (s *ReconcileStore) WaitingRuns(ctx context.Context, limit int) ([]reconcile.Run, error) {
+	rows, err := s.pool.Query(ctx, `SELECT `+runColumns+` FROM reconciliation_runs WHERE status = 'running' AND claimed_at IS NULL
+ORDER BY started_at, id LIMIT $1`, limit)
 	if err != nil {
-		return nil, fmt.Errorf("claim reconciliations: %w", err)
+		return nil, fmt.Errorf("waiting reconciliations: %w", err)
 	}
 	list, err := pgx.CollectRows(rows, scanRun)
 	if err != nil {
-		return nil, fmt.Errorf("claim reconciliations: %w", err)
+		return nil, fmt.Errorf("waiting reconciliations: %w", err)
 	}
 	return list, nil
 }
 
-// FailStale ends failed every claimed running run whose heartbeat is
-// older than before (its process died), and returns how many.
-func (s *ReconcileStore) FailStale(ctx context.Context, before time.Time) (int, error) {
-	tag, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET status = 'failed', error = $2, finished_at = now()
-WHERE status = 'running' AND claimed_at IS NOT NULL AND heartbeat_at < $1`, before, reconcile.StaleError)
+// ClaimRun claims the waiting run r at at, its heartbeat starting then.
+// It reports false when the run is no longer waiting (another process
+// claimed it).
+func (s *ReconcileStore) ClaimRun(ctx context.Context, r reconcile.Run, at time.Time) (bool, error) {
+	tag, err := s.pool.Exec(ctx, `UPDATE reconciliation_runs SET claimed_at = $3, heartbeat_at = $3
+WHERE merchant_id = $1 AND id = $2 AND status = 'running' AND claimed_at IS NULL`, r.MerchantID, r.ID, at)
 	if err != nil {
-		return 0, fmt.Errorf("fail stale reconciliations: %w", err)
+		return false, fmt.Errorf("claim reconciliation: %w", err)
 	}
-	return int(tag.RowsAffected()), nil
+	return tag.RowsAffected() == 1, nil
+}
+
+// FailStale ends failed, at at, every claimed running run whose
+// heartbeat is older than before (its process died, or its pull stopped
+// moving), and returns their ids: the leader stops those it runs.
+func (s *ReconcileStore) FailStale(ctx context.Context, before, at time.Time) ([]uuid.UUID, error) {
+	rows, err := s.pool.Query(ctx, `UPDATE reconciliation_runs SET status = 'failed', error = $2, finished_at = $3
+WHERE status = 'running' AND claimed_at IS NOT NULL AND heartbeat_at < $1 RETURNING id`, before, reconcile.StaleError, at)
+	if err != nil {
+		return nil, fmt.Errorf("fail stale reconciliations: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return nil, fmt.Errorf("fail stale reconciliations: %w", err)
+	}
+	return list, nil
 }
 
 // DueIntegrations returns the integrations of the providers given whose
@@ -184,9 +240,4 @@ ORDER BY i.merchant_id, i.provider`, providers, startedBefore)
 		return nil, fmt.Errorf("due reconciliations: %w", err)
 	}
 	return list, nil
-}
-
-// prefixed is the comma-separated columns with each name prefixed.
-func prefixed(prefix, columns string) string {
-	return prefix + strings.Join(strings.Split(columns, ", "), ", "+prefix)
 }

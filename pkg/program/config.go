@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/clientip"
+	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -102,6 +103,14 @@ type Config struct {
 	// ReconcileWindow is how far back each run looks (RECONCILE_WINDOW).
 	ReconcileInterval time.Duration
 	ReconcileWindow   time.Duration
+	// ReconcileMaxDuration and ReconcileMaxPages bound one run
+	// (RECONCILE_MAX_DURATION, RECONCILE_MAX_PAGES): past either it ends
+	// failed, its slot free for another merchant. ReconcileCooldown is
+	// how long after a run's start the next one of the integration may be
+	// asked for (RECONCILE_COOLDOWN; 0: at once).
+	ReconcileMaxDuration time.Duration
+	ReconcileMaxPages    int
+	ReconcileCooldown    time.Duration
 	// SecretsKeyPrevious is the key being rotated away from
 	// (SECRETS_KEY_PREVIOUS): secrets sealed with it still open.
 	SecretsKeyPrevious string
@@ -198,6 +207,12 @@ var Settings = []Setting{
 		Programs: []string{"scheduler"}},
 	{Name: "RECONCILE_WINDOW", Default: "72h", Meaning: "how far back each scheduled reconciliation, and one the API asks for without a window, looks (a duration, at most 31d)",
 		Programs: []string{"api", "scheduler"}},
+	{Name: "RECONCILE_MAX_DURATION", Default: "10m", Meaning: "the longest a reconciliation run may take before it ends failed, its slot handed to another merchant (a duration from 1s to 24h)",
+		Programs: []string{"scheduler"}},
+	{Name: "RECONCILE_MAX_PAGES", Default: strconv.Itoa(reconcile.DefaultMaxPages), Meaning: "the most pages, of all its lists, a reconciliation run reads from a platform before it ends failed (1 to 100000)",
+		Programs: []string{"scheduler"}},
+	{Name: "RECONCILE_COOLDOWN", Default: "5m", Meaning: "how long after the start of an integration's last reconciliation a merchant may ask for another (429 with Retry-After sooner; 0: at once)",
+		Programs: []string{"api"}},
 	{Name: "PLATFORM_ALLOW_PRIVATE_NETWORKS", Default: "false", Meaning: "true lets the platforms' API calls (and the api_url a merchant sets) reach loopback and private addresses and plain http (development and tests only)",
 		Programs: []string{"api", "dispatcher", "scheduler"}},
 	{Name: "AUTH_FAILURE_LIMIT", Default: "20", Meaning: "failed authentications per minute a client address (IPv6: its /64) may make at the API, and for each merchant at the ingest, after a burst of 10, before 429; 0 is none",
@@ -335,6 +350,16 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 	}
 	if c.ReconcileWindow <= 0 || c.ReconcileWindow > maxReconcileWindow {
 		return c, fmt.Errorf("RECONCILE_WINDOW: want a positive duration of at most 31d such as 72h, got %q", get("RECONCILE_WINDOW"))
+	}
+	if c.ReconcileMaxDuration, err = time.ParseDuration(get("RECONCILE_MAX_DURATION")); err != nil ||
+		c.ReconcileMaxDuration < time.Second || c.ReconcileMaxDuration > 24*time.Hour {
+		return c, fmt.Errorf("RECONCILE_MAX_DURATION: want a Go duration from 1s to 24h such as 10m, got %q", get("RECONCILE_MAX_DURATION"))
+	}
+	if c.ReconcileMaxPages, err = intSetting(get, "RECONCILE_MAX_PAGES", 1, 100_000); err != nil {
+		return c, err
+	}
+	if c.ReconcileCooldown, err = time.ParseDuration(get("RECONCILE_COOLDOWN")); err != nil || c.ReconcileCooldown < 0 || c.ReconcileCooldown > 24*time.Hour {
+		return c, fmt.Errorf("RECONCILE_COOLDOWN: want a Go duration from 0 to 24h such as 5m, got %q", get("RECONCILE_COOLDOWN"))
 	}
 	if c.PlatformAllowPrivateNetworks, err = strconv.ParseBool(get("PLATFORM_ALLOW_PRIVATE_NETWORKS")); err != nil {
 		return c, fmt.Errorf("PLATFORM_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("PLATFORM_ALLOW_PRIVATE_NETWORKS"))

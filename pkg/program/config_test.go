@@ -118,18 +118,24 @@ func TestReconcileSettings(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.ReconcileInterval != time.Hour || c.ReconcileWindow != 72*time.Hour {
-		t.Errorf("defaults: every %s over %s, want every 1h over 72h", c.ReconcileInterval, c.ReconcileWindow)
+	if c.ReconcileInterval != time.Hour || c.ReconcileWindow != 72*time.Hour || c.ReconcileMaxDuration != 10*time.Minute ||
+		c.ReconcileMaxPages != 2000 || c.ReconcileCooldown != 5*time.Minute {
+		t.Errorf("defaults: every %s over %s, at most %s and %d pages, %s apart; want every 1h over 72h, at most 10m and 2000 pages, 5m apart",
+			c.ReconcileInterval, c.ReconcileWindow, c.ReconcileMaxDuration, c.ReconcileMaxPages, c.ReconcileCooldown)
 	}
-	env := map[string]string{"RECONCILE_INTERVAL": "0", "RECONCILE_WINDOW": "7d"}
+	env := map[string]string{"RECONCILE_INTERVAL": "0", "RECONCILE_WINDOW": "7d", "RECONCILE_MAX_DURATION": "3s",
+		"RECONCILE_MAX_PAGES": "50", "RECONCILE_COOLDOWN": "0"}
 	if c, err = program.LoadConfig(func(k string) string { return env[k] }); err != nil {
 		t.Fatal(err)
 	}
-	if c.ReconcileInterval != 0 || c.ReconcileWindow != 7*24*time.Hour {
-		t.Errorf("set: every %s over %s, want 0 (off) over 7 days", c.ReconcileInterval, c.ReconcileWindow)
+	if c.ReconcileInterval != 0 || c.ReconcileWindow != 7*24*time.Hour || c.ReconcileMaxDuration != 3*time.Second ||
+		c.ReconcileMaxPages != 50 || c.ReconcileCooldown != 0 {
+		t.Errorf("set: every %s over %s, at most %s and %d pages, %s apart; want 0 (off) over 7 days, at most 3s and 50 pages, none",
+			c.ReconcileInterval, c.ReconcileWindow, c.ReconcileMaxDuration, c.ReconcileMaxPages, c.ReconcileCooldown)
 	}
 	for _, bad := range []map[string]string{{"RECONCILE_INTERVAL": "-1h"}, {"RECONCILE_INTERVAL": "hourly"}, {"RECONCILE_WINDOW": "0"},
-		{"RECONCILE_WINDOW": "32d"}} {
+		{"RECONCILE_WINDOW": "32d"}, {"RECONCILE_MAX_DURATION": "0"}, {"RECONCILE_MAX_DURATION": "25h"}, {"RECONCILE_MAX_DURATION": "soon"},
+		{"RECONCILE_MAX_PAGES": "0"}, {"RECONCILE_MAX_PAGES": "many"}, {"RECONCILE_COOLDOWN": "-1s"}, {"RECONCILE_COOLDOWN": "5"}} {
 		if _, err := program.LoadConfig(func(k string) string { return bad[k] }); err == nil {
 			t.Errorf("%v: no error", bad)
 		}

@@ -212,6 +212,9 @@ func newReconciler(d *Deps) *reconcile.Reconciler {
 		Observer:  scheduler.NewReconcileMetrics(d.Registry),
 		Log:       d.Log.Named("reconcile"),
 		Now:       d.Now,
+
+		MaxDuration: d.Config.ReconcileMaxDuration,
+		MaxPages:    d.Config.ReconcileMaxPages,
 	}
 }
 

@@ -181,6 +181,9 @@ func (a *API) Router() *mux.Router {
 	tiers := postgres.NewCampaignTierStore(d.Pool)
 	redemptions := postgres.NewRedemptionReads(d.Pool)
 	trail := postgres.NewAuditStore(d.Pool)
+	// The runs the API and the dashboard ask for, refused within
+	// RECONCILE_COOLDOWN of the integration's last run.
+	requests := &reconcile.Reconciler{Store: postgres.NewReconcileStore(d.Pool), Now: a.Now, Cooldown: d.Config.ReconcileCooldown}
 	_, r := httpapi.New(httpapi.Config{
 		Merchants:       merchants,
 		Campaigns:       campaigns,
@@ -196,7 +199,7 @@ func (a *API) Router() *mux.Router {
 		Webhooks:        webhooks,
 		DeliveryLog:     webhooks,
 		Deliveries:      postgres.NewDeliveryStore(d.Pool),
-		Reconcile: httpapi.ReconcileConfig{Reconciler: &reconcile.Reconciler{Store: postgres.NewReconcileStore(d.Pool), Now: a.Now},
+		Reconcile: httpapi.ReconcileConfig{Reconciler: requests,
 			Runs: postgres.NewReconcileStore(d.Pool), Window: d.Config.ReconcileWindow},
 		EventPayloads: webhooks,
 		WebhookSender: NewWebhookSender(d.Config),
@@ -259,9 +262,10 @@ func (a *API) Router() *mux.Router {
 		Integrations:       merchants,
 		Deliveries:         postgres.NewDeliveryStore(d.Pool),
 		IngestPublicURL:    d.Config.IngestPublicURL,
-		Reconciler:         &reconcile.Reconciler{Store: postgres.NewReconcileStore(d.Pool), Now: a.Now},
+		Reconciler:         requests,
 		ReconciliationRuns: postgres.NewReconcileStore(d.Pool),
 		ReconcileWindow:    d.Config.ReconcileWindow,
+		ReconcileCooldown:  d.Config.ReconcileCooldown,
 		Webhooks:           webhooks,
 		WebhookSender:      NewWebhookSender(d.Config),
 

@@ -12,6 +12,7 @@ package reconcile
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/google/uuid"
@@ -49,14 +50,23 @@ const MaxError = 1000
 // Store keeps the runs and tells which commands the ledger applied
 // (postgres.ReconcileStore).
 type Store interface {
-	// StartRun records r (running). It is apperr.Conflict when the
-	// integration has a run running already: two never overlap. claimed
-	// false leaves it for the leading scheduler to claim (a run the API
-	// asked for).
-	StartRun(ctx context.Context, r Run, claimed bool) error
-	// Heartbeat writes r's counts and that it is alive.
-	Heartbeat(ctx context.Context, r Run) error
-	// FinishRun writes r's end: status, counts, error, finished_at.
+	// StartRun records r running, claimed by its caller (a scheduled
+	// run). It is apperr.Conflict when the integration has a run running
+	// already: two never overlap.
+	StartRun(ctx context.Context, r Run) error
+	// RequestRun records r running and unclaimed, for the leading
+	// scheduler to claim (a run the API or the dashboard asked for), with
+	// its audit event (audit.ReconciliationRequested, by the actor ctx
+	// carries) — unless a run of the integration started after since:
+	// then nothing is written, and the start of the latest such run is
+	// returned. It is apperr.Conflict when a run is running.
+	RequestRun(ctx context.Context, r Run, since time.Time) (blockedBy time.Time, err error)
+	// Heartbeat writes r's counts and that it is alive at at. It is
+	// ErrNotRunning when the row is no longer running (the stale sweep
+	// ended it): the run must stop.
+	Heartbeat(ctx context.Context, r Run, at time.Time) error
+	// FinishRun writes r's end: status, counts, error, finished_at; a run
+	// no longer running keeps the end it has.
 	FinishRun(ctx context.Context, r Run) error
 	// Applied returns, by dedupe key (the command id), which of the
 	// order events the ledger has applied for the merchant.
@@ -94,3 +104,8 @@ type Due struct {
 	MerchantID uuid.UUID
 	Provider   string
 }
+
+// ErrNotRunning is a heartbeat's answer when the run's row is no longer
+// running: the stale sweep ended it while its pull went on, which must
+// stop.
+var ErrNotRunning = errors.New("the run was ended meanwhile (its heartbeat had stopped for too long)")

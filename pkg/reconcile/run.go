@@ -37,6 +37,30 @@ type Reconciler struct {
 	Observer  Observer         // optional
 	Log       *zap.Logger
 	Now       func() time.Time
+
+	// MaxDuration bounds a run (RECONCILE_MAX_DURATION); zero means
+	// DefaultMaxDuration.
+	MaxDuration time.Duration
+	// MaxPages bounds the pages a run reads, of all its lists
+	// (RECONCILE_MAX_PAGES); zero means DefaultMaxPages.
+	MaxPages int
+	// Cooldown is how long after the start of an integration's last run
+	// a new one may be asked for (RECONCILE_COOLDOWN); zero: at once.
+	Cooldown time.Duration
+}
+
+func (r *Reconciler) maxDuration() time.Duration {
+	if r.MaxDuration > 0 {
+		return r.MaxDuration
+	}
+	return DefaultMaxDuration
+}
+
+func (r *Reconciler) maxPages() int {
+	if r.MaxPages > 0 {
+		return r.MaxPages
+	}
+	return DefaultMaxPages
 }
 
 func (r *Reconciler) now() time.Time {
@@ -68,10 +92,13 @@ func CheckWindow(provider string, from, to time.Time) error {
 
 // Begin records a new run of the merchant's integration over [from, to),
 // running, and returns it. claimed says whether the caller runs it now
-// (the scheduler) or leaves it for the leading scheduler to claim (the
-// API). It is apperr.IntegrationNotConfigured when in has no pull credentials,
-// apperr.Invalid for a bad window and apperr.Conflict when a run of the
-// integration is running.
+// (the scheduler) or asks the leading scheduler to claim it (the API and
+// the dashboard: a request, audited, and refused within Cooldown of the
+// start of the integration's last run). It is
+// apperr.IntegrationNotConfigured when in has no pull credentials,
+// apperr.Invalid for a bad window, apperr.RateLimited wrapping a
+// *CooldownError for a request too soon after the last run, and
+// apperr.Conflict when a run of the integration is running.
 func (r *Reconciler) Begin(ctx context.Context, merchantID uuid.UUID, in merchant.Integration, from, to time.Time, claimed bool) (Run, error) {
 	if !Configured(in) {
 		return Run{}, apperr.Errorf(apperr.IntegrationNotConfigured, "the %s integration has no API credentials to pull its sales with", in.Provider)
@@ -81,8 +108,15 @@ func (r *Reconciler) Begin(ctx context.Context, merchantID uuid.UUID, in merchan
 	}
 	run := Run{ID: uuid.New(), MerchantID: merchantID, Provider: in.Provider, Status: StatusRunning,
 		From: from.UTC(), To: to.UTC(), StartedAt: r.now()}
-	if err := r.Store.StartRun(ctx, run, claimed); err != nil {
+	if claimed {
+		return run, r.Store.StartRun(ctx, run)
+	}
+	last, err := r.Store.RequestRun(ctx, run, run.StartedAt.Add(-max(r.Cooldown, 0)))
+	switch {
+	case err != nil:
 		return Run{}, err
+	case !last.IsZero():
+		return Run{}, cooldown(in.Provider, r.Cooldown, last, run.StartedAt)
 	}
 	return run, nil
 }
@@ -90,20 +124,28 @@ func (r *Reconciler) Begin(ctx context.Context, merchantID uuid.UUID, in merchan
 // Execute carries out run (running, claimed by the caller) against in and
 // records its end; it returns the run as recorded. A pull that fails (the
 // platform's 429, 5xx or timeouts past the retries of its page, a refused
-// credential) ends the run failed with the error; the sales published
-// before stay published, and the next run skips them.
+// credential) ends the run failed with the error; so does one that
+// reaches MaxDuration or MaxPages, and one whose ctx ends (the process
+// stops, or the leader stops a run the stale sweep ended: ctx's cause is
+// ErrStale). The sales published before stay published, and the next run
+// skips them.
 func (r *Reconciler) Execute(ctx context.Context, run Run, in merchant.Integration) Run {
-	err := r.pull(ctx, &run, in)
+	limit := r.maxDuration()
+	runCtx, cancel := context.WithTimeoutCause(ctx, limit, tooLong(limit))
+	defer cancel()
+	err := r.pull(runCtx, &run, in)
 	run.FinishedAt = r.now()
 	run.Status = StatusSucceeded
 	if err != nil {
 		run.Status = StatusFailed
-		run.Error = bounds.Cut(apperr.MessageOf(err), MaxError)
-		if ctx.Err() != nil {
-			run.Error = "stopped before the end: the process running it shut down"
+		reason, stopped := stopReason(ctx, runCtx, err)
+		if !stopped {
+			reason = platform.Describe(err)
 		}
+		run.Error = bounds.Cut(reason, MaxError)
 		r.log().Warn("reconciliation failed", zap.String("merchant", run.MerchantID.String()),
-			zap.String("provider", run.Provider), zap.String("run", ids.Format(ids.Reconciliation, run.ID)), zap.Error(err))
+			zap.String("provider", run.Provider), zap.String("run", ids.Format(ids.Reconciliation, run.ID)),
+			zap.String("reason", run.Error), zap.Error(err))
 	}
 	// The end is written even when ctx ended, so that the run does not
 	// wait for the stale sweep.
@@ -130,11 +172,16 @@ func (r *Reconciler) pull(ctx context.Context, run *Run, in merchant.Integration
 	if err != nil {
 		return err
 	}
+	pages, limit := 0, r.maxPages()
 	return puller.Sales(ctx, platform.Window{From: run.From, To: run.To}, func(sales []platform.Sale) error {
+		if pages++; pages > limit {
+			return tooManyPages(limit)
+		}
 		if err := r.page(ctx, run, puller, sales); err != nil {
 			return err
 		}
-		return r.Store.Heartbeat(ctx, *run)
+		// Every page read, of every list: a run that moves on is alive.
+		return r.Store.Heartbeat(ctx, *run, r.now())
 	})
 }
 

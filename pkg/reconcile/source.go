@@ -95,10 +95,7 @@ func (p kiwifyPull) Sales(ctx context.Context, w platform.Window, page platform.
 				fresh = append(fresh, s)
 			}
 		}
-		if len(fresh) == 0 {
-			return nil
-		}
-		return page(fresh)
+		return page(fresh) // even empty: a page was read
 	})
 }
 

@@ -2,6 +2,7 @@ package scheduler
 
 import (
 	"context"
+	"slices"
 	"sync"
 	"time"
 
@@ -17,11 +18,15 @@ import (
 
 // ReconcileStore finds the reconciliation work (postgres.ReconcileStore).
 type ReconcileStore interface {
-	// ClaimRequested claims up to limit runs the API asked for.
-	ClaimRequested(ctx context.Context, limit int) ([]reconcile.Run, error)
-	// FailStale ends failed the claimed running runs whose heartbeat is
-	// older than before.
-	FailStale(ctx context.Context, before time.Time) (int, error)
+	// WaitingRuns lists up to limit runs the API asked for that no
+	// process runs yet, oldest first.
+	WaitingRuns(ctx context.Context, limit int) ([]reconcile.Run, error)
+	// ClaimRun claims a waiting run at at; false when another process
+	// claimed it first.
+	ClaimRun(ctx context.Context, r reconcile.Run, at time.Time) (bool, error)
+	// FailStale ends failed, at at, the claimed running runs whose
+	// heartbeat is older than before, and returns their ids.
+	FailStale(ctx context.Context, before, at time.Time) ([]uuid.UUID, error)
 	// DueIntegrations lists the integrations of providers whose last run
 	// started before startedBefore, or that never ran.
 	DueIntegrations(ctx context.Context, providers []string, startedBefore time.Time) ([]reconcile.Due, error)
@@ -37,11 +42,16 @@ type Integrations interface {
 // Interval it starts a run over the last Window for each integration with
 // pull credentials, and it carries out the runs the API asked for, which
 // wait for it in the table (claimed_at unset). The runs go on in the
-// background of the leader, at most Concurrency at once, and write a
-// heartbeat after each page; a run whose heartbeat is older than Stale
-// was left by a process that died, and is ended failed, so that the
-// integration can run again. Two runs of one integration never overlap:
-// the table refuses a second running row.
+// background of the leader, at most Concurrency at once, and the slots
+// are shared fairly between merchants (fairShare): a merchant with no run
+// going is served before any merchant's second run, merchants take turns,
+// and a merchant's second run never takes the last free slot, which stays
+// for a merchant with none. Each run is bounded by the Reconciler's
+// MaxDuration and MaxPages and writes a heartbeat after every page; a run
+// whose heartbeat is older than Stale is ended failed (its process died,
+// or its pull stopped moving) and, when it runs here, stopped. Two runs
+// of one integration never overlap: the table refuses a second running
+// row.
 type Reconcile struct {
 	Store        ReconcileStore
 	Integrations Integrations
@@ -53,86 +63,114 @@ type Reconcile struct {
 	Concurrency  int           // default 4
 
 	mu       sync.Mutex
-	running  map[uuid.UUID]bool
+	running  map[uuid.UUID]runSlot // by run id
+	turns    turns
+	due      []reconcile.Due // of the last scan, not started yet
 	lastScan time.Time
 	wg       sync.WaitGroup
+}
+
+// runSlot is a run going on in this process.
+type runSlot struct {
+	merchant uuid.UUID
+	stop     context.CancelCauseFunc
 }
 
 // scanEvery bounds how often the task looks for due integrations.
 const scanEvery = time.Minute
 
+// maxWaiting bounds the runs asked for that one tick considers.
+const maxWaiting = 1000
+
 // Run is the scheduler task.
 func (t *Reconcile) Run(ctx context.Context, now time.Time) error {
-	if _, err := t.Store.FailStale(ctx, now.Add(-t.stale())); err != nil {
-		return err
-	}
-	free := t.free()
-	if free <= 0 {
-		return nil
-	}
-	requested, err := t.Store.ClaimRequested(ctx, free)
+	stale, err := t.Store.FailStale(ctx, now.Add(-t.stale()), now)
 	if err != nil {
 		return err
 	}
+	t.stop(stale, reconcile.ErrStale)
+	if t.Interval > 0 && now.Sub(t.lastScan) >= min(scanEvery, t.Interval) {
+		due, err := t.Store.DueIntegrations(ctx, reconcile.Providers(), now.Add(-t.Interval))
+		if err != nil {
+			return err
+		}
+		t.lastScan, t.due = now, due
+	}
+	if t.free() <= 0 {
+		return nil
+	}
+	requested, err := t.Store.WaitingRuns(ctx, maxWaiting)
+	if err != nil {
+		return err
+	}
+	queue := make([]waiting, 0, len(requested)+len(t.due))
 	for _, run := range requested {
-		t.start(ctx, run)
+		queue = append(queue, waiting{merchant: run.MerchantID, requested: &run})
 	}
-	if t.Interval <= 0 || now.Sub(t.lastScan) < min(scanEvery, t.Interval) {
-		return nil
+	for _, d := range t.due {
+		queue = append(queue, waiting{merchant: d.MerchantID, due: &d})
 	}
-	t.lastScan = now
-	return t.scheduled(ctx, now)
-}
-
-// scheduled starts a run for each due integration with pull credentials,
-// as far as the concurrency allows; the others are due at the next scan.
-func (t *Reconcile) scheduled(ctx context.Context, now time.Time) error {
-	due, err := t.Store.DueIntegrations(ctx, reconcile.Providers(), now.Add(-t.Interval))
-	if err != nil {
-		return err
-	}
-	for _, d := range due {
-		if t.free() <= 0 {
-			return nil
-		}
-		in, err := t.Integrations.FindIntegration(ctx, d.MerchantID, d.Provider)
-		if apperr.Is(err, apperr.NotFound) {
-			continue
-		}
-		if err != nil {
+	t.mu.Lock()
+	picks := t.turns.share(queue, t.runningByMerchant(), t.free0())
+	t.mu.Unlock()
+	for _, w := range picks {
+		if err := t.startOne(ctx, w, now); err != nil {
 			return err
 		}
-		if !reconcile.Configured(*in) {
-			continue
-		}
-		run, err := t.Reconciler.Begin(ctx, d.MerchantID, *in, now.Add(-t.window()), now, true)
-		if apperr.Is(err, apperr.Conflict) {
-			continue // one is running (asked for by the API)
-		}
-		if err != nil {
-			return err
-		}
-		t.execute(ctx, run, *in)
 	}
 	return nil
 }
 
-// start carries out a claimed run the API asked for.
-func (t *Reconcile) start(ctx context.Context, run reconcile.Run) {
-	in, err := t.Integrations.FindIntegration(ctx, run.MerchantID, run.Provider)
+// startOne starts the run of w: a run asked for, claimed first, or the
+// scheduled run of a due integration with pull credentials.
+func (t *Reconcile) startOne(ctx context.Context, w waiting, now time.Time) error {
+	if w.requested != nil {
+		claimed, err := t.Store.ClaimRun(ctx, *w.requested, now)
+		if err != nil || !claimed {
+			return err
+		}
+		in, err := t.Integrations.FindIntegration(ctx, w.requested.MerchantID, w.requested.Provider)
+		if err != nil {
+			// No settings any more (or no database): the run fails with why.
+			in = &merchant.Integration{Provider: w.requested.Provider}
+		}
+		t.execute(ctx, *w.requested, *in)
+		return nil
+	}
+	t.forgetDue(*w.due)
+	in, err := t.Integrations.FindIntegration(ctx, w.due.MerchantID, w.due.Provider)
+	if apperr.Is(err, apperr.NotFound) {
+		return nil
+	}
 	if err != nil {
-		// No settings any more (or no database): the run fails with why.
-		in = &merchant.Integration{Provider: run.Provider}
+		return err
+	}
+	if !reconcile.Configured(*in) {
+		return nil
+	}
+	run, err := t.Reconciler.Begin(ctx, w.due.MerchantID, *in, now.Add(-t.window()), now, true)
+	if apperr.Is(err, apperr.Conflict) {
+		return nil // one is running (asked for by the API)
+	}
+	if err != nil {
+		return err
 	}
 	t.execute(ctx, run, *in)
+	return nil
+}
+
+// forgetDue removes d from the due integrations of the last scan.
+func (t *Reconcile) forgetDue(d reconcile.Due) {
+	t.due = slices.DeleteFunc(t.due, func(x reconcile.Due) bool { return x == d })
 }
 
 func (t *Reconcile) execute(ctx context.Context, run reconcile.Run, in merchant.Integration) {
+	runCtx, stop := context.WithCancelCause(ctx)
 	t.mu.Lock()
 	if t.running == nil {
-		t.running = map[uuid.UUID]bool{}
+		t.running = map[uuid.UUID]runSlot{}
 	}
-	t.running[run.ID] = true
+	t.running[run.ID] = runSlot{merchant: run.MerchantID, stop: stop}
 	t.mu.Unlock()
 	t.wg.Add(1)
 	go func() {
@@ -141,11 +179,23 @@ func (t *Reconcile) execute(ctx context.Context, run reconcile.Run, in merchant.
 			t.mu.Lock()
 			delete(t.running, run.ID)
 			t.mu.Unlock()
+			stop(nil)
 		}()
 		t.log().Info("reconciliation started", zap.String("merchant", run.MerchantID.String()),
 			zap.String("provider", run.Provider), zap.String("run", ids.Format(ids.Reconciliation, run.ID)))
-		t.Reconciler.Execute(ctx, run, in)
+		t.Reconciler.Execute(runCtx, run, in)
 	}()
+}
+
+// stop ends the runs of ids going on here, with cause.
+func (t *Reconcile) stop(ids []uuid.UUID, cause error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, id := range ids {
+		if slot, ok := t.running[id]; ok {
+			slot.stop(cause)
+		}
+	}
 }
 
 // Wait returns once the runs under way have ended (their context ended,
@@ -156,11 +206,26 @@ func (t *Reconcile) Wait() { t.wg.Wait() }
 func (t *Reconcile) free() int {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	c := t.Concurrency
-	if c <= 0 {
-		c = 4
+	return t.free0()
+}
+
+// free0 is free, t.mu held.
+func (t *Reconcile) free0() int { return t.concurrency() - len(t.running) }
+
+// runningByMerchant counts the runs going on here by merchant, t.mu held.
+func (t *Reconcile) runningByMerchant() map[uuid.UUID]int {
+	n := map[uuid.UUID]int{}
+	for _, slot := range t.running {
+		n[slot.merchant]++
 	}
-	return c - len(t.running)
+	return n
+}
+
+func (t *Reconcile) concurrency() int {
+	if t.Concurrency <= 0 {
+		return 4
+	}
+	return t.Concurrency
 }
 
 func (t *Reconcile) window() time.Duration { return orDefault(t.Window, 72*time.Hour) }
