@@ -18,6 +18,7 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/reconcile"
@@ -114,8 +115,8 @@ func TestNoSecretInAnyLog(t *testing.T) {
 	guarded := startStack(t, stackOptions{dispatcher: true, observe: true, env: env("false")})
 	open := startStack(t, stackOptions{dispatcher: true, observe: true, env: env("true")})
 	paths := []logPath{
-		{"refused address", guarded, refusedTLS.URL, "the address is not public", ""},
-		{"no such host", open, "http://convida-platform.invalid", "DNS: no such host", tokens},
+		{"refused address", guarded, refusedTLS.URL, netguard.NoPublicAddress, ""},
+		{"no such host", open, "http://convida-platform.invalid", netguard.NoPublicAddress, tokens},
 		{"connection refused", open, closed, "connection refused", tokens},
 		{"401", open, echoPlatform(t, http.StatusUnauthorized, false), "answered 401", echoPlatform(t, http.StatusUnauthorized, true)},
 		{"5xx", open, echoPlatform(t, http.StatusServiceUnavailable, false), "answered 503", echoPlatform(t, http.StatusServiceUnavailable, true)},

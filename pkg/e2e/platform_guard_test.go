@@ -15,6 +15,7 @@ import (
 
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/testenv"
 )
@@ -126,7 +127,7 @@ func TestPlatformGuardRefusesPrivateAPIURLs(t *testing.T) {
 			canary  *canary
 			message string
 		}{
-			{"https on loopback", tlsCanary, "the address is not public"},
+			{"https on loopback", tlsCanary, netguard.NoPublicAddress},
 			{"plain http on loopback", plainCanary, "only https URLs are allowed"},
 		} {
 			t.Run(tc.name, func(t *testing.T) {

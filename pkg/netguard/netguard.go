@@ -31,6 +31,12 @@ import (
 // whole of what a merchant may be shown.
 var ErrNotPublic = errors.New("the address is not public")
 
+// NoPublicAddress is Describe's sentence for a dial refused because the
+// host's address is not public and for a host whose name does not
+// resolve, or whose lookup fails: the same words for both, naming neither
+// the host nor the address.
+const NoPublicAddress = "the host has no public address"
+
 // ErrNotHTTPS is the error of a request to a plain http URL while private
 // networks are not allowed.
 var ErrNotHTTPS = errors.New("only https URLs are allowed")
@@ -268,7 +274,7 @@ func Describe(ctx context.Context, err error) string {
 	var hostErr x509.HostnameError
 	switch {
 	case errors.Is(err, ErrNotPublic):
-		return ErrNotPublic.Error()
+		return NoPublicAddress
 	case errors.Is(err, ErrNotHTTPS):
 		return ErrNotHTTPS.Error()
 	case ctx != nil && ctx.Err() != nil:
@@ -280,10 +286,10 @@ func Describe(ctx context.Context, err error) string {
 	case errors.Is(err, syscall.ECONNRESET):
 		return "connection reset"
 	case errors.As(err, &dnsErr):
-		if dnsErr.IsNotFound {
-			return "DNS: no such host"
-		}
-		return "DNS lookup failed"
+		// One sentence with a host that resolves only to addresses that
+		// are not public: told apart, they would let a merchant ask the
+		// operator's DNS which internal names exist.
+		return NoPublicAddress
 	case errors.As(err, &hostErr):
 		return "TLS: the certificate is not valid for the host"
 	case errors.As(err, &certErr):

@@ -151,7 +151,7 @@ func TestClientRefusesPrivateAddressesBeforeConnecting(t *testing.T) {
 		if !errors.Is(err, netguard.ErrNotPublic) {
 			t.Errorf("GET %s: %v, want ErrNotPublic", u, err)
 		}
-		if got := netguard.Describe(t.Context(), err); got != "the address is not public" {
+		if got := netguard.Describe(t.Context(), err); got != netguard.NoPublicAddress {
 			t.Errorf("Describe = %q, want the sentence without the address", got)
 		}
 	}

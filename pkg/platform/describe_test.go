@@ -82,8 +82,8 @@ func TestDescribeEveryFailure(t *testing.T) {
 		says   string
 		tokens bool
 	}{
-		{"refused address", guarded, tlsSrv.URL, "the address is not public", false},
-		{"no such host", open, "http://convida-platform.invalid", "DNS: no such host", false},
+		{"refused address", guarded, tlsSrv.URL, netguard.NoPublicAddress, false},
+		{"no such host", open, "http://convida-platform.invalid", netguard.NoPublicAddress, false},
 		{"connection refused", open, closedPort(t), "connection refused", false},
 		{"401", open, echoing(t, 401, false).URL, "answered 401", false},
 		{"503", open, echoing(t, 503, false).URL, "answered 503", false},

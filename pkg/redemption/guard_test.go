@@ -8,6 +8,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/netguard"
 )
 
 // notAddress fails t when msg repeats anything of the address of rawURL,
@@ -43,8 +44,8 @@ func TestExecutorRefusesPrivateNetworksByDefault(t *testing.T) {
 	for _, tc := range []struct {
 		name, url, want string
 	}{
-		{"https on loopback", tlsCanary.srv.URL, "the address is not public"},
-		{"https on loopback, IPv4-mapped", strings.Replace(tlsCanary.srv.URL, "127.0.0.1", "[::ffff:127.0.0.1]", 1), "the address is not public"},
+		{"https on loopback", tlsCanary.srv.URL, netguard.NoPublicAddress},
+		{"https on loopback, IPv4-mapped", strings.Replace(tlsCanary.srv.URL, "127.0.0.1", "[::ffff:127.0.0.1]", 1), netguard.NoPublicAddress},
 		{"plain http", plainCanary.srv.URL, "only https URLs are allowed"},
 	} {
 		for _, tg := range targets() {

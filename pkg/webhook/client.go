@@ -173,7 +173,7 @@ func readBody(body io.Reader) (string, error) {
 // NoPublicAddress is the delivery log's sentence for an endpoint whose
 // host does not resolve, or resolves only to addresses that are not
 // public: the same for both, and without the host.
-const NoPublicAddress = "refused: the host has no public address"
+const NoPublicAddress = "refused: " + netguard.NoPublicAddress
 
 // describe turns a transport error into a sentence for the delivery log.
 // parent is the caller's context (ended at shutdown), ctx the attempt's
