@@ -19,6 +19,7 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
@@ -44,8 +45,8 @@ func mustSealAll(t *testing.T, pool *pgxpool.Pool, key string) stored {
 		t.Fatal(err)
 	}
 	s := stored{
-		guru: merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "guru-account-token", UserToken: "guru-user-token-legacy"},
-		yampi: merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: "yampi-webhook-secret", UserToken: "yampi-user-token",
+		guru: merchant.Integration{Provider: provider.Guru, AccountToken: "guru-account-token", UserToken: "guru-user-token-legacy"},
+		yampi: merchant.Integration{Provider: provider.Yampi, WebhookSecret: "yampi-webhook-secret", UserToken: "yampi-user-token",
 			UserSecretKey: "yampi-secret-key", StoreAlias: "loja"},
 	}
 	s.merchant = testenv.MustMerchant(t, pool, box, merchant.Merchant{}, s.guru, s.yampi)
@@ -163,7 +164,7 @@ func TestSecretsRotate(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.wantReadable(t, pool, onlyB, "SECRETS_KEY=B alone, after the rotation")
-	if _, err := postgres.NewMerchantStore(pool, mustBox(t, keyA)).FindIntegration(ctx, s.merchant.ID, merchant.ProviderYampi); err == nil {
+	if _, err := postgres.NewMerchantStore(pool, mustBox(t, keyA)).FindIntegration(ctx, s.merchant.ID, provider.Yampi); err == nil {
 		t.Error("the old key still opens the rotated secrets")
 	}
 

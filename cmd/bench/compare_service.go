@@ -23,6 +23,7 @@ import (
 
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // service is a build of cmd/standalone running as its own process.
@@ -185,7 +186,7 @@ func seedTenant(ctx context.Context, s *stack, svc *service, creds merchant.Cred
 	}
 	api := newAPIClient(svc.api, t.APIKey, seedWorkers)
 	defer api.close()
-	if _, err := apiCall(ctx, api, http.MethodPut, "/api/v1/integrations/guru", map[string]any{"account_token": t.GuruToken}); err != nil {
+	if _, err := apiCall(ctx, api, http.MethodPut, "/api/v1/integrations/"+provider.Guru, map[string]any{"account_token": t.GuruToken}); err != nil {
 		return nil, err
 	}
 	var c struct{ ID string }

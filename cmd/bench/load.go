@@ -12,6 +12,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/convida/convida/pkg/provider"
 )
 
 // orderTotal is each sale's payment.total, in reais as Guru sends it.
@@ -86,7 +88,7 @@ func saleBody(token, id, coupon string, i int, at time.Time) []byte {
 		WebhookType: "transaction", APIToken: token, ID: id, Status: "approved",
 		Contact: guruContact{ID: fmt.Sprintf("contact-%07d", i), Name: "Cliente Bench",
 			Email: fmt.Sprintf("cliente-%07d@example.net", i), Doc: "52998224725", PhoneLocal: "11", PhoneNumber: "987654321"},
-		Payment: guruPayment{MarketplaceID: "ch_bench", MarketplaceName: "guru", Method: "credit_card",
+		Payment: guruPayment{MarketplaceID: "ch_bench", MarketplaceName: provider.Guru, Method: "credit_card",
 			Total: orderTotal, Gross: orderTotal, Net: 88.5, DiscountValue: 9.79, Currency: "BRL",
 			Coupon: guruCoupon{ID: "coupon-bench", Code: coupon, IncidenceType: "percent", IncidenceValue: 10}},
 		Product:      guruItem{ID: "p-1", Name: "Plano Mensal", Type: "plan", Value: orderTotal},
@@ -117,7 +119,7 @@ type sender struct {
 }
 
 func newSender(base string, t *tenant, concurrency int) *sender {
-	return &sender{client: keepAliveClient(concurrency), url: base + "/api/webhooks/guru/" + t.MerchantID.String()}
+	return &sender{client: keepAliveClient(concurrency), url: base + "/api/webhooks/" + provider.Guru + "/" + t.MerchantID.String()}
 }
 
 // keepAliveClient returns an HTTP client that keeps up to conns idle

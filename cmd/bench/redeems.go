@@ -16,6 +16,7 @@ import (
 
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ids"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/redemption"
 )
 
@@ -107,14 +108,14 @@ func runRedeems(ctx context.Context, s *stack, t *tenant, o options, stdout, std
 // configureYampi points the merchant's Yampi integration at the fake,
 // through the API (PUT /api/v1/integrations/yampi) as a merchant would.
 func configureYampi(ctx context.Context, c *apiClient, apiURL string) error {
-	body, _ := json.Marshal(httpapi.IntegrationRequest{UserToken: yampiUserToken, UserSecretKey: yampiSecretKey,
-		StoreAlias: yampiAlias, APIURL: apiURL})
-	status, raw, err := c.call(ctx, http.MethodPut, "/api/v1/integrations/yampi", body, "")
+	body, _ := json.Marshal(httpapi.IntegrationRequest{"user_token": yampiUserToken, "user_secret_key": yampiSecretKey,
+		"store_alias": yampiAlias, "api_url": apiURL})
+	status, raw, err := c.call(ctx, http.MethodPut, "/api/v1/integrations/"+provider.Yampi, body, "")
 	if err != nil {
-		return fmt.Errorf("PUT /integrations/yampi: %w", err)
+		return fmt.Errorf("PUT /integrations/%s: %w", provider.Yampi, err)
 	}
 	if status != http.StatusOK {
-		return fmt.Errorf("PUT /integrations/yampi answered %s", answerFailure(status, raw))
+		return fmt.Errorf("PUT /integrations/%s answered %s", provider.Yampi, answerFailure(status, raw))
 	}
 	return nil
 }
@@ -241,7 +242,7 @@ func redeemAnswer(status int, raw []byte, err error, member uuid.UUID) (coupon, 
 	}
 	d := got.Data
 	if !got.Success || d.MemberID != member.String() || d.AmountRedeemed != rewardCents || d.Destination != redemption.DestinationStoreCoupon ||
-		d.Integration == nil || d.Integration.Provider != "yampi" || d.Integration.CouponCode == nil || *d.Integration.CouponCode == "" {
+		d.Integration == nil || d.Integration.Provider != provider.Yampi || d.Integration.CouponCode == nil || *d.Integration.CouponCode == "" {
 		return "", "200 without the completed redemption"
 	}
 	return *d.Integration.CouponCode, ""

@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // rewardCents is the campaign's fixed reward, so that every expected
@@ -45,9 +46,9 @@ func seed(ctx context.Context, s *stack, members int) (*tenant, error) {
 	}
 	t := &tenant{MerchantID: uuid.MustParse(created.MerchantID), APIKey: created.APIKey, GuruToken: guruToken()}
 	if _, err := ms.PutIntegration(ctx, t.MerchantID, merchant.Integration{
-		Provider: merchant.ProviderGuru, AccountToken: t.GuruToken, UserToken: "bench-user-token",
+		Provider: provider.Guru, AccountToken: t.GuruToken, UserToken: "bench-user-token",
 	}); err != nil {
-		return nil, fmt.Errorf("guru integration: %w", err)
+		return nil, fmt.Errorf("%s integration: %w", provider.Guru, err)
 	}
 	c := &campaign.Campaign{MerchantID: t.MerchantID, Name: "Bench", RewardType: campaign.RewardFixed,
 		RewardValue: rewardCents, WarrantyDays: campaign.DefaultWarrantyDays, IsActive: true}

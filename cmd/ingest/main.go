@@ -1,4 +1,4 @@
-// Command ingest receives the Guru and Yampi webhooks and turns paid and
+// Command ingest receives the platforms' sale webhooks and turns paid and
 // refunded orders into ledger commands.
 package main
 
@@ -6,10 +6,10 @@ import "github.com/convida/convida/pkg/program"
 
 const about = `Usage: ingest [--help]
 
-The ingest receives the Guru and Yampi webhooks on INGEST_ADDR
-(/api/webhooks/{guru|yampi}/{merchant id}), authenticates them, and
-publishes paid and refunded orders as ledger commands; /healthz is beside
-them, /readyz and /metrics are on METRICS_ADDR. It runs until SIGINT or
-SIGTERM.`
+The ingest receives the platforms' sale webhooks (listed below) on
+INGEST_ADDR (/api/webhooks/{platform}/{merchant id}), authenticates them,
+and publishes paid and refunded orders as ledger commands; /healthz is
+beside them, /readyz and /metrics are on METRICS_ADDR. It runs until
+SIGINT or SIGTERM.`
 
 func main() { program.Main("ingest", about, program.RunIngest) }

@@ -34,6 +34,9 @@ func main() {
 		}
 		return
 	}
+	if err := program.CheckArgs("standalone", os.Args[1:]); err != nil {
+		program.Exit("standalone", err)
+	}
 	release := holdTerminal()
 	err := program.Standalone(os.Stdout)
 	release()

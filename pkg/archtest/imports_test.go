@@ -32,9 +32,9 @@ var (
 		"netguard", "clientip", "bounds", "accesslog"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
-		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "platform", "reconcile"}
-	// adapters talk to a dependency.
-	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker"}
+		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider"}
+	// adapters talk to a dependency (platform: the platforms' APIs).
+	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker", "platform"}
 	// contracts bind domain types to an adapter's wire (topic names and
 	// codecs over kafkabus); test support builds real parts for tests.
 	contracts   = []string{"topic"}
@@ -139,7 +139,8 @@ func TestImportRules(t *testing.T) {
 // driver, no net/http, no adapter, edge or wiring; adapters import no edge,
 // no wiring and no other adapter; an edge imports no other edge (what two
 // edges share lives below them) and not the wiring; only cmd/ imports
-// program.
+// program; the money rules (moneyRules) do not even depend on the guarded
+// dialer.
 func violations(pkgs []listed) []string {
 	var found []string
 	bad := func(format string, args ...any) { found = append(found, fmt.Sprintf(format, args...)) }
@@ -148,6 +149,13 @@ func violations(pkgs []listed) []string {
 		if layer == "unplaced" {
 			bad("%s is in no layer: add it to a list in pkg/archtest/imports_test.go and to docs/architecture.md", short(p.ImportPath))
 			continue
+		}
+		if rel := strings.TrimPrefix(p.ImportPath, module+"/pkg/"); slices.Contains(moneyRules, rel) {
+			for _, dep := range p.Deps {
+				if dep == module+"/pkg/platform" || dep == module+"/pkg/netguard" {
+					bad("%s depends on %s: the money rules never sit on the platforms' HTTP clients; declare a port", short(p.ImportPath), short(dep))
+				}
+			}
 		}
 		for _, dep := range p.Deps {
 			depLayer := layerOf(dep)
@@ -212,7 +220,12 @@ func violations(pkgs []listed) []string {
 // platforms' and the webhook receivers' HTTP clients and the signature
 // checks on http.Header. The list only shrinks; a package leaves it when
 // its HTTP side moves to an adapter.
-var httpDomainDebt = []string{"inbound", "platform", "reconcile", "redemption", "webhook"}
+var httpDomainDebt = []string{"inbound", "webhook"}
+
+// moneyRules are the packages that decide what a wallet holds: neither
+// the platforms' clients nor the guarded dialer is among their
+// dependencies, so that no HTTP concern sits under the money rules.
+var moneyRules = []string{"ledger", "member", "referral"}
 
 // TestImportRulesCatchPlanted plants one violation of each rule in a
 // made-up package list and checks violations names it: a rule that could
@@ -235,6 +248,8 @@ func TestImportRulesCatchPlanted(t *testing.T) {
 		{"adapter imports an adapter", listed{ImportPath: pkg("redisx"), Imports: []string{pkg("postgres")}}, "adapters do not import each other"},
 		{"edge imports the wiring", listed{ImportPath: pkg("ingest"), Imports: []string{pkg("program")}, Deps: []string{pkg("program")}}, "only cmd/ imports program"},
 		{"a package in no layer", listed{ImportPath: pkg("misc")}, "is in no layer"},
+		{"the ledger on the guarded dialer", listed{ImportPath: pkg("ledger"), Deps: []string{pkg("netguard")}}, "the money rules never sit on the platforms' HTTP clients"},
+		{"a member on the platforms' clients", listed{ImportPath: pkg("member"), Deps: []string{pkg("merchant"), pkg("platform")}}, "the money rules never sit on the platforms' HTTP clients"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			found := violations([]listed{c.p})

@@ -12,11 +12,11 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
-	"github.com/convida/convida/pkg/redemption"
 )
 
-// Integrations: the Guru, Yampi, Hotmart and Kiwify settings (write-only secrets, as
+// Integrations: each platform's settings (write-only secrets, as
 // PUT /api/v1/integrations/{provider}), the webhook URL to paste into each
 // platform, and the last inbound deliveries with their bodies redacted.
 
@@ -53,10 +53,13 @@ type platformView struct {
 	Deliveries []inbound.Delivery
 	Alert      string // why the last submission of this form was refused
 	// APIMissing names the settings the platform's API still needs
-	// (redemption.MissingFields, or merchant.Integration.PullMissing for
-	// a platform whose sales are read), each a field Name; empty when
+	// (merchant.Integration.APIMissing), each a field Name; empty when
 	// redemptions and members' coupons, or the reading of sales, can run.
 	APIMissing []string
+	// HasAPI: Convida calls the platform's API (redemptions, members'
+	// coupons or the reading of sales); a platform it only takes webhooks
+	// from has no API status.
+	HasAPI bool
 	// ReadsSales: Convida uses the platform's API to read its sales only
 	// (Hotmart, Kiwify), not for redemptions or coupons.
 	ReadsSales bool
@@ -90,78 +93,40 @@ type deliveryData struct {
 	Body     string // redacted and indented; "" when the body cannot be shown
 }
 
-var platformNames = map[string]string{merchant.ProviderGuru: "Guru", merchant.ProviderYampi: "Yampi",
-	merchant.ProviderHotmart: "Hotmart", merchant.ProviderKiwify: "Kiwify"}
+// readsSales reports whether Convida's use of the platform's API is
+// reading its sales only (Hotmart, Kiwify) rather than redemptions and
+// members' coupons too.
+func readsSales(d provider.Descriptor) bool { return d.Can(provider.Pull) && !d.Can(provider.Redeem) }
 
-// readsSales reports whether Convida's use of provider's API is reading
-// its sales (Hotmart, Kiwify) rather than redemptions and members' coupons.
-func readsSales(provider string) bool {
-	return provider == merchant.ProviderHotmart || provider == merchant.ProviderKiwify
-}
-
-// apiMissing names the settings provider's API still needs, in is nil
-// when nothing is saved.
-func apiMissing(provider string, in *merchant.Integration) []string {
-	saved := merchant.Integration{Provider: provider}
+// platformFields lists each platform's inputs, in the form's order, from
+// its descriptor.
+func platformFields(d provider.Descriptor, in *merchant.Integration) []integrationField {
+	saved := merchant.Integration{Provider: d.Name}
 	if in != nil {
 		saved = *in
 	}
-	if readsSales(provider) {
-		return saved.PullMissing()
-	}
-	return redemption.MissingFields(provider, saved)
-}
-
-// platformFields lists each platform's inputs, in the form's order.
-func platformFields(provider string, in *merchant.Integration) []integrationField {
-	var saved merchant.Integration
-	if in != nil {
-		saved = *in
-	}
-	secret := func(name, label, value string) integrationField {
-		f := integrationField{Name: name, Label: label, Secret: true}
-		if value != "" {
-			f.SetAt = saved.UpdatedAt
+	fields := make([]integrationField, 0, len(d.Settings))
+	for _, s := range d.Settings {
+		f := integrationField{Name: s.Name, Label: "integrations." + s.Name}
+		switch {
+		case s.Kind == provider.Secret:
+			f.Secret = true
+			if saved.Value(s) != "" {
+				f.SetAt = saved.UpdatedAt
+			}
+		case s.Kind == provider.CalledURL || s.Role == provider.StoreAlias:
+			// A new API URL or store alias drops the saved API
+			// credentials (merchant.Integration.Merge): the form says so
+			// beside them.
+			f.Value, f.Hint = saved.Value(s), "integrations.rebinds_"+d.Name
+		case s.Kind == provider.ShownURL:
+			f.Value, f.Hint = saved.Value(s), "integrations."+s.Name+"_hint"
+		default:
+			f.Value = saved.Value(s)
 		}
-		return f
+		fields = append(fields, f)
 	}
-	// A new API URL or store alias drops the saved API credentials
-	// (merchant.Integration.Merge): the form says so beside them.
-	rebinds := "integrations.rebinds_" + provider
-	apiURL := integrationField{Name: "api_url", Label: "integrations.api_url", Value: saved.APIURL, Hint: rebinds}
-	switch provider {
-	case merchant.ProviderGuru:
-		return []integrationField{
-			secret("account_token", "integrations.account_token", saved.AccountToken),
-			secret("user_token", "integrations.user_token", saved.UserToken),
-			apiURL,
-		}
-	case merchant.ProviderHotmart:
-		return []integrationField{
-			secret("hottok", "integrations.hottok", saved.AccountToken),
-			{Name: "client_id", Label: "integrations.client_id", Value: saved.ClientID},
-			secret("client_secret", "integrations.client_secret", saved.ClientSecret),
-			secret("basic_token", "integrations.basic_token", saved.BasicToken),
-			apiURL,
-			{Name: "auth_url", Label: "integrations.auth_url", Value: saved.AuthURL, Hint: rebinds},
-		}
-	case merchant.ProviderKiwify:
-		return []integrationField{
-			secret("webhook_token", "integrations.webhook_token", saved.WebhookSecret),
-			{Name: "client_id", Label: "integrations.client_id", Value: saved.ClientID},
-			secret("client_secret", "integrations.client_secret", saved.ClientSecret),
-			{Name: "account_id", Label: "integrations.account_id", Value: saved.AccountID},
-			apiURL,
-			{Name: "checkout_url", Label: "integrations.checkout_url", Value: saved.CheckoutURL, Hint: "integrations.checkout_url_hint"},
-		}
-	}
-	return []integrationField{
-		secret("webhook_secret", "integrations.webhook_secret", saved.WebhookSecret),
-		secret("user_token", "integrations.user_token", saved.UserToken),
-		secret("user_secret_key", "integrations.user_secret_key", saved.UserSecretKey),
-		{Name: "store_alias", Label: "integrations.store_alias", Value: saved.StoreAlias, Hint: rebinds},
-		apiURL,
-	}
+	return fields
 }
 
 func (d *Dashboard) integrationRoutes() {
@@ -179,15 +144,20 @@ func (d *Dashboard) integrations(w http.ResponseWriter, r *http.Request, c *Ctx)
 // form of provider alertFor, whose non-secret fields keep what was typed.
 func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *Ctx, alertFor, alert string, status int) {
 	var data integrationsData
-	for _, p := range merchant.Providers {
+	for _, pd := range provider.All() {
+		p := pd.Name
 		in, err := d.cfg.Integrations.FindIntegration(r.Context(), c.MerchantID(), p)
 		if err != nil && !apperr.Is(err, apperr.NotFound) {
 			d.fail(w, r, c, err)
 			return
 		}
-		v := platformView{Provider: p, Name: platformNames[p], Fields: platformFields(p, in),
-			WebhookURL: merchant.WebhookURL(d.cfg.IngestPublicURL, p, c.MerchantID()), APIMissing: apiMissing(p, in),
-			ReadsSales: readsSales(p)}
+		saved := merchant.Integration{Provider: p}
+		if in != nil {
+			saved = *in
+		}
+		v := platformView{Provider: p, Name: pd.Title, Fields: platformFields(pd, in),
+			WebhookURL: merchant.WebhookURL(d.cfg.IngestPublicURL, p, c.MerchantID()), APIMissing: saved.APIMissing(),
+			ReadsSales: readsSales(pd), HasAPI: pd.Can(provider.Redeem) || pd.Can(provider.Coupon) || pd.Can(provider.Pull)}
 		if in != nil {
 			v.Configured, v.UpdatedAt = true, in.UpdatedAt
 			v.CanReconcile = d.cfg.Reconciler != nil && reconcile.Configured(*in)
@@ -219,11 +189,11 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 // credentials not entered again.
 func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	p := r.PathValue("provider")
-	if !merchant.KnownProvider(p) {
+	if !provider.Known(p) {
 		d.notFound(w, r, c)
 		return
 	}
-	in, err := merchant.FromFields(p, r.PostFormValue).Clean(d.cfg.PlatformAllowPrivateNetworks)
+	in, err := merchant.CleanFields(p, r.PostFormValue, netguard.URLChecker(d.cfg.PlatformAllowPrivateNetworks))
 	if apperr.Is(err, apperr.Invalid) {
 		d.showIntegrations(w, r, c, p, integrationAlert(err), http.StatusUnprocessableEntity)
 		return

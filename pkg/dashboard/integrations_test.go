@@ -73,7 +73,7 @@ func TestIntegrationsSaveWriteOnlySecrets(t *testing.T) {
 		t.Fatalf("save Guru: %d %s, want 303 back to the page: %s", r.StatusCode, r.Header.Get("Location"), r.body)
 	}
 	saved := e.integration(e.demo.MerchantID, "guru")
-	if saved.AccountToken != token || saved.UserToken != "" || saved.APIURL != merchant.DefaultAPIURL("guru") {
+	if saved.AccountToken != token || saved.UserToken != "" || saved.APIURL != (merchant.Integration{Provider: "guru"}).ValueOf("api_url") {
 		t.Errorf("saved %+v, want the trimmed token alone and the default API URL", saved)
 	}
 	page = e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
@@ -302,7 +302,7 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 	}
 	h := e.integration(e.demo.MerchantID, "hotmart")
 	if h.AccountToken != hottok || h.ClientID != "hm-client" || h.ClientSecret != "hm-secret-1" || h.BasicToken != "hm-basic-1" ||
-		h.AuthURL != merchant.DefaultAuthURL("hotmart") {
+		h.AuthURL != (merchant.Integration{Provider: "hotmart"}).ValueOf("auth_url") {
 		t.Errorf("Hotmart saved as %+v", h)
 	}
 	r = e.do(owner, http.MethodPost, "/dashboard/integrations/kiwify", url.Values{"webhook_token": {kwToken},

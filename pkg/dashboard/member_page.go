@@ -10,7 +10,7 @@ import (
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
-	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 )
@@ -37,9 +37,10 @@ type memberData struct {
 	Redemptions  []redemption.Listed
 	Creator      *creator.Profile
 	Coupons      []couponRow
-	// KiwifyLink is the member's referral link at Kiwify (her code in the
-	// checkout link's sck); "" while Kiwify has no checkout link.
-	KiwifyLink string
+	// ReferralLinks are the member's links at the platforms that
+	// attribute a sale by its link (member.Member.ReferralLinks), those
+	// set.
+	ReferralLinks []referralLink
 	// The redeem form: its one-time key (the redemption's name, so a form
 	// sent twice redeems once; kept when the ledger did not answer in
 	// time, so the retry is the same redemption), what was typed, and why
@@ -107,12 +108,16 @@ func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m
 		}
 		data.Coupons = append(data.Coupons, couponRow{Platform: p, CouponState: st})
 	}
-	switch kiwify, err := d.cfg.Integrations.FindIntegration(ctx, m.MerchantID, merchant.ProviderKiwify); {
-	case err == nil:
-		data.KiwifyLink = member.KiwifyLink(kiwify.CheckoutURL, m.CouponCode)
-	case !apperr.Is(err, apperr.NotFound):
+	checkouts, err := member.CheckoutsOf(ctx, d.cfg.Integrations, m.MerchantID)
+	if err != nil {
 		d.fail(w, r, c, err)
 		return
+	}
+	links := m.ReferralLinks(checkouts)
+	for _, p := range provider.With(provider.Link) {
+		if link := links[p.Name]; link != nil {
+			data.ReferralLinks = append(data.ReferralLinks, referralLink{Platform: p.Name, Link: *link})
+		}
 	}
 	campaigns, err := d.cfg.MemberCampaigns.CampaignChoices(ctx, m.MerchantID)
 	if err != nil {
@@ -153,3 +158,6 @@ func (d *Dashboard) memberLedger(w http.ResponseWriter, r *http.Request, c *Ctx)
 	d.render(w, r, c, Page{Template: "member_ledger", Title: "members.ledger", Nav: "members",
 		Data: memberLedgerData{Member: m, Entries: entries, Pagination: p}})
 }
+
+// referralLink is a member's referral link at one platform.
+type referralLink struct{ Platform, Link string }

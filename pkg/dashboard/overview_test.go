@@ -159,10 +159,11 @@ func TestOverviewRanges(t *testing.T) {
 	}
 }
 
-// TestOverviewToDo: the to-do box of the scale seed's merchant (Yampi not
-// configured, one failing webhook endpoint, referrals held for review)
-// links to where each is dealt with, and is current even while the
-// overview's figures are served from its cache.
+// TestOverviewToDo: the to-do box of the scale seed's merchant (Kiwify
+// saved without its webhook token, one failing webhook endpoint,
+// referrals held for review) links to where each is dealt with, and is
+// current even while the overview's figures are served from its cache. A
+// platform the merchant does not use is never called refusing sales.
 func TestOverviewToDo(t *testing.T) {
 	t.Parallel()
 	e := newReportsEnv(t)
@@ -177,10 +178,16 @@ func TestOverviewToDo(t *testing.T) {
   WHERE id IN (SELECT id FROM referrals WHERE merchant_id = $1 AND status = 'pending' LIMIT 3)`, id); err != nil {
 		t.Fatal(err)
 	}
+	// Kiwify's checkout link saved, its webhook token not: its sales are
+	// refused.
+	if _, err := e.deps.Pool.Exec(context.Background(), `INSERT INTO integration_settings (merchant_id, provider, checkout_url)
+VALUES ($1, 'kiwify', 'https://pay.kiwify.com.br/AbC123x')`, id); err != nil {
+		t.Fatal(err)
+	}
 	r := e.do(e.owner, http.MethodGet, "/dashboard?range=7", nil)
 	failing := e.count(`SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND is_active AND failing_since IS NOT NULL`, id)
 	for _, want := range []string{
-		`<a href="/dashboard/integrations">Yampi is not configured`,
+		`<a href="/dashboard/integrations">Kiwify: its webhook credential is not saved, so its sales are refused.`,
 		`<a href="/dashboard/webhooks">Webhook endpoints failing: ` + strconv.FormatInt(failing, 10) + `</a>`,
 		`<a href="/dashboard/referrals?review_required=true">Referrals waiting for review: 3</a>`,
 	} {
@@ -188,14 +195,17 @@ func TestOverviewToDo(t *testing.T) {
 			t.Errorf("the to-do box lacks %s", want)
 		}
 	}
-	if strings.Contains(r.body, "Guru is not configured") {
-		t.Errorf("the to-do box says Guru is not configured; the seed configured it")
+	for _, unused := range []string{"Guru:", "Yampi:", "Hotmart:"} {
+		if strings.Contains(r.body, `<a href="/dashboard/integrations">`+unused) {
+			t.Errorf("the to-do box names %s: configured or not used by this merchant", unused)
+		}
 	}
-	// The demo merchant has nothing configured and nothing to review.
+	// The demo merchant has nothing configured and nothing to review: no
+	// platform is said to refuse its sales; the guided start asks for one.
 	demo := e.do(e.env.owner(), http.MethodGet, "/dashboard", nil)
-	if !strings.Contains(demo.body, "Guru is not configured") || strings.Contains(demo.body, "waiting for review:") ||
+	if strings.Contains(demo.body, "sales are refused") || strings.Contains(demo.body, "waiting for review:") ||
 		!strings.Contains(demo.body, "No referrals yet.") || len(chartRows(t, demo.body, e.zone)) != 30 {
-		t.Errorf("the demo merchant's overview: want Guru to configure, no review, no referrals, 30 empty days")
+		t.Errorf("the demo merchant's overview: want no platform refusing, no review, no referrals, 30 empty days")
 	}
 }
 

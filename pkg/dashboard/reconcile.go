@@ -9,6 +9,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
 )
 
@@ -46,7 +47,7 @@ func (d *Dashboard) reconcileFrom(runs []reconcile.Run) time.Time {
 // said instead.
 func (d *Dashboard) reconcileIntegration(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	p := r.PathValue("provider")
-	if !merchant.KnownProvider(p) || d.cfg.Reconciler == nil {
+	if !provider.Known(p) || d.cfg.Reconciler == nil {
 		d.notFound(w, r, c)
 		return
 	}

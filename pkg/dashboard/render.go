@@ -18,6 +18,7 @@ import (
 
 	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/respond"
 )
 
@@ -80,6 +81,7 @@ var placeholderFuncs = template.FuncMap{
 	"dayField":       func(string) string { return "" },
 	"dayPlaceholder": func() string { return "" },
 	"decimal":        func(float64) string { return "" },
+	"platform":       provider.TitleOf,
 }
 
 func parseViews() (*views, error) {

@@ -8,24 +8,29 @@ import (
 
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
-	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/webhook"
 )
 
 // integrationsDataForRender is the Integrations page as its handler fills
 // it: Guru's account token saved at at, one delivery; Yampi refused.
+var (
+	guruDescriptor, _  = provider.Lookup(provider.Guru)
+	yampiDescriptor, _ = provider.Lookup(provider.Yampi)
+)
+
 func integrationsDataForRender(at time.Time, mid uuid.UUID, d inbound.Delivery) integrationsData {
-	guru := &merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "tok", APIURL: merchant.DefaultAPIURL("guru"), UpdatedAt: at}
+	guru := &merchant.Integration{Provider: provider.Guru, AccountToken: "tok", UpdatedAt: at}
 	return integrationsData{Platforms: []platformView{
-		{Provider: "guru", Name: "Guru", Configured: true, UpdatedAt: at, Fields: platformFields("guru", guru),
+		{Provider: "guru", Name: "Guru", Configured: true, UpdatedAt: at, Fields: platformFields(guruDescriptor, guru),
 			WebhookURL: merchant.WebhookURL("https://ingest.example.com/", "guru", mid), Deliveries: []inbound.Delivery{d},
-			APIMissing: redemption.MissingFields("guru", *guru), CanReconcile: true,
+			APIMissing: guru.APIMissing(), CanReconcile: true,
 			Runs: []reconcile.Run{{ID: uuid.New(), Provider: "guru", Status: reconcile.StatusSucceeded, StartedAt: at, Seen: 100, Missing: 10, Credited: 9, Reversed: 1},
 				{ID: uuid.New(), Provider: "guru", Status: reconcile.StatusFailed, StartedAt: at.Add(-time.Hour), Error: "guru GET transactions: 429"}}},
-		{Provider: "yampi", Name: "Yampi", Fields: platformFields("yampi", nil), Alert: "integrations.bad_api_url",
+		{Provider: "yampi", Name: "Yampi", Fields: platformFields(yampiDescriptor, nil), Alert: "integrations.bad_api_url",
 			WebhookURL: merchant.WebhookURL("https://ingest.example.com", "yampi", mid),
-			APIMissing: redemption.MissingFields("yampi", merchant.Integration{})},
+			APIMissing: (&merchant.Integration{Provider: provider.Yampi}).APIMissing()},
 	}}
 }
 

@@ -48,7 +48,7 @@ func overviewAndRedemptionPages(t *testing.T, at time.Time) []renderCase {
 			English: {"<h1>Overview</h1>", "<dd>12,345</dd>", "Pending 2 · Approved 1", "R$1,234.56", "R$9.79", "Referred revenue", "Pending in warranty", `<figure class="chart" aria-label="Referred revenue per day, 11/24/2026 – 11/25/2026"`,
 				"<caption>", `data-v="123456"`, "Top members", "Ana Fit", "Recent referrals", "waiting for review",
 				`href="/dashboard/referrals?review_required=true">Referrals waiting for review: 4`, `href="/dashboard/webhooks">Webhook endpoints failing: 1`,
-				`href="/dashboard/integrations">Yampi is not configured`, "uPlot.iife.min.js", "overview.js", ">7 days<", ">Chart<", ">Show<"},
+				`href="/dashboard/integrations">Yampi: its webhook credential is not saved`, "uPlot.iife.min.js", "overview.js", ">7 days<", ">Chart<", ">Show<"},
 			Portuguese: {"<h1>Visão geral</h1>", "R$ 1.234,56", "R$ 9,79", "Receita indicada por dia", "Principais membros", "A fazer"}}},
 		{Page{Template: "redemptions", Title: "redemptions.title", Nav: "redemptions", Data: redemptionsData{Redemptions: list,
 			Statuses: []string{"pending", "completed", "failed"}, Status: "completed", MemberName: "Ana Souza", CSVURL: "/dashboard/redemptions?format=csv&status=failed",

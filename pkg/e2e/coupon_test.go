@@ -17,6 +17,7 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/testenv"
 )
@@ -152,8 +153,8 @@ func TestCouponProvisioning(t *testing.T) {
 		guru, _ := newCouponShop(t, true)
 		tn := &tenant{}
 		created := testenv.MustTenant(t, s.deps.Pool, s.deps.Box, merchant.Merchant{},
-			merchant.Integration{Provider: merchant.ProviderGuru, UserToken: "guru-user-token", APIURL: guru.srv.URL},
-			merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: "wh_secret"}) // webhooks only
+			merchant.Integration{Provider: provider.Guru, UserToken: "guru-user-token", APIURL: guru.srv.URL},
+			merchant.Integration{Provider: provider.Yampi, WebhookSecret: "wh_secret"}) // webhooks only
 		tn.merchant, tn.apiKey = created.Merchant, created.Key
 		tn.campaign = testenv.MustCampaign(t, s.deps.Pool, tn.merchant.ID, discounted(campaign.RewardFixed, 1550))
 		plain := testenv.MustCampaign(t, s.deps.Pool, tn.merchant.ID, testenv.FixedCampaign(1000, 7)) // no discount

@@ -20,6 +20,7 @@ import (
 
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -194,9 +195,9 @@ func TestIngestAuthenticationFailuresLookAlike(t *testing.T) {
 	tn := s.newTenant(testenv.FixedCampaign(1500, 7))
 	// One merchant with Guru only, one with Yampi only.
 	guruOnly := testenv.MustTenant(t, s.deps.Pool, s.deps.Box, merchant.Merchant{},
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken})
+		merchant.Integration{Provider: provider.Guru, AccountToken: tn.guruToken})
 	yampiOnly := testenv.MustTenant(t, s.deps.Pool, s.deps.Box, merchant.Merchant{},
-		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret})
+		merchant.Integration{Provider: provider.Yampi, WebhookSecret: tn.yampiSecret})
 	guru := guruSale(t, tn, "alike-1", "LOJA-NOBODY", 97.9, "approved")
 	yampi := yampiOrder(t, yampiPaid, 770001, "LOJA-NOBODY", 100)
 	signed := map[string]string{"X-Yampi-Hmac-SHA256": yampiSign(tn.yampiSecret, yampi)}

@@ -19,6 +19,7 @@ import (
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/netguard"
+	platformapi "github.com/convida/convida/pkg/platform"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/reconcile"
@@ -224,7 +225,7 @@ func failEveryCall(t *testing.T, p logPath) {
 func reconcileAll(t *testing.T, s *stack, ask map[*tenant][]string) map[string]reconcile.Run {
 	ctx := context.Background()
 	task := program.NewReconcile(s.deps)
-	task.Reconciler.Platforms.Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
+	task.Reconciler.Platforms.(*platformapi.Client).Sleep = func(ctx context.Context, _ time.Duration) error { return ctx.Err() }
 	asked := map[string]string{}
 	n := 0
 	for tn, providers := range ask {

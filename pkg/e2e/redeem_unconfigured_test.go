@@ -10,6 +10,7 @@ import (
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -24,8 +25,8 @@ func TestRedeemUnconfiguredPlatform(t *testing.T) {
 	s := startStack(t, stackOptions{dispatcher: true, env: webhookEnv(t, map[string]string{"ACTION_TIMEOUT": "60s"})})
 	tn := &tenant{guruToken: "guru-account-token-0123456789", yampiSecret: "wh_test_secret"}
 	created := testenv.MustTenant(t, s.deps.Pool, s.deps.Box, merchant.Merchant{},
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken},
-		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret})
+		merchant.Integration{Provider: provider.Guru, AccountToken: tn.guruToken},
+		merchant.Integration{Provider: provider.Yampi, WebhookSecret: tn.yampiSecret})
 	tn.merchant, tn.apiKey = created.Merchant, created.Key
 	tn.campaign = testenv.MustCampaign(t, s.deps.Pool, tn.merchant.ID, testenv.FixedCampaign(3000, 7))
 	rc := newReceiver(t, nil)

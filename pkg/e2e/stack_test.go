@@ -41,6 +41,7 @@ import (
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 )
@@ -189,8 +190,8 @@ func (s *stack) withHotmartKiwify(tn *tenant, checkoutURL string) *tenant {
 	tn.hottok, tn.kiwifyToken = "hottok-"+strings.Repeat("h", 24), "kiwify-token-"+strings.Repeat("k", 16)
 	store := postgres.NewMerchantStore(s.deps.Pool, s.deps.Box)
 	for _, in := range []merchant.Integration{
-		{Provider: merchant.ProviderHotmart, AccountToken: tn.hottok},
-		{Provider: merchant.ProviderKiwify, WebhookSecret: tn.kiwifyToken, CheckoutURL: checkoutURL},
+		{Provider: provider.Hotmart, AccountToken: tn.hottok},
+		{Provider: provider.Kiwify, WebhookSecret: tn.kiwifyToken, CheckoutURL: checkoutURL},
 	} {
 		if _, err := store.PutIntegration(context.Background(), tn.merchant.ID, in); err != nil {
 			s.t.Fatal(err)
@@ -209,8 +210,8 @@ func (s *stack) newTenantWith(m merchant.Merchant, c campaign.Campaign) *tenant 
 	s.t.Helper()
 	tn := &tenant{guruToken: strings.Repeat("g", 40), yampiSecret: "wh_test_secret"}
 	created := testenv.MustTenant(s.t, s.deps.Pool, s.deps.Box, m,
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: tn.guruToken, UserToken: "guru-user-token"},
-		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: tn.yampiSecret, UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"})
+		merchant.Integration{Provider: provider.Guru, AccountToken: tn.guruToken, UserToken: "guru-user-token"},
+		merchant.Integration{Provider: provider.Yampi, WebhookSecret: tn.yampiSecret, UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"})
 	tn.merchant, tn.apiKey = created.Merchant, created.Key
 	tn.campaign = testenv.MustCampaign(s.t, s.deps.Pool, tn.merchant.ID, c)
 	return tn

@@ -22,6 +22,7 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
@@ -139,8 +140,8 @@ func TestContractIngestExamples(t *testing.T) {
 	env := mustEnv(t)
 	const token = "gAcc0123456789abcdefghijklmnopqrstuvWXYZ"
 	tn := env.mustTenantWith(t, merchant.Merchant{},
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: token},
-		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: "wh_sec_yampi_QRST"})
+		merchant.Integration{Provider: provider.Guru, AccountToken: token},
+		merchant.Integration{Provider: provider.Yampi, WebhookSecret: "wh_sec_yampi_QRST"})
 	records := &recordSink{}
 	svc := ingest.New(ingest.Config{
 		Merchants: env.merchants,

@@ -17,6 +17,7 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/program"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -128,7 +129,7 @@ func walk(t *testing.T, name string, r *mux.Router) []route {
 // {provider}: the document has one operation per provider, since their
 // bodies and authentication differ. A new inbound adapter is added here and
 // to the document.
-var receiverProviders = []string{inbound.ProviderGuru, inbound.ProviderYampi, inbound.ProviderHotmart, inbound.ProviderKiwify}
+var receiverProviders = []string{provider.Guru, provider.Yampi, provider.Hotmart, provider.Kiwify}
 
 // expandProvider writes the receiver route once per provider.
 func expandProvider(t *testing.T, path string) []string {

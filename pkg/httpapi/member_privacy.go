@@ -108,7 +108,7 @@ func (s *Server) exportMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	checkout, err := s.kiwifyCheckout(r)
+	checkout, err := s.checkouts(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -119,11 +119,11 @@ func (s *Server) exportMember(w http.ResponseWriter, r *http.Request) {
 }
 
 // exportOf renders rec in MemberExport, every list present (empty rather
-// than null); kiwifyCheckout makes the member's Kiwify referral link.
-func exportOf(rec *privacy.Records, now time.Time, kiwifyCheckout string) MemberExport {
+// than null); checkouts make the member's referral links.
+func exportOf(rec *privacy.Records, now time.Time, checkouts member.Checkouts) MemberExport {
 	m := rec.Member
 	out := MemberExport{
-		Member:             adminMember(m, rec.Wallet, rec.Stats, rec.Coupons, kiwifyCheckout),
+		Member:             adminMember(m, rec.Wallet, rec.Stats, rec.Coupons, checkouts),
 		Wallet:             adminWallet(m, rec.Wallet),
 		Transactions:       make([]ledger.TransactionView, len(rec.Entries)),
 		WalletTransactions: make([]ExportTransaction, len(rec.Transactions)),

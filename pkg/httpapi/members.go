@@ -16,7 +16,6 @@ import (
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
-	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/respond"
 )
@@ -71,7 +70,7 @@ func (s *Server) createMember(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	mer := merchantOf(r)
-	checkout, err := s.kiwifyCheckout(r)
+	checkout, err := s.checkouts(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -129,7 +128,7 @@ func (s *Server) adminMemberView(r *http.Request, m *member.Member) (AdminMember
 	if err != nil {
 		return AdminMember{}, err
 	}
-	checkout, err := s.kiwifyCheckout(r)
+	checkout, err := s.checkouts(r)
 	if err != nil {
 		return AdminMember{}, err
 	}
@@ -240,7 +239,7 @@ func (s *Server) listMembers(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	checkout, err := s.kiwifyCheckout(r)
+	checkout, err := s.checkouts(r)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -335,40 +334,20 @@ type AdminMember struct {
 	ReferralLinks      ReferralLinks                     `json:"referral_links"`
 }
 
-// ReferralLinks are the member's links at the platforms that attribute a
-// sale by the link it came through rather than a coupon: Kiwify passes the
-// checkout link's sck to its webhook (inbound.Kiwify). A link is null
-// while the merchant has set no checkout link for the platform.
-type ReferralLinks struct {
-	Kiwify *string `json:"kiwify"`
+// ReferralLinks are the member's links, by platform, at the platforms
+// that attribute a sale by the link it came through rather than a coupon
+// (member.Member.ReferralLinks): null while the merchant has set no
+// checkout link there, and for an erased member.
+type ReferralLinks map[string]*string
+
+// checkouts are the merchant's checkout links (member.CheckoutsOf).
+func (s *Server) checkouts(r *http.Request) (member.Checkouts, error) {
+	return member.CheckoutsOf(r.Context(), s.cfg.Merchants, merchantOf(r).ID)
 }
 
-// referralLinks are the links of code, kiwifyCheckout being the merchant's
-// Kiwify checkout link ("" when not set: the link is null).
-func referralLinks(code, kiwifyCheckout string) ReferralLinks {
-	var links ReferralLinks
-	if link := member.KiwifyLink(kiwifyCheckout, code); link != "" {
-		links.Kiwify = &link
-	}
-	return links
-}
-
-// kiwifyCheckout is the merchant's Kiwify checkout link, "" when Kiwify
-// is not configured or has none.
-func (s *Server) kiwifyCheckout(r *http.Request) (string, error) {
-	in, err := s.cfg.Merchants.FindIntegration(r.Context(), merchantOf(r).ID, merchant.ProviderKiwify)
-	if apperr.Is(err, apperr.NotFound) {
-		return "", nil
-	}
-	if err != nil {
-		return "", err
-	}
-	return in.CheckoutURL, nil
-}
-
-func adminMember(m *member.Member, w ledger.Wallet, st member.Stats, coupons map[string]redemption.CouponState, kiwifyCheckout string) AdminMember {
+func adminMember(m *member.Member, w ledger.Wallet, st member.Stats, coupons map[string]redemption.CouponState, checkouts member.Checkouts) AdminMember {
 	return AdminMember{AdminView: m.AdminView(w.Pending, w.Available, w.TotalEarned, st.TotalReferrals),
-		CouponProvisioning: redemption.CouponView(coupons), ReferralLinks: referralLinks(m.CouponCode, kiwifyCheckout)}
+		CouponProvisioning: redemption.CouponView(coupons), ReferralLinks: m.ReferralLinks(checkouts)}
 }
 
 // newCoupons are the coupon states of a member just created in c: the

@@ -12,6 +12,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/respond"
 )
@@ -63,11 +64,15 @@ func (s *Server) registerReconciliations(admin *mux.Router) {
 // its audit event). Within RECONCILE_COOLDOWN of the start of the
 // integration's last run it is 429 rate_limited with Retry-After.
 func (s *Server) reconcile(w http.ResponseWriter, r *http.Request) {
-	p, err := provider(r)
+	d, err := platformOf(r)
+	if err == nil && !d.Can(provider.Pull) {
+		err = apperr.Errorf(apperr.Unprocessable, "%s sales cannot be reconciled: %s", d.Title, d.NoPull)
+	}
 	if err != nil {
 		s.fail(w, r, err)
 		return
 	}
+	p := d.Name
 	var req ReconcileRequest
 	if err := decode(w, r, &req); err != nil {
 		s.fail(w, r, err)

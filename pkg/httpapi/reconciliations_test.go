@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/openapi/openapitest"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/secretbox"
 )
@@ -44,8 +45,8 @@ func TestReconciliations(t *testing.T) {
 		client: v.Client,
 	})
 	tn := env.mustTenantWith(t, merchant.Merchant{},
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "guru-account", UserToken: "guru-user"},
-		merchant.Integration{Provider: merchant.ProviderYampi, WebhookSecret: "yampi-secret"})
+		merchant.Integration{Provider: provider.Guru, AccountToken: "guru-account", UserToken: "guru-user"},
+		merchant.Integration{Provider: provider.Yampi, WebhookSecret: "yampi-secret"})
 	other := env.mustTenant(t)
 
 	r := tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile", nil)

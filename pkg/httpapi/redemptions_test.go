@@ -13,6 +13,7 @@ import (
 	"github.com/convida/convida/pkg/httpapi"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/secretbox"
 )
 
@@ -56,7 +57,7 @@ func TestRedeemUnconfiguredIntegration(t *testing.T) {
 	}})
 	// Guru as in the README: the webhook token only, no API user token.
 	tn := env.mustTenantWith(t, merchant.Merchant{},
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "guru-account-token"})
+		merchant.Integration{Provider: provider.Guru, AccountToken: "guru-account-token"})
 	tn.mustCampaign(t, map[string]any{"name": "Padrão", "reward_type": "percentage", "reward_value": 10})
 	ana := tn.mustMember(t, "ana@example.com", "Ana Souza")
 	tn.mustLedger(t, tn.sale(ledger.CmdCreditSale, ana, "o1", 9790))

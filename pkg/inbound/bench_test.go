@@ -5,7 +5,7 @@ import "testing"
 func BenchmarkGuru(b *testing.B) {
 	body := guruFixture(b, "transaction-approved.json", testToken)
 	for b.Loop() {
-		if _, err := Guru().Handle(body, nil, testCreds); err != nil {
+		if _, err := handle(Guru(), body, nil, testCreds); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -15,7 +15,7 @@ func BenchmarkYampi(b *testing.B) {
 	body := mustFixture(b, "yampi/order-paid.json")
 	h := signed(body, testSecret)
 	for b.Loop() {
-		if _, err := Yampi().Handle(body, h, testCreds); err != nil {
+		if _, err := handle(Yampi(), body, h, testCreds); err != nil {
 			b.Fatal(err)
 		}
 	}

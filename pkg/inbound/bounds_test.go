@@ -64,9 +64,9 @@ func TestPlatformTextIsCutNeverRefused(t *testing.T) {
 			for _, f := range fx.fields {
 				body = edit(t, body, f.path, jsonText(huge))
 			}
-			out, err := Guru().Handle(body, nil, testCreds)
+			out, err := handle(Guru(), body, nil, testCreds)
 			if strings.HasPrefix(fx.name, "yampi/") {
-				out, err = Yampi().Handle(body, signed(body, testSecret), testCreds)
+				out, err = handle(Yampi(), body, signed(body, testSecret), testCreds)
 			}
 			if err != nil || out.Event == nil {
 				t.Fatalf("Handle = %+v, %v; want the event, its values cut", out, err)
@@ -96,8 +96,8 @@ func TestOrderIDIsBounded(t *testing.T) {
 		id := strings.Repeat("9", tc.length)
 		guru := edit(t, guruFixture(t, "transaction-approved.json", testToken), "id", jsonText(id))
 		yampi := edit(t, mustFixture(t, "yampi/order-paid.json"), "resource.id", id) // an integer
-		gOut, gErr := Guru().Handle(guru, nil, testCreds)
-		yOut, yErr := Yampi().Handle(yampi, signed(yampi, testSecret), testCreds)
+		gOut, gErr := handle(Guru(), guru, nil, testCreds)
+		yOut, yErr := handle(Yampi(), yampi, signed(yampi, testSecret), testCreds)
 		for _, r := range []struct {
 			provider, field string
 			out             Outcome
@@ -120,7 +120,7 @@ func TestIgnoredReasonIsValidText(t *testing.T) {
 	t.Parallel()
 	status := strings.Repeat("a", 63) + strings.Repeat("ã", 10_000)
 	body := edit(t, guruFixture(t, "transaction-approved.json", testToken), "status", strconv.Quote(status))
-	out, err := Guru().Handle(body, nil, testCreds)
+	out, err := handle(Guru(), body, nil, testCreds)
 	if err != nil || !out.Ignored {
 		t.Fatalf("Handle = %+v, %v; want ignored", out, err)
 	}

@@ -4,6 +4,8 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
+
+	"github.com/convida/convida/pkg/provider"
 )
 
 // fixtures returns every body of testdata/dir.
@@ -34,8 +36,8 @@ func FuzzHotmart(f *testing.F) {
 	}
 	f.Add([]byte(`{"event":"PURCHASE_APPROVED","data":{"purchase":{"transaction":1,"price":{"value":1}}}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		out, err := Hotmart().Handle(body, hottok(testHottok), testCreds)
-		checkFuzzed(t, ProviderHotmart, out, err)
+		out, err := handle(Hotmart(), body, hottok(testHottok), testCreds)
+		checkFuzzed(t, provider.Hotmart, out, err)
 	})
 }
 
@@ -48,7 +50,7 @@ func FuzzKiwify(f *testing.F) {
 	}
 	f.Add([]byte(`{"webhook_event_type":"order_approved","order_id":7,"Commissions":{"charge_amount":"1"}}`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		out, err := Kiwify().Handle(body, kiwifySigned(body, testKiwifyToken), testCreds)
-		checkFuzzed(t, ProviderKiwify, out, err)
+		out, err := handle(Kiwify(), body, kiwifySigned(body, testKiwifyToken), testCreds)
+		checkFuzzed(t, provider.Kiwify, out, err)
 	})
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // FuzzGuru checks that Guru never panics and only fails with Unauthorized or
@@ -22,8 +23,8 @@ func FuzzGuru(f *testing.F) {
 	f.Add([]byte(`{"api_token":"` + testToken + `","webhook_type":"transaction","status":"approved","id":1,"payment":{"total":0.5}}`))
 	f.Add([]byte(`null`))
 	f.Fuzz(func(t *testing.T, body []byte) {
-		out, err := Guru().Handle(body, nil, testCreds)
-		checkFuzzed(t, ProviderGuru, out, err)
+		out, err := handle(Guru(), body, nil, testCreds)
+		checkFuzzed(t, provider.Guru, out, err)
 	})
 }
 
@@ -43,8 +44,8 @@ func FuzzYampi(f *testing.F) {
 		if sig == "" {
 			header = signed(body, testSecret)
 		}
-		out, err := Yampi().Handle(body, header, testCreds)
-		checkFuzzed(t, ProviderYampi, out, err)
+		out, err := handle(Yampi(), body, header, testCreds)
+		checkFuzzed(t, provider.Yampi, out, err)
 	})
 }
 

@@ -10,6 +10,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // guru is the Digital Manager Guru adapter.
@@ -22,7 +23,7 @@ var _ Adapter = guru{}
 // Guru sends no signature: the body field api_token must equal the
 // merchant's account token. Handle checks, in order: the body is a JSON
 // object (else Unprocessable); api_token matches
-// Credentials.GuruAccountToken (else Unauthorized, also when no token is
+// the merchant's account token (else Unauthorized, also when no token is
 // configured) — both errors wrap ErrNotAuthenticated; webhook_type is
 // "transaction" and status is "approved" (a sale, transaction.approved) or
 // "refunded"/"chargeback" (a refund, transaction.refunded), else the delivery
@@ -40,9 +41,9 @@ var _ Adapter = guru{}
 // time, as the spec's table says, not dates.canceled_at.
 func Guru() Adapter { return guru{} }
 
-func (guru) Provider() string { return ProviderGuru }
+func (guru) Provider() string { return provider.Guru }
 
-func (guru) Handle(raw []byte, _ http.Header, creds Credentials) (Outcome, error) {
+func (guru) Handle(raw []byte, _ http.Header, secret string) (Outcome, error) {
 	// One pass: a body that decodes whole is authenticated, routed and read
 	// from that one decoding. Any other body is authenticated and routed
 	// from its top-level fields first, so that an outsider learns nothing
@@ -60,7 +61,7 @@ func (guru) Handle(raw []byte, _ http.Header, creds Credentials) (Outcome, error
 		whole.guruHead = guruHead{APIToken: obj.stringAt("api_token"), WebhookType: obj.stringAt("webhook_type"),
 			Status: obj.stringAt("status")}
 	}
-	if err := checkGuruToken(whole.APIToken, creds.GuruAccountToken); err != nil {
+	if err := checkGuruToken(whole.APIToken, secret); err != nil {
 		return Outcome{}, notAuthenticated(err)
 	}
 	kind, name, ignored := guruRoute(whole.WebhookType, whole.Status)
@@ -106,13 +107,13 @@ func checkGuruToken(got, stored string) error {
 func guruRoute(webhookType, status string) (Kind, string, Outcome) {
 	switch s := slug(status); {
 	case slug(webhookType) != "transaction":
-		return "", "", ignore("guru webhook_type %q is not handled", webhookType)
+		return "", "", ignore(provider.Guru+" webhook_type %q is not handled", webhookType)
 	case s == "approved":
 		return KindSale, "transaction.approved", Outcome{}
 	case s == "refunded" || s == "chargeback":
 		return KindRefund, "transaction.refunded", Outcome{}
 	}
-	return "", "", ignore("guru transaction status %q is not handled", status)
+	return "", "", ignore(provider.Guru+" transaction status %q is not handled", status)
 }
 
 // guruBody is the part of a Guru transaction webhook that is mapped.
@@ -150,7 +151,7 @@ func (b *guruBody) event(kind Kind, name string) (*OrderEvent, error) {
 	}
 	c := b.Contact.V
 	return complete(&OrderEvent{
-		Provider:       ProviderGuru,
+		Provider:       provider.Guru,
 		Kind:           kind,
 		EventName:      name,
 		OrderID:        string(b.ID),

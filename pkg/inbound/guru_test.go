@@ -120,7 +120,7 @@ func TestGuru(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			out, err := Guru().Handle(tt.body, nil, tt.creds)
+			out, err := handle(Guru(), tt.body, nil, tt.creds)
 			checkOutcome(t, out, err, tt.want)
 		})
 	}
@@ -133,23 +133,23 @@ func noCoupon(ev *OrderEvent) *OrderEvent {
 func TestGuruIgnoresHeader(t *testing.T) {
 	t.Parallel()
 	body := guruFixture(t, "transaction-approved.json", testToken)
-	out, err := Guru().Handle(body, signed(body, "anything"), testCreds)
+	out, err := handle(Guru(), body, signed(body, "anything"), testCreds)
 	checkOutcome(t, out, err, want{event: guruSale()})
 }
 
 func TestGuruMessages(t *testing.T) {
 	t.Parallel()
 	body := edit(t, guruFixture(t, "transaction-approved.json", testToken), "payment.total", "97.999")
-	_, err := Guru().Handle(body, nil, testCreds)
+	_, err := handle(Guru(), body, nil, testCreds)
 	if got, want := apperr.MessageOf(err), `payment.total: amount "97.999" has more than 2 decimal places`; got != want {
 		t.Errorf("message = %q, want %q", got, want)
 	}
 	body = edit(t, guruFixture(t, "transaction-approved.json", testToken), "contact.email", "7")
-	_, err = Guru().Handle(body, nil, testCreds)
+	_, err = handle(Guru(), body, nil, testCreds)
 	if got, want := apperr.MessageOf(err), "field contact.email has the wrong type (number)"; got != want {
 		t.Errorf("message = %q, want %q", got, want)
 	}
-	_, err = Guru().Handle(guruFixture(t, "transaction-approved.json", "bad"), nil, testCreds)
+	_, err = handle(Guru(), guruFixture(t, "transaction-approved.json", "bad"), nil, testCreds)
 	if got := err.Error(); len(got) > 200 || strings.Contains(got, testToken) || strings.Contains(got, "bad") {
 		t.Errorf("error %q must not repeat the tokens", got)
 	}

@@ -8,6 +8,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // HotmartTokenHeader carries the account's hottok on every Hotmart webhook.
@@ -22,7 +23,7 @@ var _ Adapter = hotmart{}
 // ({id, creation_date, event, version, data}).
 //
 // Hotmart signs nothing: the header X-HOTMART-HOTTOK carries the account's
-// static hottok, compared in constant time with Credentials.HotmartHottok
+// static hottok, compared in constant time with the merchant's hottok
 // before the body is read (missing, wrong or not configured: Unauthorized,
 // wrapping ErrNotAuthenticated). Then the body must be a JSON object (else
 // Unprocessable) and is routed on event:
@@ -46,10 +47,10 @@ var _ Adapter = hotmart{}
 // An order bump is its own transaction, credited as its own sale.
 func Hotmart() Adapter { return hotmart{} }
 
-func (hotmart) Provider() string { return ProviderHotmart }
+func (hotmart) Provider() string { return provider.Hotmart }
 
-func (hotmart) Handle(raw []byte, header http.Header, creds Credentials) (Outcome, error) {
-	if err := checkHottok(header.Get(HotmartTokenHeader), creds.HotmartHottok); err != nil {
+func (hotmart) Handle(raw []byte, header http.Header, secret string) (Outcome, error) {
+	if err := checkHottok(header.Get(HotmartTokenHeader), secret); err != nil {
 		return Outcome{}, notAuthenticated(err)
 	}
 	obj, err := parseObject(raw)
@@ -94,9 +95,9 @@ func hotmartRoute(event string) (Kind, Outcome) {
 	case "PURCHASE_REFUNDED", "PURCHASE_CHARGEBACK", "PURCHASE_CANCELED":
 		return KindRefund, Outcome{}
 	case "PURCHASE_PROTEST":
-		return "", ignore("hotmart event %q changes nothing until it is refunded or charged back", event)
+		return "", ignore(provider.Hotmart+" event %q changes nothing until it is refunded or charged back", event)
 	}
-	return "", ignore("hotmart event %q is not handled", event)
+	return "", ignore(provider.Hotmart+" event %q is not handled", event)
 }
 
 // hotmartBody is the part of a Hotmart 2.0.0 webhook that is mapped.
@@ -138,7 +139,7 @@ func (b *hotmartBody) event(kind Kind, name string) (*OrderEvent, error) {
 	}
 	buyer := b.Data.Buyer.V
 	return complete(&OrderEvent{
-		Provider:   ProviderHotmart,
+		Provider:   provider.Hotmart,
 		Kind:       kind,
 		EventName:  name,
 		OrderID:    string(p.Transaction),

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 )
 
 const hotmartTransaction = "HP17951759400231"
@@ -101,7 +102,7 @@ func TestHotmart(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			out, err := Hotmart().Handle(tt.body, tt.header, tt.creds)
+			out, err := handle(Hotmart(), tt.body, tt.header, tt.creds)
 			checkOutcome(t, out, err, tt.want)
 		})
 	}
@@ -111,10 +112,10 @@ func TestHotmart(t *testing.T) {
 // the platform's sales must use to meet the webhook's command.
 func TestCommandIDIsTheDedupeKey(t *testing.T) {
 	t.Parallel()
-	if got := CommandID(ProviderHotmart, hotmartTransaction, KindSale); got != hotmartSale().DedupeKey {
+	if got := CommandID(provider.Hotmart, hotmartTransaction, KindSale); got != hotmartSale().DedupeKey {
 		t.Errorf("CommandID = %q, want %q", got, hotmartSale().DedupeKey)
 	}
-	d := Delivery{Provider: ProviderKiwify, DedupeKey: CommandID(ProviderKiwify, "a:b", KindRefund)}
+	d := Delivery{Provider: provider.Kiwify, DedupeKey: CommandID(provider.Kiwify, "a:b", KindRefund)}
 	if d.OrderID() != "a:b" {
 		t.Errorf("OrderID of %q = %q", d.DedupeKey, d.OrderID())
 	}

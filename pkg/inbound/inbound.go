@@ -27,14 +27,6 @@ const (
 	KindRefund Kind = "refund"
 )
 
-// Provider names, as they appear in the ingest URL and in OrderEvent.Provider.
-const (
-	ProviderGuru    = "guru"
-	ProviderYampi   = "yampi"
-	ProviderHotmart = "hotmart"
-	ProviderKiwify  = "kiwify"
-)
-
 // Customer is the buyer of an order, as the platform sent it, trimmed and
 // cut to the bounds of the API's own fields (pkg/bounds): a name to 200
 // characters, an e-mail to 254, a document to 255.
@@ -46,7 +38,7 @@ type Customer struct {
 
 // OrderEvent is the canonical order event every provider maps to.
 type OrderEvent struct {
-	Provider       string    `json:"provider"`        // "guru" | "yampi" | "hotmart" | "kiwify"
+	Provider       string    `json:"provider"`        // the platform's name (provider.Descriptor.Name)
 	Kind           Kind      `json:"kind"`            // sale | refund
 	EventName      string    `json:"event_name"`      // the platform's event, e.g. "transaction.approved", "order.paid", "PURCHASE_APPROVED", "order_approved"
 	OrderID        string    `json:"order_id"`        // never empty, at most 255 characters (a longer one is refused)
@@ -57,16 +49,6 @@ type OrderEvent struct {
 	SubscriptionID string    `json:"subscription_id"` // guru only, cut to 255 characters; "" when none
 	OccurredAt     time.Time `json:"occurred_at"`     // UTC; zero when the platform sent no time (the caller uses the receipt time)
 	DedupeKey      string    `json:"dedupe_key"`      // CommandID(provider, order id, kind)
-}
-
-// Credentials are a merchant's stored secrets for the providers, in plain
-// text (the caller decrypts them). An empty field means "not configured", and
-// every delivery for that provider is then Unauthorized.
-type Credentials struct {
-	GuruAccountToken   string // compared in constant time with the body field api_token
-	YampiWebhookSecret string // key of X-Yampi-Hmac-SHA256 = base64(HMAC-SHA256(raw body, secret))
-	HotmartHottok      string // compared in constant time with the header X-HOTMART-HOTTOK
-	KiwifyWebhookToken string // key of the signature = hex(HMAC-SHA1(raw body, token))
 }
 
 // CommandID is the id of the ledger command of an order event, and its
@@ -94,10 +76,12 @@ type Outcome struct {
 
 // Adapter is one provider.
 type Adapter interface {
-	// Provider returns the provider name ("guru", "yampi", "hotmart", "kiwify").
+	// Provider returns the platform's name (provider.Descriptor.Name).
 	Provider() string
-	// Handle authenticates raw (the exact request body bytes) with header,
-	// then parses and maps it. It is deterministic and safe to repeat: the
+	// Handle authenticates raw (the exact request body bytes) with header
+	// and secret (the merchant's setting that the platform's
+	// provider.WebhookAuth names, decrypted; "" when not configured, and
+	// every delivery is then Unauthorized), then parses and maps it. It is deterministic and safe to repeat: the
 	// same delivery always gives the same Outcome, whose DedupeKey lets the
 	// caller drop duplicates.
 	//
@@ -107,7 +91,7 @@ type Adapter interface {
 	// missing, a field of the wrong type, bad money, unparseable time).
 	// An error returned before the delivery authenticated wraps
 	// ErrNotAuthenticated. Handle never panics on any input.
-	Handle(raw []byte, header http.Header, creds Credentials) (Outcome, error)
+	Handle(raw []byte, header http.Header, secret string) (Outcome, error)
 }
 
 // ErrNotAuthenticated is wrapped (errors.Is) by every error an Adapter
@@ -130,19 +114,25 @@ func notAuthenticated(err error) error {
 	return &marked
 }
 
-// Lookup returns the adapter for a provider name ("guru", "yampi",
-// "hotmart", "kiwify"; exact
-// lower case, as in the ingest URL), or false for any other name.
-func Lookup(provider string) (Adapter, bool) {
-	switch provider {
-	case ProviderGuru:
-		return Guru(), true
-	case ProviderYampi:
-		return Yampi(), true
-	case ProviderHotmart:
-		return Hotmart(), true
-	case ProviderKiwify:
-		return Kiwify(), true
+// QueryCredentialHeader is where the ingest hands an adapter the
+// credential of a platform that sends it in the URL's query
+// (provider.InQuery, Kiwify's signature): an Adapter sees the body and the
+// headers only. The ingest always sets it from the URL (or deletes it), so
+// a client cannot put a credential there other than through the query.
+const QueryCredentialHeader = "X-Convida-Query-Credential"
+
+// adapters are the platforms' adapters by name.
+var adapters = func() map[string]Adapter {
+	m := map[string]Adapter{}
+	for _, a := range []Adapter{Guru(), Yampi(), Hotmart(), Kiwify()} {
+		m[a.Provider()] = a
 	}
-	return nil, false
+	return m
+}()
+
+// Lookup returns the adapter of the platform named name (exact lower
+// case, as in the ingest URL), or false for any other name.
+func Lookup(name string) (Adapter, bool) {
+	a, ok := adapters[name]
+	return a, ok
 }

@@ -10,17 +10,12 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // KiwifySignatureParam is the query parameter Kiwify appends to the
 // registered URL: hex(HMAC-SHA1(raw body, the webhook's token)).
 const KiwifySignatureParam = "signature"
-
-// KiwifySignatureHeader is where the ingest hands the adapter the query's
-// signature: an Adapter sees the body and the headers only. The ingest
-// always sets it from the URL (or deletes it), so a client cannot put a
-// signature there other than through the query.
-const KiwifySignatureHeader = "X-Convida-Kiwify-Signature"
 
 // kiwifyTimeLayouts are the layouts of Kiwify's dates, without zone
 // (America/Sao_Paulo): "YYYY-MM-DD HH:MM", with seconds tolerated.
@@ -33,9 +28,9 @@ var _ Adapter = kiwify{}
 
 // Kiwify returns the adapter for Kiwify order webhooks.
 //
-// Handle first verifies the signature (KiwifySignatureHeader, from the
+// Handle first verifies the signature (QueryCredentialHeader, from the
 // query's KiwifySignatureParam) against hex(HMAC-SHA1(raw,
-// Credentials.KiwifyWebhookToken)) in constant time, before parsing
+// the merchant's webhook token)) in constant time, before parsing
 // anything: a missing or wrong signature, or no configured token (a webhook
 // configured without a token proves nothing), is Unauthorized. Then the
 // body must be a JSON object (else Unprocessable) and is routed on
@@ -61,10 +56,10 @@ var _ Adapter = kiwify{}
 //	subscription subscription_id
 func Kiwify() Adapter { return kiwify{} }
 
-func (kiwify) Provider() string { return ProviderKiwify }
+func (kiwify) Provider() string { return provider.Kiwify }
 
-func (kiwify) Handle(raw []byte, header http.Header, creds Credentials) (Outcome, error) {
-	if err := checkKiwifySignature(raw, header.Get(KiwifySignatureHeader), creds.KiwifyWebhookToken); err != nil {
+func (kiwify) Handle(raw []byte, header http.Header, secret string) (Outcome, error) {
+	if err := checkKiwifySignature(raw, header.Get(QueryCredentialHeader), secret); err != nil {
 		return Outcome{}, notAuthenticated(err)
 	}
 	obj, err := parseObject(raw)
@@ -125,7 +120,7 @@ func kiwifyRoute(event, status string) (Kind, Outcome) {
 		case "refunded", "chargedback":
 			return KindRefund, Outcome{}
 		}
-		return "", ignore("kiwify order_status %q is not handled", status)
+		return "", ignore(provider.Kiwify+" order_status %q is not handled", status)
 	}
 	switch slug(event) {
 	case "order_approved", "compra_aprovada", "subscription_renewed":
@@ -133,7 +128,7 @@ func kiwifyRoute(event, status string) (Kind, Outcome) {
 	case "order_refunded", "compra_reembolsada", "chargeback":
 		return KindRefund, Outcome{}
 	}
-	return "", ignore("kiwify webhook_event_type %q is not handled", event)
+	return "", ignore(provider.Kiwify+" webhook_event_type %q is not handled", event)
 }
 
 // kiwifyBody is the part of a Kiwify order webhook that is mapped.
@@ -181,7 +176,7 @@ func (b *kiwifyBody) event(kind Kind, name string) (*OrderEvent, error) {
 		doc = string(c.CNPJ) // a company buyer
 	}
 	return complete(&OrderEvent{
-		Provider:       ProviderKiwify,
+		Provider:       provider.Kiwify,
 		Kind:           kind,
 		EventName:      name,
 		OrderID:        string(b.OrderID),

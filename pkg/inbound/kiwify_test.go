@@ -49,7 +49,7 @@ func kiwifyRenewal(name string) *OrderEvent {
 // of body under token.
 func kiwifySigned(body []byte, token string) http.Header {
 	h := http.Header{}
-	h.Set(KiwifySignatureHeader, KiwifySignature(body, token))
+	h.Set(QueryCredentialHeader, KiwifySignature(body, token))
 	return h
 }
 
@@ -83,10 +83,10 @@ func TestKiwify(t *testing.T) {
 		{"signature missing", approved, http.Header{}, testCreds, want{code: apperr.Unauthorized}},
 		{"signature of another token", approved, kiwifySigned(approved, "someone_else"), testCreds, want{code: apperr.Unauthorized}},
 		{"signature of another body", approved, kiwifySigned(mustFixture(t, "kiwify/chargeback.json"), testKiwifyToken), testCreds, want{code: apperr.Unauthorized}},
-		{"signature not hex", approved, http.Header{KiwifySignatureHeader: {"zz-not-hex"}}, testCreds, want{code: apperr.Unauthorized}},
+		{"signature not hex", approved, http.Header{QueryCredentialHeader: {"zz-not-hex"}}, testCreds, want{code: apperr.Unauthorized}},
 		{"a SHA-256 signature is not Kiwify's", approved, signed(approved, testKiwifyToken), testCreds, want{code: apperr.Unauthorized}},
 		{"no token configured", approved, kiwifySigned(approved, ""), Credentials{YampiWebhookSecret: testSecret}, want{code: apperr.Unauthorized}},
-		{"signature in upper case", approved, http.Header{KiwifySignatureHeader: {upper(KiwifySignature(approved, testKiwifyToken))}}, testCreds,
+		{"signature in upper case", approved, http.Header{QueryCredentialHeader: {upper(KiwifySignature(approved, testKiwifyToken))}}, testCreds,
 			want{event: kiwifySale()}},
 		{"signed malformed JSON", []byte(`{"order_id":`), nil, testCreds, want{code: apperr.Unprocessable}},
 
@@ -127,7 +127,7 @@ func TestKiwify(t *testing.T) {
 			if header == nil {
 				header = kiwifySigned(tt.body, testKiwifyToken)
 			}
-			out, err := Kiwify().Handle(tt.body, header, tt.creds)
+			out, err := handle(Kiwify(), tt.body, header, tt.creds)
 			checkOutcome(t, out, err, tt.want)
 		})
 	}

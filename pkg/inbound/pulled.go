@@ -7,6 +7,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // PulledSale is a sale read from a platform's API by a reconciliation
@@ -40,15 +41,15 @@ func Pulled(s PulledSale) (Outcome, error) {
 	var name string
 	var ignored Outcome
 	switch s.Provider {
-	case ProviderGuru:
+	case provider.Guru:
 		kind, name, ignored = guruRoute("transaction", s.Status)
-	case ProviderYampi:
+	case provider.Yampi:
 		name = "order.status.updated"
 		kind, ignored = yampiRoute(name, s.Status)
-	case ProviderHotmart:
+	case provider.Hotmart:
 		name = hotmartPulledEvent(s.Status)
 		kind, ignored = hotmartRoute(name)
-	case ProviderKiwify:
+	case provider.Kiwify:
 		name = "order_status." + slug(s.Status)
 		kind, ignored = kiwifyRoute("", s.Status)
 	default:

@@ -12,6 +12,7 @@ import (
 	json "github.com/goccy/go-json"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // YampiSignatureHeader carries base64(HMAC-SHA256(raw body, webhook secret)).
@@ -38,7 +39,7 @@ var _ Adapter = yampi{}
 // Yampi returns the adapter for Yampi order webhooks.
 //
 // Handle first verifies the header X-Yampi-Hmac-SHA256 (read with
-// http.Header.Get) against base64(HMAC-SHA256(raw, Credentials.YampiWebhookSecret)),
+// http.Header.Get) against base64(HMAC-SHA256(raw, the merchant's webhook secret)),
 // before parsing anything: a missing or wrong signature, or no configured
 // secret, is Unauthorized. Then the body must be a JSON object (else
 // Unprocessable) and is routed:
@@ -63,10 +64,10 @@ var _ Adapter = yampi{}
 // the paid status, and the dedupe key would drop it anyway.
 func Yampi() Adapter { return yampi{} }
 
-func (yampi) Provider() string { return ProviderYampi }
+func (yampi) Provider() string { return provider.Yampi }
 
-func (yampi) Handle(raw []byte, header http.Header, creds Credentials) (Outcome, error) {
-	if err := checkYampiSignature(raw, header.Get(YampiSignatureHeader), creds.YampiWebhookSecret); err != nil {
+func (yampi) Handle(raw []byte, header http.Header, secret string) (Outcome, error) {
+	if err := checkYampiSignature(raw, header.Get(YampiSignatureHeader), secret); err != nil {
 		return Outcome{}, notAuthenticated(err)
 	}
 	// One pass: a body that decodes whole is routed and read from that one
@@ -128,13 +129,13 @@ func yampiRoute(event, alias string) (Kind, Outcome) {
 	case e == "order.paid":
 		return KindSale, Outcome{}
 	case e != "order.status.updated":
-		return "", ignore("yampi event %q is not handled", event)
+		return "", ignore(provider.Yampi+" event %q is not handled", event)
 	case a == "paid" || a == "approved":
 		return KindSale, Outcome{}
 	case a == "cancelled" || a == "refunded" || a == "refused" || strings.HasPrefix(a, "chargeback"):
 		return KindRefund, Outcome{}
 	}
-	return "", ignore("yampi order.status.updated with status alias %q is not handled", alias)
+	return "", ignore(provider.Yampi+" order.status.updated with status alias %q is not handled", alias)
 }
 
 // yampiBody is the part of a Yampi order webhook that is mapped.
@@ -181,7 +182,7 @@ func (b *yampiBody) event(kind Kind, name string) (*OrderEvent, error) {
 		doc = string(c.CNPJ) // a company buyer
 	}
 	return complete(&OrderEvent{
-		Provider:   ProviderYampi,
+		Provider:   provider.Yampi,
 		Kind:       kind,
 		EventName:  name,
 		OrderID:    string(r.ID),

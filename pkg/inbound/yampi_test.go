@@ -131,7 +131,7 @@ func TestYampi(t *testing.T) {
 			if header == nil {
 				header = signed(tt.body, testSecret)
 			}
-			out, err := Yampi().Handle(tt.body, header, tt.creds)
+			out, err := handle(Yampi(), tt.body, header, tt.creds)
 			checkOutcome(t, out, err, tt.want)
 		})
 	}
@@ -151,9 +151,9 @@ func TestYampiSignatureVector(t *testing.T) {
 	header := http.Header{}
 	header.Set("X-Yampi-Hmac-SHA256", v.Signature)
 	// The vector's body has no value_total: it authenticates, then fails the mapping.
-	out, err := Yampi().Handle([]byte(v.Body), header, Credentials{YampiWebhookSecret: v.Secret})
+	out, err := handle(Yampi(), []byte(v.Body), header, Credentials{YampiWebhookSecret: v.Secret})
 	checkOutcome(t, out, err, want{code: apperr.Unprocessable})
-	out, err = Yampi().Handle([]byte(v.Body+" "), header, Credentials{YampiWebhookSecret: v.Secret})
+	out, err = handle(Yampi(), []byte(v.Body+" "), header, Credentials{YampiWebhookSecret: v.Secret})
 	checkOutcome(t, out, err, want{code: apperr.Unauthorized})
 }
 
@@ -165,7 +165,7 @@ func TestYampiPaidDedupeKey(t *testing.T) {
 	status := edit(t, mustFixture(t, "yampi/order-status-updated-refunded.json"), "resource.status.data.alias", `"paid"`)
 	keys := make([]string, 0, 2)
 	for _, body := range [][]byte{paid, status} {
-		out, err := Yampi().Handle(body, signed(body, testSecret), testCreds)
+		out, err := handle(Yampi(), body, signed(body, testSecret), testCreds)
 		if err != nil || out.Event == nil {
 			t.Fatalf("Handle() = %+v, %v; want a sale", out, err)
 		}

@@ -109,7 +109,7 @@ func (s *Service) refuseUnread(w http.ResponseWriter, r *http.Request, d *inboun
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	var kept []byte
 	if err == nil {
-		kept = redact(d.Provider, body, inbound.Credentials{}, false)
+		kept = redact(d.Provider, body, "", false)
 	}
 	s.refuseBlocked(w, d, wait, refusal{raw: body, kept: kept})
 }

@@ -18,6 +18,7 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/respond"
 )
 
@@ -113,7 +114,7 @@ func (s *Service) Register(r *mux.Router) {
 // deliveries from the same address are not affected.
 func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 	vars := mux.Vars(r)
-	d := &inbound.Delivery{ID: ids.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header)}
+	d := &inbound.Delivery{ID: ids.New(), Provider: vars["provider"], ReceivedAt: s.now(), Headers: keptHeaders(r.Header, vars["provider"])}
 	adapter, ok := inbound.Lookup(d.Provider)
 	merchantID, okID := parseUUID(vars["merchant_id"])
 	if !ok || !okID {
@@ -140,7 +141,7 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		s.refuseUnread(w, r, d, src.blocked)
 		return
 	}
-	creds := settings.credentials()
+	secret := settings.secret(d.Provider)
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, MaxBody))
 	if err != nil {
 		var tooLarge *http.MaxBytesError
@@ -153,12 +154,12 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 		s.refuse(w, r, src, d, refusal{raw: body, err: apperr.Errorf(apperr.Invalid, "cannot read request body")})
 		return
 	}
-	out, err := adapter.Handle(body, adapterHeader(r), creds)
+	out, err := adapter.Handle(body, adapterHeader(r, d.Provider), secret)
 	if errors.Is(err, inbound.ErrNotAuthenticated) {
-		s.refuse(w, r, src, d, refusal{raw: body, kept: redact(d.Provider, body, creds, false), err: err})
+		s.refuse(w, r, src, d, refusal{raw: body, kept: redact(d.Provider, body, secret, false), err: err})
 		return
 	}
-	d.Body = keptBody(redact(d.Provider, body, creds, true), d.Headers)
+	d.Body = keptBody(redact(d.Provider, body, secret, true), d.Headers)
 	if err != nil {
 		s.fail(w, d, err)
 		return
@@ -172,17 +173,22 @@ func (s *Service) ServeWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 // adapterHeader is the header an adapter authenticates with: the
-// request's, and for Kiwify, which signs in the URL's query, that
-// signature under inbound.KiwifySignatureHeader, set only from the query
-// (a client's own header of that name is dropped).
-func adapterHeader(r *http.Request) http.Header {
-	if mux.Vars(r)["provider"] != inbound.ProviderKiwify {
+// request's, and for a platform that sends its credential in the URL's
+// query (provider.InQuery: Kiwify's signature), that credential under
+// inbound.QueryCredentialHeader, set only from the query (a client's own
+// header of that name is dropped).
+func adapterHeader(r *http.Request, platform string) http.Header {
+	d, _ := provider.Lookup(platform)
+	if d.Webhook.Place != provider.InQuery && r.Header.Get(inbound.QueryCredentialHeader) == "" {
 		return r.Header
 	}
 	h := r.Header.Clone()
-	h.Del(inbound.KiwifySignatureHeader)
-	if sig := r.URL.Query().Get(inbound.KiwifySignatureParam); sig != "" {
-		h.Set(inbound.KiwifySignatureHeader, sig)
+	h.Del(inbound.QueryCredentialHeader)
+	if d.Webhook.Place != provider.InQuery {
+		return h
+	}
+	if v := r.URL.Query().Get(d.Webhook.Name); v != "" {
+		h.Set(inbound.QueryCredentialHeader, v)
 	}
 	return h
 }
@@ -277,19 +283,14 @@ func quote(s string) string {
 	return "\"" + s + "\""
 }
 
-// credentials of a provider's settings.
-func (s providerSettings) credentials() inbound.Credentials {
+// secret is the merchant's webhook secret of platform (the setting its
+// provider.WebhookAuth names); "" when not configured.
+func (s providerSettings) secret(platform string) string {
 	if s.integration == nil {
-		return inbound.Credentials{}
+		return ""
 	}
-	in := s.integration
-	switch in.Provider {
-	case merchant.ProviderHotmart:
-		return inbound.Credentials{HotmartHottok: in.AccountToken}
-	case merchant.ProviderKiwify:
-		return inbound.Credentials{KiwifyWebhookToken: in.WebhookSecret}
-	}
-	return inbound.Credentials{GuruAccountToken: in.AccountToken, YampiWebhookSecret: in.WebhookSecret}
+	d, _ := provider.Lookup(platform)
+	return s.integration.ValueOf(d.Webhook.Setting)
 }
 
 type providerSettings struct {

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // publishRecord publishes the record of a delivery without a command.
@@ -42,9 +43,17 @@ func (s *Service) keepRecord(d inbound.Delivery) {
 	s.pending.add(d)
 }
 
-func keptHeaders(h http.Header) map[string]string {
+// keptHeaders are the headers a record keeps: the content type, the
+// client and proxies, and the signature of a platform that signs in a
+// header (a signature proves, but cannot give away, the secret); never a
+// header that carries the secret itself (Hotmart's hottok).
+func keptHeaders(h http.Header, platform string) map[string]string {
 	kept := map[string]string{}
-	for _, k := range []string{"Content-Type", "User-Agent", inbound.YampiSignatureHeader, "X-Forwarded-For"} {
+	names := []string{"Content-Type", "User-Agent", "X-Forwarded-For"}
+	if d, _ := provider.Lookup(platform); d.Webhook.Place == provider.InHeader && d.Webhook.Signed {
+		names = append(names, d.Webhook.Name)
+	}
+	for _, k := range names {
 		if v := h.Get(k); v != "" {
 			kept[k] = v
 		}
@@ -52,28 +61,27 @@ func keptHeaders(h http.Header) map[string]string {
 	return kept
 }
 
-// redact hides Guru's account token, which travels in the body, before the
-// body is stored. A delivery that authenticated carries the merchant's own
-// token; the others are parsed to find theirs (another account's, perhaps)
-// and lose the merchant's too, should it be in a body that did not parse.
-// Hotmart's hottok travels in a header, which is not kept; it is hidden
-// from the body too, should a platform ever put it there (its older
-// postbacks did).
-func redact(provider string, body []byte, creds inbound.Credentials, authenticated bool) []byte {
-	var tokens []string
-	switch provider {
-	case inbound.ProviderGuru:
-		tokens = []string{creds.GuruAccountToken}
-		if !authenticated {
-			var probe struct {
-				APIToken string `json:"api_token"`
-			}
-			if json.Unmarshal(body, &probe) == nil {
-				tokens = append(tokens, probe.APIToken)
-			}
+// redact hides the merchant's webhook secret from a body before it is
+// stored, for a platform whose secret travels itself rather than keying a
+// signature (provider.WebhookAuth.Signed): Guru's account token travels
+// in the body, and a delivery that authenticated carries the merchant's
+// own; the others are parsed to find the token of the body's field
+// (another account's, perhaps) and lose the merchant's too, should it be
+// in a body that did not parse. Hotmart's hottok travels in a header,
+// which is not kept; it is hidden from the body too, should a platform
+// ever put it there (its older postbacks did).
+func redact(platform string, body []byte, secret string, authenticated bool) []byte {
+	d, _ := provider.Lookup(platform)
+	if d.Webhook.Signed {
+		return body
+	}
+	tokens := []string{secret}
+	if d.Webhook.Place == provider.InBody && !authenticated {
+		var probe map[string]json.RawMessage
+		var token string
+		if json.Unmarshal(body, &probe) == nil && json.Unmarshal(probe[d.Webhook.Name], &token) == nil {
+			tokens = append(tokens, token)
 		}
-	case inbound.ProviderHotmart:
-		tokens = []string{creds.HotmartHottok}
 	}
 	for _, token := range tokens {
 		if len(token) >= 4 {

@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/provider"
 )
 
 func TestCutUTF8(t *testing.T) {
@@ -38,7 +39,7 @@ func TestCutUTF8(t *testing.T) {
 func TestKeepRefused(t *testing.T) {
 	t.Parallel()
 	raw := []byte(`{"api_token":"` + strings.Repeat("t", 40) + `","pad":"` + strings.Repeat("ã", 900_000) + `"}`)
-	kept := redact(inbound.ProviderGuru, raw, inbound.Credentials{}, false)
+	kept := redact(provider.Guru, raw, "", false)
 	d := &inbound.Delivery{Headers: map[string]string{}}
 	keepRefused(d, raw, kept)
 	sum := sha256.Sum256(raw)

@@ -168,21 +168,6 @@ func Link(storeURL, param, code string) string {
 	return u.String()
 }
 
-// KiwifyLinkParam is the query parameter of Kiwify's checkout link that
-// Kiwify passes to its webhook (TrackingParameters.sck): a member's code
-// there attributes the sale to her (inbound.Kiwify).
-const KiwifyLinkParam = "sck"
-
-// KiwifyLink is a member's referral link at Kiwify: the merchant's
-// checkout link with her code in sck, its other parameters kept; "" when
-// the merchant set no checkout link.
-func KiwifyLink(checkoutURL, code string) string {
-	if checkoutURL == "" {
-		return ""
-	}
-	return Link(checkoutURL, KiwifyLinkParam, code)
-}
-
 // AdminView is the administrative member (spec 2.5): the API's answer and
 // the data of the member.* webhook events.
 type AdminView struct {

@@ -212,6 +212,12 @@ func NewClient(cfg Config, timeout time.Duration) *http.Client {
 // name may resolve to a private address later. The error wraps
 // ErrNotPublic or ErrNotHTTPS, or says the URL is malformed; it never
 // repeats the address.
+// URLChecker is CheckURL with allowPrivate fixed: the check of a URL a
+// caller will have the guarded client call (merchant.URLCheck).
+func URLChecker(allowPrivate bool) func(raw string) error {
+	return func(raw string) error { return CheckURL(raw, allowPrivate) }
+}
+
 func CheckURL(raw string, allowPrivate bool) error {
 	u, err := url.Parse(strings.TrimSpace(raw))
 	if err != nil || u.Scheme == "" || u.Opaque != "" || u.Hostname() == "" {

@@ -87,7 +87,7 @@ func (e *endpoint) check(step string, r reply) error {
 	case r.status >= 200 && r.status <= 299:
 		return nil
 	case r.status == http.StatusTooManyRequests || r.status >= 500:
-		return &TransientError{Msg: e.answered(step, r), RetryAfter: retry.ParseRetryAfter(r.header.Get("Retry-After"), time.Now())}
+		return &TransientError{Msg: e.answered(step, r), Wait: retry.ParseRetryAfter(r.header.Get("Retry-After"), time.Now())}
 	case r.status >= 300 && r.status <= 399:
 		return apperr.Errorf(apperr.Unprocessable, "%s (redirects are not followed)", e.answered(step, r))
 	case r.status == http.StatusUnauthorized:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/netguard"
 )
 
@@ -90,7 +91,7 @@ func TestDescribeEveryFailure(t *testing.T) {
 		{"401 after a token", open, echoing(t, 401, true).URL, "answered 401", true},
 		{"503 after a token", open, echoing(t, 503, true).URL, "answered 503", true},
 	}
-	noop := func([]Sale) error { return nil }
+	noop := func([]inbound.Sale) error { return nil }
 	coupon := Coupon{Code: "LOJ-ANA-7KQ2", Percentage: true, Value: 10, Start: window.From, End: window.To}
 	type call struct {
 		name, step string

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/netguard"
 )
 
@@ -124,17 +125,17 @@ func testClient(t testing.TB) (*Client, *pauses) {
 }
 
 // collect runs a pull and returns every sale of every page.
-func collect(t *testing.T, pull func(ctx context.Context, w Window, page Page) error, w Window) []Sale {
+func collect(t *testing.T, pull func(ctx context.Context, w inbound.Window, page inbound.Page) error, w inbound.Window) []inbound.Sale {
 	t.Helper()
-	var all []Sale
-	if err := pull(context.Background(), w, func(s []Sale) error { all = append(all, s...); return nil }); err != nil {
+	var all []inbound.Sale
+	if err := pull(context.Background(), w, func(s []inbound.Sale) error { all = append(all, s...); return nil }); err != nil {
 		t.Fatalf("pull: %v", err)
 	}
 	return all
 }
 
 // window is 25–27 Nov 2026 in São Paulo.
-var window = Window{
+var window = inbound.Window{
 	From: time.Date(2026, 11, 25, 3, 0, 0, 0, time.UTC),
 	To:   time.Date(2026, 11, 28, 2, 59, 59, 0, time.UTC),
 }
@@ -149,9 +150,9 @@ func wantOnePause(t *testing.T, p *pauses) {
 }
 
 // bySale indexes sales by order id, failing on a duplicate.
-func bySale(t *testing.T, sales []Sale) map[string]Sale {
+func bySale(t *testing.T, sales []inbound.Sale) map[string]inbound.Sale {
 	t.Helper()
-	m := map[string]Sale{}
+	m := map[string]inbound.Sale{}
 	for _, s := range sales {
 		if _, dup := m[s.OrderID]; dup {
 			t.Errorf("order %s listed twice", s.OrderID)

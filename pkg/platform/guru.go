@@ -10,15 +10,14 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/money"
+	"github.com/convida/convida/pkg/provider"
 )
-
-// DefaultGuruAPIURL is Digital Manager Guru's public API.
-const DefaultGuruAPIURL = "https://digitalmanager.guru/api/v2"
 
 // GuruAccount is what the calls to one merchant's Guru account need.
 type GuruAccount struct {
-	APIURL    string // "" means DefaultGuruAPIURL
+	APIURL    string // "" means the public one (provider)
 	UserToken string // the API user token (a Bearer), not the webhooks' account token
 	// IdempotencyKey, when set, is sent with every request of the handle.
 	IdempotencyKey string
@@ -35,7 +34,7 @@ func (c *Client) Guru(a GuruAccount) (*Guru, error) {
 	if a.UserToken == "" {
 		return nil, apperr.Errorf(apperr.Unprocessable, "the guru user token is not set")
 	}
-	ep, err := c.endpoint("guru", a.APIURL, DefaultGuruAPIURL, append([]string{a.UserToken}, a.Secrets...)...)
+	ep, err := c.endpoint(provider.Guru, a.APIURL, defaultURL(provider.Guru, "api_url"), append([]string{a.UserToken}, a.Secrets...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -88,7 +87,7 @@ func (g *Guru) DiscountNextCycles(ctx context.Context, subscriptionID string, ce
 	billed, ok := billedCycles(r.body)
 	if !ok {
 		return apperr.Errorf(apperr.Unprocessable,
-			"guru subscription %s does not state its current cycle (charged_times, current_cycle or cycle): %s",
+			provider.Guru+" subscription %s does not state its current cycle (charged_times, current_cycle or cycle): %s",
 			Clip(subscriptionID, 60), g.ep.excerpt(r.body))
 	}
 	body := guruDiscountBody{StartCycle: billed + 1,
@@ -176,9 +175,6 @@ func (g *Guru) ProvisionCoupon(ctx context.Context, c Coupon) (CouponResult, err
 	return call.provision(ctx)
 }
 
-// guruMaxWindow is the longest period of one Guru transactions query.
-const guruMaxWindow = 180 * 24 * time.Hour
-
 // guruPage is an answer of GET /transactions.
 type guruPage struct {
 	Data         []guruTransaction `json:"data"`
@@ -218,8 +214,8 @@ type guruTransaction struct {
 // /transactions with confirmed_at_ini and confirmed_at_end, the São Paulo
 // days of w's ends, then the same filters and the cursor of the previous
 // page while has_more_pages says so). w spans at most 180 days.
-func (g *Guru) Sales(ctx context.Context, w Window, page Page) error {
-	if err := w.check("guru", guruMaxWindow); err != nil {
+func (g *Guru) Sales(ctx context.Context, w inbound.Window, page inbound.Page) error {
+	if err := checkWindow(w, provider.Guru); err != nil {
 		return err
 	}
 	const day = "2006-01-02"
@@ -232,7 +228,7 @@ func (g *Guru) Sales(ctx context.Context, w Window, page Page) error {
 		if err := g.ep.getJSON(ctx, request{step: "GET transactions", path: "/transactions", query: query}, &answer); err != nil {
 			return err
 		}
-		sales := make([]Sale, 0, len(answer.Data))
+		sales := make([]inbound.Sale, 0, len(answer.Data))
 		for _, t := range answer.Data {
 			sales = append(sales, t.sale())
 		}
@@ -244,22 +240,22 @@ func (g *Guru) Sales(ctx context.Context, w Window, page Page) error {
 		}
 		query = cloneWith(query, "cursor", string(answer.NextCursor))
 	}
-	return apperr.Errorf(apperr.Unprocessable, "guru GET transactions: more than %d pages", maxPages)
+	return apperr.Errorf(apperr.Unprocessable, provider.Guru+" GET transactions: more than %d pages", maxPages)
 }
 
-func (t guruTransaction) sale() Sale {
+func (t guruTransaction) sale() inbound.Sale {
 	p, c, d := t.Payment.V, t.Contact.V, t.Dates.V
-	s := Sale{OrderID: string(t.ID), Status: t.Status, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: string(c.Doc),
+	s := inbound.Sale{OrderID: string(t.ID), Status: t.Status, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: string(c.Doc),
 		Currency: p.Currency, CouponCode: string(p.Coupon.V.Code), SubscriptionID: string(t.Subscription.V.ID)}
 	var err error
 	if s.Amount, err = reais(p.Total, "payment.total"); err != nil {
-		return unreadable(s.finish("guru"), err)
+		return unreadable(finish(s, provider.Guru), err)
 	}
 	if s.OrderedAt, err = epoch(d.OrderedAt, time.Second, "dates.ordered_at"); err != nil {
-		return unreadable(s.finish("guru"), err)
+		return unreadable(finish(s, provider.Guru), err)
 	}
 	if s.ConfirmedAt, err = epoch(d.ConfirmedAt, time.Second, "dates.confirmed_at"); err != nil {
-		return unreadable(s.finish("guru"), err)
+		return unreadable(finish(s, provider.Guru), err)
 	}
-	return s.finish("guru")
+	return finish(s, provider.Guru)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
 )
 
 // guruTransactions serves GET /transactions as Guru's API does: a cursor
@@ -55,7 +56,7 @@ func TestGuruSales(t *testing.T) {
 	if len(sales) != 5 {
 		t.Fatalf("got %d sales, want 5: %+v", len(sales), sales)
 	}
-	want := map[string]Sale{
+	want := map[string]inbound.Sale{
 		"g1": {Platform: "guru", OrderID: "g1", Status: "approved", BuyerEmail: "ana@example.com", BuyerName: "Ana Souza",
 			BuyerDocument: "11144477735", Amount: 9790, Currency: "BRL", CouponCode: "LOJ-ANA-7KQ2",
 			OrderedAt: time.Unix(1795580000, 0).UTC(), ConfirmedAt: time.Unix(1795580100, 0).UTC()},
@@ -87,8 +88,8 @@ func TestGuruSalesWindow(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, w := range []Window{{}, {From: window.To, To: window.From}, {From: window.From, To: window.From.AddDate(0, 0, 181)}} {
-		if err := g.Sales(t.Context(), w, func([]Sale) error { return nil }); !apperr.Is(err, apperr.Invalid) {
+	for _, w := range []inbound.Window{{}, {From: window.To, To: window.From}, {From: window.From, To: window.From.AddDate(0, 0, 181)}} {
+		if err := g.Sales(t.Context(), w, func([]inbound.Sale) error { return nil }); !apperr.Is(err, apperr.Invalid) {
 			t.Errorf("window %v: err = %v, want invalid", w, err)
 		}
 	}

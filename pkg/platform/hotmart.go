@@ -10,19 +10,9 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/provider"
 )
-
-// Hotmart's public endpoints: the API, and the token service of its OAuth
-// client credentials.
-const (
-	DefaultHotmartAPIURL  = "https://developers.hotmart.com/payments/api/v1"
-	DefaultHotmartAuthURL = "https://api-sec-vlc.hotmart.com/security/oauth/token"
-)
-
-// hotmartMaxWindow bounds one pull. Hotmart states no limit, but answers
-// 502 to a query that takes over 30 s: short windows keep each query
-// small.
-const hotmartMaxWindow = 31 * 24 * time.Hour
 
 // hotmartPageSize is max_results of one page.
 const hotmartPageSize = 50
@@ -39,8 +29,8 @@ var HotmartStatuses = []string{"", "REFUNDED", "CHARGEBACK", "CANCELLED"}
 // HotmartAccount is what the pulls of one merchant's Hotmart account need:
 // the client credentials Hotmart's developer page issues.
 type HotmartAccount struct {
-	APIURL       string // "" means DefaultHotmartAPIURL
-	AuthURL      string // "" means DefaultHotmartAuthURL
+	APIURL       string // "" means the public one (provider)
+	AuthURL      string // "" means the public one (provider)
 	ClientID     string
 	ClientSecret string
 	BasicToken   string // "Basic …" as Hotmart shows it; the word Basic is optional
@@ -73,25 +63,25 @@ func (c *Client) Hotmart(a HotmartAccount) (*Hotmart, error) {
 		return nil, apperr.Errorf(apperr.Unprocessable, "the hotmart basic token is not set")
 	}
 	secrets := append([]string{a.ClientSecret, basic}, a.Secrets...)
-	api, err := c.endpoint("hotmart", a.APIURL, DefaultHotmartAPIURL, secrets...)
+	api, err := c.endpoint(provider.Hotmart, a.APIURL, defaultURL(provider.Hotmart, "api_url"), secrets...)
 	if err != nil {
 		return nil, err
 	}
-	auth, err := c.endpoint("hotmart", a.AuthURL, DefaultHotmartAuthURL, secrets...)
+	auth, err := c.endpoint(provider.Hotmart, a.AuthURL, defaultURL(provider.Hotmart, "auth_url"), secrets...)
 	if err != nil {
 		return nil, apperr.Errorf(apperr.Unprocessable, "the hotmart auth url is not an http(s) URL without query")
 	}
 	auth.header.Set("Authorization", "Basic "+basic)
 	return &Hotmart{c: c, api: api, auth: auth,
 		query:    url.Values{"grant_type": {"client_credentials"}, "client_id": {a.ClientID}, "client_secret": {a.ClientSecret}},
-		tokenKey: tokenKey("hotmart", auth.base, a.ClientID, a.ClientSecret, basic)}, nil
+		tokenKey: tokenKey(provider.Hotmart, auth.base, a.ClientID, a.ClientSecret, basic)}, nil
 }
 
 // tokens is the account's token source: POST to the token endpoint
 // (AuthURL, the whole URL) with the client credentials in the query and
 // the basic token.
 func (h *Hotmart) tokens() tokenSource {
-	return tokenSource{key: h.tokenKey, name: "hotmart", fallback: hotmartTokenLife,
+	return tokenSource{key: h.tokenKey, name: provider.Hotmart, fallback: hotmartTokenLife,
 		fetch: func(ctx context.Context) (oauthAnswer, error) {
 			var ans oauthAnswer
 			err := h.auth.getJSON(ctx, request{step: "POST oauth token", method: http.MethodPost,
@@ -148,8 +138,8 @@ type hotmartPrice struct {
 // is called once per page read, of either list.
 // The access token comes from the token service and is kept for its
 // expires_in.
-func (h *Hotmart) Sales(ctx context.Context, w Window, page Page) error {
-	if err := w.check("hotmart", hotmartMaxWindow); err != nil {
+func (h *Hotmart) Sales(ctx context.Context, w inbound.Window, page inbound.Page) error {
+	if err := checkWindow(w, provider.Hotmart); err != nil {
 		return err
 	}
 	for _, status := range HotmartStatuses {
@@ -175,7 +165,7 @@ func (h *Hotmart) Sales(ctx context.Context, w Window, page Page) error {
 			return err
 		}
 		err = hotmartPages(ctx, h, "GET sales history", "/sales/history", query, func(items []hotmartSale) error {
-			sales := make([]Sale, 0, len(items))
+			sales := make([]inbound.Sale, 0, len(items))
 			for _, it := range items {
 				sales = append(sales, it.sale(coupons))
 			}
@@ -206,12 +196,12 @@ func hotmartPages[T any](ctx context.Context, h *Hotmart, step, path string, que
 		}
 		q = cloneWith(query, "page_token", next)
 	}
-	return apperr.Errorf(apperr.Unprocessable, "hotmart %s: more than %d pages", step, maxPages)
+	return apperr.Errorf(apperr.Unprocessable, provider.Hotmart+" %s: more than %d pages", step, maxPages)
 }
 
-func (it hotmartSale) sale(coupons map[string]string) Sale {
+func (it hotmartSale) sale(coupons map[string]string) inbound.Sale {
 	p, b := it.Purchase.V, it.Buyer.V
-	s := Sale{OrderID: p.Transaction, Status: p.Status, BuyerEmail: b.Email, BuyerName: b.Name, BuyerDocument: string(b.Document),
+	s := inbound.Sale{OrderID: p.Transaction, Status: p.Status, BuyerEmail: b.Email, BuyerName: b.Name, BuyerDocument: string(b.Document),
 		Currency: p.Price.V.CurrencyCode, CouponCode: coupons[p.Transaction]}
 	if s.Currency == "" {
 		s.Currency = p.Price.V.CurrencyValue
@@ -221,13 +211,13 @@ func (it hotmartSale) sale(coupons map[string]string) Sale {
 	}
 	var err error
 	if s.Amount, err = reais(p.Price.V.Value, "purchase.price.value"); err != nil {
-		return unreadable(s.finish("hotmart"), err)
+		return unreadable(finish(s, provider.Hotmart), err)
 	}
 	if s.OrderedAt, err = epoch(p.OrderDate, time.Millisecond, "purchase.order_date"); err != nil {
-		return unreadable(s.finish("hotmart"), err)
+		return unreadable(finish(s, provider.Hotmart), err)
 	}
 	if s.ConfirmedAt, err = epoch(p.ApprovedDate, time.Millisecond, "purchase.approved_date"); err != nil {
-		return unreadable(s.finish("hotmart"), err)
+		return unreadable(finish(s, provider.Hotmart), err)
 	}
-	return s.finish("hotmart")
+	return finish(s, provider.Hotmart)
 }

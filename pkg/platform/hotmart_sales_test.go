@@ -7,6 +7,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/convida/convida/pkg/inbound"
 )
 
 // hotmartFake plays Hotmart's token service and payments API: tokens
@@ -112,7 +114,7 @@ func TestHotmartSales(t *testing.T) {
 	}
 	sales := bySale(t, collect(t, h.Sales, window))
 	ms := func(n int64) time.Time { return time.UnixMilli(n).UTC() }
-	want := map[string]Sale{
+	want := map[string]inbound.Sale{
 		"HP1": {Platform: "hotmart", OrderID: "HP1", Status: "APPROVED", BuyerEmail: "ana@example.com", BuyerName: "Ana Souza",
 			Amount: 9790, Currency: "BRL", CouponCode: "LOJ-ANA-7KQ2", OrderedAt: ms(1795580000000), ConfirmedAt: ms(1795580060000)},
 		"HP2": {Platform: "hotmart", OrderID: "HP2", Status: "COMPLETE", BuyerEmail: "bia@example.com", Amount: 10, Currency: "BRL",
@@ -170,7 +172,7 @@ func TestHotmartBadCredentials(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = h.Sales(t.Context(), window, func([]Sale) error { return nil })
+	err = h.Sales(t.Context(), window, func([]inbound.Sale) error { return nil })
 	if err == nil || !contains(err.Error(), "hotmart POST oauth token answered 401") || contains(err.Error(), "wrong-secret") {
 		t.Errorf("err = %v, want the token endpoint's 401 without the secret", err)
 	}
@@ -191,7 +193,7 @@ func TestHotmartHandsOverEveryPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	var sizes []int
-	if err := h.Sales(t.Context(), window, func(s []Sale) error { sizes = append(sizes, len(s)); return nil }); err != nil {
+	if err := h.Sales(t.Context(), window, func(s []inbound.Sale) error { sizes = append(sizes, len(s)); return nil }); err != nil {
 		t.Fatal(err)
 	}
 	if got, want := fmt.Sprint(sizes), "[0 0 2 1 0 1 0 0 0 0]"; got != want {

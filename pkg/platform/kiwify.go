@@ -10,13 +10,9 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/provider"
 )
-
-// DefaultKiwifyAPIURL is Kiwify's public API.
-const DefaultKiwifyAPIURL = "https://public-api.kiwify.com/v1"
-
-// kiwifyMaxWindow is the longest period of one sales query (Kiwify's).
-const kiwifyMaxWindow = 90 * 24 * time.Hour
 
 // kiwifyPageSize is page_size of one page.
 const kiwifyPageSize = 100
@@ -30,7 +26,7 @@ const kiwifyTimeLayout = "2006-01-02T15:04:05.000Z"
 
 // KiwifyAccount is what the pulls of one merchant's Kiwify account need.
 type KiwifyAccount struct {
-	APIURL       string // "" means DefaultKiwifyAPIURL
+	APIURL       string // "" means the public one (provider)
 	ClientID     string
 	ClientSecret string
 	AccountID    string // sent as x-kiwify-account-id on every call
@@ -58,20 +54,20 @@ func (c *Client) Kiwify(a KiwifyAccount) (*Kiwify, error) {
 	case strings.TrimSpace(a.AccountID) == "":
 		return nil, apperr.Errorf(apperr.Unprocessable, "the kiwify account id is not set")
 	}
-	ep, err := c.endpoint("kiwify", a.APIURL, DefaultKiwifyAPIURL, append([]string{a.ClientSecret}, a.Secrets...)...)
+	ep, err := c.endpoint(provider.Kiwify, a.APIURL, defaultURL(provider.Kiwify, "api_url"), append([]string{a.ClientSecret}, a.Secrets...)...)
 	if err != nil {
 		return nil, err
 	}
 	ep.header.Set("x-kiwify-account-id", strings.TrimSpace(a.AccountID))
 	return &Kiwify{c: c, ep: ep,
 		form:     url.Values{"client_id": {a.ClientID}, "client_secret": {a.ClientSecret}},
-		tokenKey: tokenKey("kiwify", ep.base, a.ClientID, a.ClientSecret)}, nil
+		tokenKey: tokenKey(provider.Kiwify, ep.base, a.ClientID, a.ClientSecret)}, nil
 }
 
 // tokens is the account's token source: POST {api_url}/oauth/token with the
 // client credentials as a form.
 func (k *Kiwify) tokens() tokenSource {
-	return tokenSource{key: k.tokenKey, name: "kiwify", fallback: kiwifyTokenLife,
+	return tokenSource{key: k.tokenKey, name: provider.Kiwify, fallback: kiwifyTokenLife,
 		fetch: func(ctx context.Context) (oauthAnswer, error) {
 			var ans oauthAnswer
 			err := k.ep.getJSON(ctx, request{step: "POST oauth token", method: http.MethodPost, path: "/oauth/token",
@@ -116,19 +112,19 @@ type kiwifySale struct {
 // Sales lists the sales created in w, page by page (GET v1/sales with
 // start_date and end_date, page_size and page_number, until the pages
 // cover pagination.count). w spans at most 90 days.
-func (k *Kiwify) Sales(ctx context.Context, w Window, page Page) error {
+func (k *Kiwify) Sales(ctx context.Context, w inbound.Window, page inbound.Page) error {
 	return k.sales(ctx, w, "start_date", "end_date", page)
 }
 
 // SalesUpdated is Sales over the sales updated in w
 // (updated_at_start_date, updated_at_end_date): it finds the refunds of
 // sales created before the window.
-func (k *Kiwify) SalesUpdated(ctx context.Context, w Window, page Page) error {
+func (k *Kiwify) SalesUpdated(ctx context.Context, w inbound.Window, page inbound.Page) error {
 	return k.sales(ctx, w, "updated_at_start_date", "updated_at_end_date", page)
 }
 
-func (k *Kiwify) sales(ctx context.Context, w Window, fromParam, toParam string, page Page) error {
-	if err := w.check("kiwify", kiwifyMaxWindow); err != nil {
+func (k *Kiwify) sales(ctx context.Context, w inbound.Window, fromParam, toParam string, page inbound.Page) error {
+	if err := checkWindow(w, provider.Kiwify); err != nil {
 		return err
 	}
 	query := url.Values{
@@ -143,7 +139,7 @@ func (k *Kiwify) sales(ctx context.Context, w Window, fromParam, toParam string,
 		if err := k.c.getAuthed(ctx, k.tokens(), k.ep, request{step: "GET sales", path: "/sales", query: q}, &answer); err != nil {
 			return err
 		}
-		sales := make([]Sale, 0, len(answer.Data))
+		sales := make([]inbound.Sale, 0, len(answer.Data))
 		for _, it := range answer.Data {
 			sales = append(sales, it.sale())
 		}
@@ -156,28 +152,28 @@ func (k *Kiwify) sales(ctx context.Context, w Window, fromParam, toParam string,
 			return nil
 		}
 	}
-	return apperr.Errorf(apperr.Unprocessable, "kiwify GET sales: more than %d pages", maxPages)
+	return apperr.Errorf(apperr.Unprocessable, provider.Kiwify+" GET sales: more than %d pages", maxPages)
 }
 
-func (it kiwifySale) sale() Sale {
+func (it kiwifySale) sale() inbound.Sale {
 	c, t := it.Customer.V, it.Tracking.V
 	doc := string(c.CPF)
 	if strings.TrimSpace(doc) == "" {
 		doc = string(c.CNPJ)
 	}
-	s := Sale{OrderID: string(it.ID), Status: it.Status, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: doc,
+	s := inbound.Sale{OrderID: string(it.ID), Status: it.Status, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: doc,
 		Currency: it.Payment.V.Currency, ReferralCode: firstNonBlank(t.SCK, t.Src, t.S1)}
 	var err error
 	if s.Amount, err = centavos(it.Payment.V.ChargeAmount, "payment.charge_amount"); err != nil {
-		return unreadable(s.finish("kiwify"), err)
+		return unreadable(finish(s, provider.Kiwify), err)
 	}
 	if s.OrderedAt, err = kiwifyTime(it.CreatedAt, "created_at"); err != nil {
-		return unreadable(s.finish("kiwify"), err)
+		return unreadable(finish(s, provider.Kiwify), err)
 	}
 	if s.ConfirmedAt, err = kiwifyTime(it.ApprovedDate, "approved_date"); err != nil {
-		return unreadable(s.finish("kiwify"), err)
+		return unreadable(finish(s, provider.Kiwify), err)
 	}
-	return s.finish("kiwify")
+	return finish(s, provider.Kiwify)
 }
 
 // kiwifyTime reads a Kiwify date: ISO 8601 with its offset, or

@@ -6,6 +6,8 @@ import (
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/convida/convida/pkg/inbound"
 )
 
 // kiwifyFake plays Kiwify's public API: a form POST to v1/oauth/token,
@@ -62,7 +64,7 @@ func TestKiwifySales(t *testing.T) {
 	}
 	sales := bySale(t, collect(t, k.Sales, window))
 	sp := SaoPaulo()
-	want := map[string]Sale{
+	want := map[string]inbound.Sale{
 		"k-1": {Platform: "kiwify", OrderID: "k-1", Status: "paid", BuyerEmail: "ana@example.com", BuyerName: "Ana Souza",
 			BuyerDocument: "11144477735", Amount: 9790, Currency: "BRL", ReferralCode: "LOJ-ANA-7KQ2",
 			OrderedAt: time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC), ConfirmedAt: time.Date(2026, 11, 26, 7, 1, 0, 0, sp).UTC()},

@@ -93,7 +93,7 @@ type tokenSource struct {
 	key      string                                         // tokenKey of the account
 	fetch    func(ctx context.Context) (oauthAnswer, error) // asks the token endpoint
 	fallback time.Duration                                  // the lifetime when expires_in is absent
-	name     string                                         // "hotmart", "kiwify"
+	name     string                                         // provider.Hotmart, provider.Kiwify
 }
 
 // bearer returns the account's access token: the cached one, or a new one

@@ -9,56 +9,9 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/bounds"
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/provider"
 )
-
-// Sale is one order a platform's API lists, in the same terms for every
-// platform, for reconciliation: the order a webhook would have brought.
-// Texts are trimmed and cut to their bounds (a platform cannot fix its
-// answer); the caller's normaliser decides what each status means.
-type Sale struct {
-	Platform       string // "guru", "yampi", "hotmart", "kiwify"
-	OrderID        string // the id its webhooks carry (Hotmart's transaction HP…)
-	Status         string // the platform's own word: "approved", "paid", "REFUNDED", …
-	BuyerEmail     string
-	BuyerName      string
-	BuyerDocument  string // CPF or CNPJ, when the platform lists it
-	Amount         int64  // cents, exact
-	Currency       string // "BRL" when the platform does not say
-	CouponCode     string // the coupon used, "" when none
-	ReferralCode   string // the code of a referral link (Kiwify's sck, src, s1), "" when none
-	PromocodeID    string // Yampi: the promocode's id, even when the list omits its code
-	SubscriptionID string // Guru: the subscription the charge belongs to
-	OrderedAt      time.Time
-	ConfirmedAt    time.Time // paid or approved; zero when not (yet)
-	// Problem, when not "", says why the sale could not be read whole (an
-	// amount that is not reais, a date that is not one): the fields are
-	// what could be read. The caller counts it rather than stop the pull
-	// for one odd order.
-	Problem string
-}
-
-// Window is the period of a pull: sales whose date (of confirmation for
-// Guru, creation for Yampi and Kiwify, order for Hotmart) falls in
-// [From, To].
-type Window struct{ From, To time.Time }
-
-// check refuses an empty or reversed window, or one longer than max.
-func (w Window) check(name string, max time.Duration) error {
-	switch {
-	case w.From.IsZero() || w.To.IsZero() || w.To.Before(w.From):
-		return apperr.Errorf(apperr.Invalid, "the %s pull needs a window with from before to", name)
-	case w.To.Sub(w.From) > max:
-		return apperr.Errorf(apperr.Invalid, "the %s pull covers at most %d days at once", name, int(max/(24*time.Hour)))
-	}
-	return nil
-}
-
-// Page receives each page of a pull as it comes; an error stops the pull
-// and is returned. It is called once for every page read from the
-// platform, of every list a pull reads, even a page that hands over no
-// sale (Hotmart's price details, an empty last page): the caller counts
-// the pages and sees the pull move on.
-type Page func(sales []Sale) error
 
 // maxPages bounds one pull, so that a platform that always says "more"
 // cannot keep it going forever.
@@ -66,7 +19,7 @@ const maxPages = 10_000
 
 // finish trims and bounds the texts of s, and fills its platform and
 // default currency.
-func (s Sale) finish(platform string) Sale {
+func finish(s inbound.Sale, platform string) inbound.Sale {
 	cut := func(v string, n int) string { return bounds.Cut(strings.TrimSpace(v), n) }
 	s.Platform = platform
 	s.OrderID = cut(s.OrderID, bounds.ID)
@@ -177,7 +130,7 @@ func localTime(s string, loc *time.Location, field string, layouts ...string) (t
 
 // unreadable is s with the problem err, for an item of a page that could
 // not be read whole.
-func unreadable(s Sale, err error) Sale {
+func unreadable(s inbound.Sale, err error) inbound.Sale {
 	s.Problem = apperr.MessageOf(err)
 	return s
 }
@@ -192,24 +145,6 @@ func cloneWith(q url.Values, key, value string) url.Values {
 	return c
 }
 
-// MaxWindow is the longest window one pull of provider covers: Guru's
-// documented 180 days, Kiwify's 90, and bounds of our own for Yampi (none
-// documented) and Hotmart (short, since a slow query answers 502); zero
-// for a provider without a pull.
-func MaxWindow(provider string) time.Duration {
-	switch provider {
-	case "guru":
-		return guruMaxWindow
-	case "yampi":
-		return yampiMaxWindow
-	case "hotmart":
-		return hotmartMaxWindow
-	case "kiwify":
-		return kiwifyMaxWindow
-	}
-	return 0
-}
-
 // morePages reports whether a numbered list has a page after page n,
 // which held got items of a full page's size: by the total of pages the
 // answer states, or, when it states none, by whether the page was full.
@@ -221,4 +156,18 @@ func morePages(totalPages json.Number, n, got, size int) bool {
 		return n < total
 	}
 	return got >= size
+}
+
+// checkWindow refuses a window the platform's pull cannot take at once
+// (provider.Descriptor.PullWindow).
+func checkWindow(w inbound.Window, platform string) error {
+	d, _ := provider.Lookup(platform)
+	return w.Check(platform, d.PullWindow)
+}
+
+// defaultURL is the platform's public URL of the setting named setting.
+func defaultURL(platform, setting string) string {
+	d, _ := provider.Lookup(platform)
+	s, _ := d.Setting(setting)
+	return s.Default
 }

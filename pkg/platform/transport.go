@@ -121,30 +121,24 @@ func (c *Client) sleep(ctx context.Context, d time.Duration) error {
 
 // TransientError is a failure worth another try: a 5xx, a 429 or a network
 // error. Msg is fit for a merchant; Cause is not shown.
+// It is a retry.Transient: the domain retries by that behaviour.
 type TransientError struct {
-	Msg        string
-	RetryAfter time.Duration // zero when the platform did not say
-	Cause      error
+	Msg   string
+	Wait  time.Duration // the platform's Retry-After; zero when it did not say
+	Cause error
 }
 
 func (e *TransientError) Error() string { return e.Msg }
 func (e *TransientError) Unwrap() error { return e.Cause }
 
-// RetryAfter is the Retry-After a platform sent with the transient failure
-// err wraps, zero when none.
-func RetryAfter(err error) time.Duration {
-	var t *TransientError
-	if errors.As(err, &t) {
-		return t.RetryAfter
-	}
-	return 0
-}
+// RetryAfter is the Retry-After the platform sent, zero when none.
+func (e *TransientError) RetryAfter() time.Duration { return e.Wait }
 
 // endpoint is one account at one platform's API: the base URL and the
 // headers every request carries.
 type endpoint struct {
 	c       *Client
-	name    string      // "guru", "yampi", …: the start of every message
+	name    string      // provider.Guru, provider.Yampi, …: the start of every message
 	base    string      // without a trailing slash
 	header  http.Header // credentials, Accept, Idempotency-Key
 	secrets []string    // blanked out of any excerpt
@@ -318,8 +312,8 @@ func (e *endpoint) fetch(ctx context.Context, r request) (reply, error) {
 			return reply{}, apperr.Wrap(apperr.Unavailable, t, fmt.Sprintf("%s (gave up after %d attempts)", t.Msg, tried))
 		}
 		pause := backoff.Next()
-		if t.RetryAfter > 0 {
-			pause = min(t.RetryAfter, maxWait)
+		if t.Wait > 0 {
+			pause = min(t.Wait, maxWait)
 		}
 		if err := e.c.sleep(ctx, pause); err != nil {
 			return reply{}, apperr.Wrap(apperr.Unavailable, t, t.Msg+"; stopped: "+err.Error())

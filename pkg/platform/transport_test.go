@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // TestIdenticalRequestsShareOneExchange: while a request of an account is
@@ -151,22 +152,13 @@ func TestFetchWaitsAsAsked(t *testing.T) {
 	}
 
 	err = ep.getJSON(t.Context(), request{step: "GET down", path: "/down"}, &v)
-	if !apperr.Is(err, apperr.Unavailable) || RetryAfter(err) != 7*time.Second ||
+	if !apperr.Is(err, apperr.Unavailable) || retry.RetryAfter(err) != 7*time.Second ||
 		!strings.Contains(apperr.MessageOf(err), "guru GET down answered 429") || !strings.Contains(apperr.MessageOf(err), "gave up after 3 attempts") {
-		t.Errorf("down: err = %v (retry after %v), want unavailable after 3 attempts with Retry-After 7s", err, RetryAfter(err))
+		t.Errorf("down: err = %v (retry after %v), want unavailable after 3 attempts with Retry-After 7s", err, retry.RetryAfter(err))
 	}
 
 	err = ep.withBearer("short-lived-access").getJSON(t.Context(), request{step: "GET echo", path: "/echo"}, &v)
 	if !apperr.Is(err, apperr.Unprocessable) || strings.Contains(err.Error(), "short-lived-access") || strings.Contains(err.Error(), "the-user-token") {
 		t.Errorf("echo: err = %v, want a refusal that repeats no credential", err)
-	}
-}
-
-func TestMaxWindow(t *testing.T) {
-	t.Parallel()
-	for provider, days := range map[string]int{"guru": 180, "kiwify": 90, "hotmart": 31, "yampi": 366, "other": 0} {
-		if got := MaxWindow(provider); got != time.Duration(days)*24*time.Hour {
-			t.Errorf("MaxWindow(%s) = %v, want %d days", provider, got, days)
-		}
 	}
 }

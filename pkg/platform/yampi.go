@@ -12,11 +12,10 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/money"
+	"github.com/convida/convida/pkg/provider"
 )
-
-// DefaultYampiAPIURL is Yampi's public API.
-const DefaultYampiAPIURL = "https://api.dooki.com.br/v2"
 
 // yampiTimeLayout is how Yampi writes its dates, in the store's time zone
 // (America/Sao_Paulo).
@@ -34,7 +33,7 @@ var SaoPaulo = sync.OnceValue(func() *time.Location {
 
 // YampiAccount is what the calls to one merchant's Yampi store need.
 type YampiAccount struct {
-	APIURL        string // "" means DefaultYampiAPIURL
+	APIURL        string // "" means the public one (provider)
 	UserToken     string
 	UserSecretKey string
 	StoreAlias    string
@@ -62,7 +61,7 @@ func (c *Client) Yampi(a YampiAccount) (*Yampi, error) {
 	case alias == "":
 		return nil, apperr.Errorf(apperr.Unprocessable, "the yampi store alias is not set")
 	}
-	ep, err := c.endpoint("yampi", a.APIURL, DefaultYampiAPIURL, append([]string{a.UserToken, a.UserSecretKey}, a.Secrets...)...)
+	ep, err := c.endpoint(provider.Yampi, a.APIURL, defaultURL(provider.Yampi, "api_url"), append([]string{a.UserToken, a.UserSecretKey}, a.Secrets...)...)
 	if err != nil {
 		return nil, err
 	}
@@ -193,10 +192,6 @@ func (y *Yampi) ProvisionCoupon(ctx context.Context, c Coupon) (CouponResult, er
 	return call.provision(ctx)
 }
 
-// yampiMaxWindow bounds one orders query; Yampi states no limit, and a
-// pull never needs more.
-const yampiMaxWindow = 366 * 24 * time.Hour
-
 // yampiPageSize is the limit of one page of orders.
 const yampiPageSize = 50
 
@@ -276,8 +271,8 @@ func (d yampiDate) time(field string) (time.Time, error) {
 // with date=created_at:<day>|<day> (São Paulo days), page and limit, the
 // nested objects included, and skipCache=true — Yampi's edge otherwise
 // answers a GET from a cache up to half an hour old.
-func (y *Yampi) Sales(ctx context.Context, w Window, page Page) error {
-	if err := w.check("yampi", yampiMaxWindow); err != nil {
+func (y *Yampi) Sales(ctx context.Context, w inbound.Window, page inbound.Page) error {
+	if err := checkWindow(w, provider.Yampi); err != nil {
 		return err
 	}
 	const day = "2006-01-02"
@@ -293,7 +288,7 @@ func (y *Yampi) Sales(ctx context.Context, w Window, page Page) error {
 		if err := y.ep.getJSON(ctx, request{step: "GET orders", path: "/" + y.alias + "/orders", query: q}, &answer); err != nil {
 			return err
 		}
-		sales := make([]Sale, 0, len(answer.Data))
+		sales := make([]inbound.Sale, 0, len(answer.Data))
 		for _, o := range answer.Data {
 			sales = append(sales, o.sale())
 		}
@@ -304,41 +299,41 @@ func (y *Yampi) Sales(ctx context.Context, w Window, page Page) error {
 			return nil
 		}
 	}
-	return apperr.Errorf(apperr.Unprocessable, "yampi GET orders: more than %d pages", maxPages)
+	return apperr.Errorf(apperr.Unprocessable, provider.Yampi+" GET orders: more than %d pages", maxPages)
 }
 
 // Order reads one order with its promocode and customer (GET
 // {alias}/orders/{id}): for a listed order whose promocode_id matches no
 // coupon Convida created, to read the code itself.
-func (y *Yampi) Order(ctx context.Context, id string) (Sale, error) {
+func (y *Yampi) Order(ctx context.Context, id string) (inbound.Sale, error) {
 	var answer struct {
 		Data yampiOrder `json:"data"`
 	}
 	q := url.Values{"include": {yampiInclude}, "skipCache": {"true"}}
 	path := "/" + y.alias + "/orders/" + url.PathEscape(id)
 	if err := y.ep.getJSON(ctx, request{step: "GET order", path: path, query: q}, &answer); err != nil {
-		return Sale{}, err
+		return inbound.Sale{}, err
 	}
 	return answer.Data.sale(), nil
 }
 
-func (o yampiOrder) sale() Sale {
+func (o yampiOrder) sale() inbound.Sale {
 	c := o.Customer.V.Data.V
 	doc := string(c.CPF)
 	if strings.TrimSpace(doc) == "" {
 		doc = string(c.CNPJ) // a company buyer
 	}
-	s := Sale{OrderID: string(o.ID), Status: o.Status.V.Data.V.Alias, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: doc,
+	s := inbound.Sale{OrderID: string(o.ID), Status: o.Status.V.Data.V.Alias, BuyerEmail: c.Email, BuyerName: c.Name, BuyerDocument: doc,
 		CouponCode: o.Promocode.V.Data.V.Code, PromocodeID: string(o.PromocodeID)}
 	if s.PromocodeID == "0" { // no promocode
 		s.PromocodeID = ""
 	}
 	var err error
 	if s.Amount, err = reais(o.ValueTotal, "value_total"); err != nil {
-		return unreadable(s.finish("yampi"), err)
+		return unreadable(finish(s, provider.Yampi), err)
 	}
 	if s.OrderedAt, err = o.CreatedAt.time("created_at"); err != nil {
-		return unreadable(s.finish("yampi"), err)
+		return unreadable(finish(s, provider.Yampi), err)
 	}
-	return s.finish("yampi")
+	return finish(s, provider.Yampi)
 }

@@ -4,6 +4,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/convida/convida/pkg/inbound"
 )
 
 // yampiOrdersPages serves GET {alias}/orders as Yampi's API does: page and
@@ -56,7 +58,7 @@ func TestYampiSales(t *testing.T) {
 	}
 	sales := bySale(t, collect(t, y.Sales, window))
 	sp := SaoPaulo()
-	want := map[string]Sale{
+	want := map[string]inbound.Sale{
 		"880001": {Platform: "yampi", OrderID: "880001", Status: "paid", BuyerEmail: "bruno.lima@example.com", BuyerName: "Bruno Lima",
 			BuyerDocument: "11144477735", Amount: 14990, Currency: "BRL", CouponCode: "LOJ-ANA-7KQ2", PromocodeID: "4471",
 			OrderedAt: time.Date(2026, 11, 26, 8, 55, 0, 0, sp).UTC()},

@@ -18,6 +18,7 @@ import (
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -116,8 +117,8 @@ func TestStoresWriteTheirAuditEvents(t *testing.T) {
 	tr.want("RevokeKey by prefix", audit.APIKeyRevoked, audit.Target{Type: audit.TargetAPIKey, ID: k2.ID.String()}, nil)
 
 	// Integration settings: the fields changed, never their values.
-	guru := audit.Target{Type: audit.TargetIntegration, ID: merchant.ProviderGuru}
-	secrets := merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "acct-secret-7f3a", UserToken: "user-secret-9b2c"}
+	guru := audit.Target{Type: audit.TargetIntegration, ID: provider.Guru}
+	secrets := merchant.Integration{Provider: provider.Guru, AccountToken: "acct-secret-7f3a", UserToken: "user-secret-9b2c"}
 	if _, err := merchants.PutIntegration(ctx, m, secrets); err != nil {
 		t.Fatal(err)
 	}
@@ -126,7 +127,7 @@ func TestStoresWriteTheirAuditEvents(t *testing.T) {
 		t.Fatal(err)
 	}
 	tr.none("PutIntegration of the same values")
-	if _, err := merchants.PutIntegration(ctx, m, merchant.Integration{Provider: merchant.ProviderGuru, APIURL: "https://guru.example.com/api"}); err != nil {
+	if _, err := merchants.PutIntegration(ctx, m, merchant.Integration{Provider: provider.Guru, APIURL: "https://guru.example.com/api"}); err != nil {
 		t.Fatal(err)
 	}
 	// A new API URL drops the user token it was given with.

@@ -41,7 +41,7 @@ func TestPutIntegrationMerges(t *testing.T) {
 		t.Fatal(err)
 	}
 	if got.WebhookSecret != "whs" || got.UserToken != "yt" || got.UserSecretKey != "ysk" || got.StoreAlias != "loja" ||
-		got.APIURL != merchant.DefaultAPIURL("yampi") {
+		got.APIURL != (merchant.Integration{Provider: "yampi"}).ValueOf("api_url") {
 		t.Fatalf("after 3 concurrent saves and the store alias with the credentials: %+v, want every field", got)
 	}
 	var rawURL string

@@ -269,12 +269,7 @@ func (s *MerchantStore) FindIntegration(ctx context.Context, merchantID uuid.UUI
 	if err != nil {
 		return nil, notFound(err, "integration not configured")
 	}
-	if in.APIURL == "" {
-		in.APIURL = merchant.DefaultAPIURL(provider)
-	}
-	if in.AuthURL == "" {
-		in.AuthURL = merchant.DefaultAuthURL(provider)
-	}
+	in = in.WithDefaults()
 	return &in, nil
 }
 

@@ -12,7 +12,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/report"
 )
@@ -119,8 +119,13 @@ func queueCurrent(b *pgx.Batch, merchantID uuid.UUID, recent *[]referral.Listed,
 	})
 	b.Queue(toDoSQL, merchantID).QueryRow(func(row pgx.Row) error {
 		s := &todo.Start
-		return row.Scan(&todo.IntegrationsMissing, &todo.WebhooksFailing, &todo.WebhooksDisabled, &todo.ReviewWaiting,
-			&s.PlatformConnected, &s.CampaignCreated, &s.FirstMember, &s.FirstSaleCredited, &s.WebhookEndpoint)
+		var noAccountToken, noWebhookSecret []string
+		if err := row.Scan(&noAccountToken, &noWebhookSecret, &todo.WebhooksFailing, &todo.WebhooksDisabled, &todo.ReviewWaiting,
+			&s.PlatformConnected, &s.CampaignCreated, &s.FirstMember, &s.FirstSaleCredited, &s.WebhookEndpoint); err != nil {
+			return err
+		}
+		todo.IntegrationsMissing = missingWebhook(noAccountToken, noWebhookSecret)
+		return nil
 	})
 }
 
@@ -353,15 +358,12 @@ ORDER BY r.created_at DESC, r.id DESC`
 
 // toDoSQL counts merchant $1's to-do items (report.ToDo) and ticks its
 // guided start (report.Start; each an EXISTS on an index's first entry).
-// A provider is configured when the credential its webhooks are checked
-// with is saved (Guru's and Hotmart's in account_token_enc, Yampi's and
-// Kiwify's in webhook_secret_enc).
+// Its first two columns are the platforms whose settings the merchant
+// saved without an account token, and without a webhook secret: which of
+// the two a platform's webhook needs is its descriptor's (missingWebhook).
 var toDoSQL = `SELECT
-  ARRAY(SELECT p FROM unnest(ARRAY['` + merchant.ProviderGuru + `', '` + merchant.ProviderYampi + `']) AS p
-        WHERE NOT EXISTS (SELECT 1 FROM integration_settings i WHERE i.merchant_id = $1 AND i.provider = p
-          AND CASE p WHEN '` + merchant.ProviderGuru + `' THEN i.account_token_enc IS NOT NULL
-                     ELSE i.webhook_secret_enc IS NOT NULL END)
-        ORDER BY p),
+  ARRAY(SELECT provider FROM integration_settings WHERE merchant_id = $1 AND account_token_enc IS NULL),
+  ARRAY(SELECT provider FROM integration_settings WHERE merchant_id = $1 AND webhook_secret_enc IS NULL),
   (SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND is_active AND failing_since IS NOT NULL),
   (SELECT count(*) FROM webhook_endpoints WHERE merchant_id = $1 AND NOT is_active AND disabled_reason <> ''),
   ` + reviewWaitingSQL() + `,
@@ -371,6 +373,22 @@ var toDoSQL = `SELECT
   EXISTS (SELECT 1 FROM members WHERE merchant_id = $1),
   EXISTS (SELECT 1 FROM referrals WHERE merchant_id = $1 AND credit_txn_id IS NOT NULL),
   EXISTS (SELECT 1 FROM webhook_endpoints WHERE merchant_id = $1)`
+
+// missingWebhook names, in the descriptors' order, the platforms whose
+// saved settings lack the credential their webhook is checked with: the
+// merchant uses them, and their sales are refused. A platform the merchant
+// saved nothing for is not listed: it is not in use.
+func missingWebhook(noAccountToken, noWebhookSecret []string) []string {
+	missing := []string{}
+	for _, d := range provider.All() {
+		s, _ := d.Setting(d.Webhook.Setting)
+		if (s.Role == provider.AccountToken && slices.Contains(noAccountToken, d.Name)) ||
+			(s.Role == provider.WebhookSecret && slices.Contains(noWebhookSecret, d.Name)) {
+			missing = append(missing, d.Name)
+		}
+	}
+	return missing
+}
 
 // reviewWaitingSQL is the to-do's count of pending referrals flagged for
 // review, for merchant $1 (on the referrals_review index).

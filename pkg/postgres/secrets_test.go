@@ -15,6 +15,7 @@ import (
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/secretbox"
 	"github.com/convida/convida/pkg/testenv"
 	"github.com/convida/convida/pkg/webhook"
@@ -42,8 +43,8 @@ func TestSealedValueOpensOnlyInItsPlace(t *testing.T) {
 	creators := postgres.NewCreatorStore(pool, box)
 	for _, m := range []uuid.UUID{a.merchant.ID, b.merchant.ID} {
 		for _, in := range []merchant.Integration{
-			{Provider: merchant.ProviderGuru, AccountToken: "guru-account-" + m.String(), UserToken: "guru-user-" + m.String()},
-			{Provider: merchant.ProviderYampi, WebhookSecret: "yampi-hook", UserToken: "yampi-user", UserSecretKey: "yampi-key", StoreAlias: "loja"},
+			{Provider: provider.Guru, AccountToken: "guru-account-" + m.String(), UserToken: "guru-user-" + m.String()},
+			{Provider: provider.Yampi, WebhookSecret: "yampi-hook", UserToken: "yampi-user", UserSecretKey: "yampi-key", StoreAlias: "loja"},
 		} {
 			if _, err := merchants.PutIntegration(ctx, m, in); err != nil {
 				t.Fatal(err)
@@ -73,12 +74,12 @@ func TestSealedValueOpensOnlyInItsPlace(t *testing.T) {
 	}{
 		{"another merchant's integration", `integration_settings d SET account_token_enc = s.account_token_enc
   FROM integration_settings s WHERE s.merchant_id = $1 AND s.provider = 'guru' AND d.merchant_id = $2 AND d.provider = 'guru'`,
-			integration(b.merchant.ID, merchant.ProviderGuru)},
+			integration(b.merchant.ID, provider.Guru)},
 		{"another column", `integration_settings SET user_token_enc = account_token_enc WHERE merchant_id = $1 AND provider = 'guru'
-  AND $2::uuid IS NOT NULL`, integration(a.merchant.ID, merchant.ProviderGuru)},
+  AND $2::uuid IS NOT NULL`, integration(a.merchant.ID, provider.Guru)},
 		{"another provider's row", `integration_settings d SET user_token_enc = s.user_token_enc FROM integration_settings s
   WHERE s.merchant_id = $1 AND s.provider = 'guru' AND d.merchant_id = $1 AND d.provider = 'yampi' AND $2::uuid IS NOT NULL`,
-			integration(a.merchant.ID, merchant.ProviderYampi)},
+			integration(a.merchant.ID, provider.Yampi)},
 		{"another merchant's endpoint", `webhook_endpoints d SET secret_sealed = s.secret_sealed FROM webhook_endpoints s
   WHERE s.merchant_id = $1 AND d.merchant_id = $2`,
 			func() error { _, err := webhooks.FindWebhook(ctx, b.merchant.ID, epB.ID); return err }},
@@ -152,7 +153,7 @@ func TestRotateInBatches(t *testing.T) {
 	boxA := mustKeys(t, keyA)
 	for i, s := range ts {
 		if _, err := postgres.NewMerchantStore(pool, boxA).PutIntegration(ctx, s.merchant.ID, merchant.Integration{
-			Provider: merchant.ProviderYampi, WebhookSecret: "hook", UserToken: "user", UserSecretKey: "key", StoreAlias: "loja"}); err != nil {
+			Provider: provider.Yampi, WebhookSecret: "hook", UserToken: "user", UserSecretKey: "key", StoreAlias: "loja"}); err != nil {
 			t.Fatal(err)
 		}
 		for _, m := range s.members {
@@ -206,7 +207,7 @@ func TestRotateInBatches(t *testing.T) {
 		}
 	}
 	for _, s := range ts[:2] {
-		in, err := postgres.NewMerchantStore(pool, boxB).FindIntegration(ctx, s.merchant.ID, merchant.ProviderYampi)
+		in, err := postgres.NewMerchantStore(pool, boxB).FindIntegration(ctx, s.merchant.ID, provider.Yampi)
 		if err != nil || in.WebhookSecret != "hook" || in.UserSecretKey != "key" || (in.UserToken != "user" && in.UserToken != "legacy-user") {
 			t.Errorf("with the new key alone: FindIntegration = %+v, %v", in, err)
 		}
@@ -236,7 +237,7 @@ func TestRotateKeepsAConcurrentWrite(t *testing.T) {
 	pool, keyA, keyB := s.pool, secretbox.NewKey(), secretbox.NewKey()
 	m := s.merchant.ID
 	if _, err := postgres.NewMerchantStore(pool, mustKeys(t, keyA)).PutIntegration(ctx, m, merchant.Integration{
-		Provider: merchant.ProviderGuru, AccountToken: "old-account", UserToken: "old-user"}); err != nil {
+		Provider: provider.Guru, AccountToken: "old-account", UserToken: "old-user"}); err != nil {
 		t.Fatal(err)
 	}
 	running := mustKeys(t, keyB, keyA) // the programs, restarted with the new key
@@ -286,7 +287,7 @@ func TestRotateKeepsAConcurrentWrite(t *testing.T) {
 	if n := res.r.Tables["integration_settings"]; n.Rewritten != 1 || n.Resealed != 1 {
 		t.Errorf("integration_settings: %+v, want the account token rewritten meanwhile and the user token re-sealed", n)
 	}
-	in, err := postgres.NewMerchantStore(pool, mustKeys(t, keyB)).FindIntegration(ctx, m, merchant.ProviderGuru)
+	in, err := postgres.NewMerchantStore(pool, mustKeys(t, keyB)).FindIntegration(ctx, m, provider.Guru)
 	if err != nil || in.AccountToken != "written-meanwhile" || in.UserToken != "old-user" {
 		t.Errorf("after the rotation: %+v, %v; want the concurrent write kept and the other secret re-sealed", in, err)
 	}

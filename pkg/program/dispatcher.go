@@ -71,7 +71,7 @@ type Redemptions struct {
 // NewRedemptions returns the redemptions role as production runs it.
 func NewRedemptions(d *Deps) *Redemptions {
 	log := d.Log.Named("redemptions")
-	platforms := redemption.NewExecutor(platformClient(d.Config), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays})
+	platforms := platform.NewExecutor(platformClient(d.Config), redemption.RetryPolicy{Delays: d.Config.RedemptionRetryDelays})
 	platforms.CouponKey = d.Box.DeriveKey(redemption.CouponKeyInfo)
 	return &Redemptions{
 		Group: d.consumerGroup(d.Config.DispatcherGroup+"-redemptions", topic.Redemptions, 64, log),
@@ -116,7 +116,7 @@ func NewProvisioner(d *Deps) *dispatch.Provisioner {
 	return &dispatch.Provisioner{
 		Store:        postgres.NewCouponStore(d.Pool),
 		Integrations: postgres.NewMerchantStore(d.Pool, d.Box),
-		Platforms:    redemption.NewExecutor(platformClient(d.Config), redemption.RetryPolicy{}),
+		Platforms:    platform.NewExecutor(platformClient(d.Config), redemption.RetryPolicy{}),
 		Retry:        redemption.RetryPolicy{Delays: d.Config.CouponRetryDelays},
 		Log:          d.Log.Named("coupons"),
 		Now:          d.Now,

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"slices"
+
+	"github.com/convida/convida/pkg/provider"
 )
 
 // Bootstrap is the name under which Settings lists what the api's
@@ -45,9 +47,45 @@ func WriteSettings(w io.Writer, settings []Setting) {
 }
 
 // Help writes the help of the program name: about (what it does, its
-// usage and flags), then the settings it reads.
+// usage and flags), the platforms whose webhooks it takes (the ingest and
+// the standalone), then the settings it reads.
 func Help(w io.Writer, name, about string) {
 	fmt.Fprintln(w, about)
 	fmt.Fprintln(w)
+	if name == "ingest" || name == "standalone" {
+		fmt.Fprintln(w, "Platforms (webhooks at /api/webhooks/{platform}/{merchant id}):")
+		for _, d := range provider.All() {
+			fmt.Fprintln(w, PlatformHelp(d))
+		}
+		fmt.Fprintln(w)
+	}
 	WriteSettings(w, SettingsOf(name))
+}
+
+// PlatformHelp is a platform's line in the help: its name, title and how
+// its webhook authenticates, from its descriptor.
+func PlatformHelp(d provider.Descriptor) string {
+	var how string
+	switch a := d.Webhook; {
+	case a.Place == provider.InBody:
+		how = "the " + a.Setting + " setting, sent in the body's " + a.Name
+	case a.Place == provider.InHeader && a.Signed:
+		how = "the " + a.Name + " header, signed with the " + a.Setting + " setting"
+	case a.Place == provider.InHeader:
+		how = "the " + a.Setting + " setting, sent in the " + a.Name + " header"
+	case a.Place == provider.InQuery && a.Signed:
+		how = "the " + a.Name + " query parameter, signed with the " + a.Setting + " setting"
+	default:
+		how = "the " + a.Setting + " setting, sent in the " + a.Name + " query parameter"
+	}
+	return fmt.Sprintf("  %-8s %s, authenticated by %s", d.Name, d.Title, how)
+}
+
+// CheckArgs refuses the arguments of a program that takes none but its
+// help: an unknown subcommand or flag is an error, not ignored.
+func CheckArgs(name string, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	return fmt.Errorf("unknown argument %q: %s takes none (see %s --help)", args[0], name, name)
 }

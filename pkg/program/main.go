@@ -29,6 +29,9 @@ func Main(name, about string, roles ...Role) {
 		Help(os.Stdout, name, about)
 		return
 	}
+	if err := CheckArgs(name, os.Args[1:]); err != nil {
+		Exit(name, err)
+	}
 	tuneGC()
 	cfg, err := LoadConfig(os.Getenv)
 	if err != nil {

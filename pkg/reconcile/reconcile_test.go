@@ -34,8 +34,8 @@ func TestConfigured(t *testing.T) {
 			t.Errorf("Configured(%+v) = %v, want %v", tc.in, got, tc.want)
 		}
 	}
-	if got := reconcile.Providers(); !slices.Equal(got, []string{"guru", "hotmart", "kiwify", "yampi"}) {
-		t.Errorf("Providers() = %v, want [guru hotmart kiwify yampi]", got)
+	if got := reconcile.Providers(); !slices.Equal(got, []string{"guru", "yampi", "hotmart", "kiwify"}) {
+		t.Errorf("Providers() = %v, want [guru yampi hotmart kiwify], the order of the descriptors", got)
 	}
 }
 

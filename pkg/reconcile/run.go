@@ -3,8 +3,6 @@ package reconcile
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"net/http"
 	"time"
 
 	"github.com/google/uuid"
@@ -16,7 +14,8 @@ import (
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/convida/convida/pkg/platform"
+	"github.com/convida/convida/pkg/provider"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // DedupeTTL is how long the fast path remembers a sale the pull
@@ -32,9 +31,9 @@ type Reconciler struct {
 	Store     Store
 	Coupons   Coupons
 	Publisher Publisher
-	Dedupe    Dedupe           // optional
-	Platforms *platform.Client // one per process
-	Observer  Observer         // optional
+	Dedupe    Dedupe    // optional
+	Platforms Platforms // one per process
+	Observer  Observer  // optional
 	Log       *zap.Logger
 	Now       func() time.Time
 
@@ -78,14 +77,16 @@ func (r *Reconciler) log() *zap.Logger {
 }
 
 // CheckWindow refuses a window that is empty, reversed or longer than the
-// provider's pull takes at once (platform.MaxWindow), as apperr.Invalid.
-func CheckWindow(provider string, from, to time.Time) error {
-	max := platform.MaxWindow(provider)
+// platform's pull takes at once (provider.Descriptor.PullWindow), as
+// apperr.Invalid.
+func CheckWindow(platform string, from, to time.Time) error {
+	d, _ := provider.Lookup(platform)
+	max := d.PullWindow
 	switch {
 	case from.IsZero() || to.IsZero() || !from.Before(to):
 		return apperr.Errorf(apperr.Invalid, "from must be before to")
 	case max > 0 && to.Sub(from) > max:
-		return apperr.Errorf(apperr.Invalid, "a %s reconciliation covers at most %d days", provider, int(max/(24*time.Hour)))
+		return apperr.Errorf(apperr.Invalid, "a %s reconciliation covers at most %d days", platform, int(max/(24*time.Hour)))
 	}
 	return nil
 }
@@ -140,7 +141,7 @@ func (r *Reconciler) Execute(ctx context.Context, run Run, in merchant.Integrati
 		run.Status = StatusFailed
 		reason, stopped := stopReason(ctx, runCtx, err)
 		if !stopped {
-			reason = platform.Describe(err)
+			reason = r.Platforms.Describe(err)
 		}
 		run.Error = bounds.Cut(reason, MaxError)
 		r.log().Warn("reconciliation failed", zap.String("merchant", run.MerchantID.String()),
@@ -164,16 +165,15 @@ func (r *Reconciler) Execute(ctx context.Context, run Run, in merchant.Integrati
 }
 
 func (r *Reconciler) pull(ctx context.Context, run *Run, in merchant.Integration) error {
-	adapter, ok := Lookup(run.Provider)
-	if !ok || in.Provider != run.Provider {
+	if in.Provider != run.Provider {
 		return apperr.Errorf(apperr.Unprocessable, "no pull for provider %q", run.Provider)
 	}
-	puller, err := adapter.Open(r.Platforms, in)
+	puller, err := r.Platforms.Puller(in)
 	if err != nil {
 		return err
 	}
 	pages, limit := 0, r.maxPages()
-	return puller.Sales(ctx, platform.Window{From: run.From, To: run.To}, func(sales []platform.Sale) error {
+	return puller.Sales(ctx, inbound.Window{From: run.From, To: run.To}, func(sales []inbound.Sale) error {
 		if pages++; pages > limit {
 			return tooManyPages(limit)
 		}
@@ -188,13 +188,13 @@ func (r *Reconciler) pull(ctx context.Context, run *Run, in merchant.Integration
 // pulled is a sale of a page and the order event its webhook would have
 // carried.
 type pulled struct {
-	sale platform.Sale
+	sale inbound.Sale
 	ev   *inbound.OrderEvent
 }
 
 // page handles one page of the pull: the sales whose command the ledger
 // has not applied are attributed and published.
-func (r *Reconciler) page(ctx context.Context, run *Run, puller Puller, sales []platform.Sale) error {
+func (r *Reconciler) page(ctx context.Context, run *Run, puller Puller, sales []inbound.Sale) error {
 	run.Seen += len(sales)
 	items := make([]pulled, 0, len(sales))
 	evs := make([]*inbound.OrderEvent, 0, len(sales))
@@ -225,7 +225,7 @@ func (r *Reconciler) page(ctx context.Context, run *Run, puller Puller, sales []
 
 // event maps a pulled sale as its webhook would be mapped; false for a
 // sale that could not be read whole, or that the webhook would ignore.
-func (r *Reconciler) event(run *Run, s platform.Sale) (*inbound.OrderEvent, bool) {
+func (r *Reconciler) event(run *Run, s inbound.Sale) (*inbound.OrderEvent, bool) {
 	if s.Problem != "" {
 		r.log().Warn("pulled sale unreadable", zap.String("provider", run.Provider), zap.String("order", s.OrderID), zap.String("problem", s.Problem))
 		return nil, false
@@ -265,7 +265,8 @@ func (r *Reconciler) publish(ctx context.Context, run *Run, puller Puller, it pu
 		return err
 	}
 	d := inbound.Delivery{ID: uuid.New(), MerchantID: run.MerchantID, Provider: run.Provider, DedupeKey: ev.DedupeKey,
-		Outcome: inbound.DeliveryAccepted, HTTPStatus: http.StatusOK, Body: body, ReceivedAt: now,
+		Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, // as its webhook would have been answered
+		Body: body, ReceivedAt: now,
 		Source: inbound.SourceReconciliation, Headers: map[string]string{HeaderRun: ids.Format(ids.Reconciliation, run.ID)}}
 	cmd := ledger.OrderCommand(&ev, run.MerchantID, memberID, now)
 	if err := r.Publisher.PublishDelivery(ctx, d, &cmd); err != nil {
@@ -292,7 +293,7 @@ func (r *Reconciler) publish(ctx context.Context, run *Run, puller Puller, it pu
 // platform (Yampi's promocode_id), reading the order whole when the id is
 // unknown and the list left its code out; then by the coupon code, then
 // by the code of a referral link. apperr.NotFound: no member.
-func (r *Reconciler) attribute(ctx context.Context, run *Run, puller Puller, s platform.Sale) (uuid.UUID, string, error) {
+func (r *Reconciler) attribute(ctx context.Context, run *Run, puller Puller, s inbound.Sale) (uuid.UUID, string, error) {
 	if s.PromocodeID != "" {
 		id, code, err := r.Coupons.FindMemberByCouponID(ctx, run.MerchantID, run.Provider, s.PromocodeID)
 		if !apperr.Is(err, apperr.NotFound) {
@@ -300,11 +301,11 @@ func (r *Reconciler) attribute(ctx context.Context, run *Run, puller Puller, s p
 		}
 		if reader, ok := puller.(OrderReader); ok && s.CouponCode == "" {
 			whole, err := reader.Order(ctx, s.OrderID)
-			var transient *platform.TransientError
+			_, transient := retry.AsTransient(err)
 			switch {
 			case err == nil:
 				s.CouponCode = whole.CouponCode
-			case errors.As(err, &transient) || apperr.Is(err, apperr.Unavailable) || ctx.Err() != nil:
+			case transient || apperr.Is(err, apperr.Unavailable) || ctx.Err() != nil:
 				return uuid.Nil, "", err // the platform is struggling: the run fails, the next one tries again
 			default:
 				// This order alone cannot be read (gone, refused): it

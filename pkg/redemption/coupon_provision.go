@@ -8,6 +8,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/retry"
 )
 
 // CouponJob is a claimed row of coupon provisioning: one member's code at
@@ -15,7 +16,7 @@ import (
 type CouponJob struct {
 	MerchantID uuid.UUID
 	MemberID   uuid.UUID
-	Platform   string    // merchant.ProviderGuru or merchant.ProviderYampi
+	Platform   string    // provider.Guru or provider.Yampi
 	Version    int64     // the wanted version the outcome is written for
 	Attempts   int       // tries already made for this version
 	CouponID   string    // the platform's id of the coupon provisioned before; "" when none
@@ -91,7 +92,7 @@ func (j CouponJob) Outcome(res CouponResult, err error, policy RetryPolicy) Coup
 	case err == nil:
 		return CouponOutcome{Status: CouponProvisioned, CouponID: res.CouponID, Attempts: tried, Carries: &j.Discount}
 	case apperr.Is(err, apperr.Unavailable):
-		if pause, ok := policy.Next(tried, RetryAfter(err)); ok {
+		if pause, ok := policy.Next(tried, retry.RetryAfter(err)); ok {
 			return CouponOutcome{Status: CouponPending, Error: apperr.MessageOf(err), Attempts: tried, RetryIn: pause}
 		}
 		return CouponOutcome{Status: CouponFailed, Attempts: tried,
@@ -118,11 +119,8 @@ type CouponStateView struct {
 }
 
 // CouponProvisioningView is the member's coupon_provisioning in the admin
-// shape.
-type CouponProvisioningView struct {
-	Guru  CouponStateView `json:"guru"`
-	Yampi CouponStateView `json:"yampi"`
-}
+// shape: her coupon's state at each of CouponPlatforms, by name.
+type CouponProvisioningView map[string]CouponStateView
 
 // NotAsked is the state shown for a platform no provisioning was ever
 // asked for (no row; every member has rows since migration 00008).
@@ -145,5 +143,9 @@ func CouponView(states map[string]CouponState) CouponProvisioningView {
 		}
 		return v
 	}
-	return CouponProvisioningView{Guru: view(merchant.ProviderGuru), Yampi: view(merchant.ProviderYampi)}
+	out := CouponProvisioningView{}
+	for _, p := range CouponPlatforms {
+		out[p] = view(p)
+	}
+	return out
 }

@@ -14,12 +14,13 @@ import (
 
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/provider"
 )
 
 // Types (admin vocabulary) and the member-facing destinations they map to.
 const (
-	TypeSubscriptionDiscount = "subscription_discount"
-	TypeStoreCredit          = "store_credit"
+	TypeSubscriptionDiscount = provider.RedeemSubscriptionDiscount
+	TypeStoreCredit          = provider.RedeemStoreCredit
 
 	DestinationBillingSubscription = "billing_subscription"
 	DestinationStoreCoupon         = "store_coupon"
@@ -33,14 +34,20 @@ const (
 )
 
 // TypeOf maps any accepted vocabulary to the admin type: the admin types,
-// the member-facing destinations, and the platform names
-// (guru_subscription, yampi_coupon). ok is false for anything else.
+// the member-facing destinations, and the platform's own name of its
+// redemption (provider.Descriptor.RedemptionAlias: guru_subscription,
+// yampi_coupon). ok is false for anything else.
 func TypeOf(s string) (typ string, ok bool) {
 	switch s {
-	case TypeSubscriptionDiscount, DestinationBillingSubscription, "guru_subscription":
+	case TypeSubscriptionDiscount, DestinationBillingSubscription:
 		return TypeSubscriptionDiscount, true
-	case TypeStoreCredit, DestinationStoreCoupon, "yampi_coupon":
+	case TypeStoreCredit, DestinationStoreCoupon:
 		return TypeStoreCredit, true
+	}
+	for _, d := range provider.With(provider.Redeem) {
+		if s != "" && s == d.RedemptionAlias {
+			return d.Redemption, true
+		}
 	}
 	return "", false
 }
@@ -55,10 +62,8 @@ func Destination(typ string) string {
 
 // Provider is the platform that carries out a type.
 func Provider(typ string) string {
-	if typ == TypeSubscriptionDiscount {
-		return "guru"
-	}
-	return "yampi"
+	d, _ := provider.ForRedemption(typ)
+	return d.Name
 }
 
 // Redemption is a member's redemption of available balance.

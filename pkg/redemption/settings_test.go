@@ -1,7 +1,6 @@
 package redemption
 
 import (
-	"fmt"
 	"testing"
 
 	"github.com/convida/convida/pkg/merchant"
@@ -26,27 +25,6 @@ func TestMissingSetting(t *testing.T) {
 	} {
 		if got := MissingSetting(c.typ, c.settings); got != c.want {
 			t.Errorf("%s: MissingSetting = %q, want %q", c.name, got, c.want)
-		}
-	}
-}
-
-func TestMissingFields(t *testing.T) {
-	t.Parallel()
-	for _, c := range []struct {
-		provider string
-		settings merchant.Integration
-		want     string
-	}{
-		{"guru", merchant.Integration{}, "[user_token]"},
-		{"guru", merchant.Integration{UserToken: "gt"}, "[]"},
-		{"yampi", merchant.Integration{}, "[user_token user_secret_key store_alias]"},
-		{"yampi", merchant.Integration{StoreAlias: "loja"}, "[user_token user_secret_key]"},
-		{"yampi", merchant.Integration{UserToken: "yt", StoreAlias: " "}, "[user_secret_key store_alias]"},
-		{"yampi", merchant.Integration{UserToken: "yt", UserSecretKey: "ys", StoreAlias: "loja"}, "[]"},
-	} {
-		got := MissingFields(c.provider, c.settings)
-		if got == nil || fmt.Sprint(got) != c.want {
-			t.Errorf("MissingFields(%s, %+v) = %#v, want %s (never nil: the API shows an empty list)", c.provider, c.settings, got, c.want)
 		}
 	}
 }

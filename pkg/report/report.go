@@ -208,9 +208,10 @@ type Leader struct {
 // ToDo are the counts of the overview's to-do box: things a person should
 // look at. Zero everywhere (Start aside) means nothing to do.
 type ToDo struct {
-	// IntegrationsMissing lists the providers (guru, yampi) whose webhook
-	// credential is not saved (Guru's account token, Yampi's webhook
-	// secret): their sales would be refused.
+	// IntegrationsMissing lists the platforms whose settings the merchant
+	// saved without the credential their webhook is checked with: their
+	// sales are refused. A platform the merchant does not use is never
+	// listed.
 	IntegrationsMissing []string
 	// WebhooksFailing counts active endpoints in a run of failures;
 	// WebhooksDisabled counts endpoints the dispatcher switched off.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/report"
@@ -117,8 +118,8 @@ func DashboardQueries(pool *pgxpool.Pool, s ScaleSeeded) []DashboardQuery {
 			return page("failed redemptions", len(list), 20, err)
 		}},
 		{"InboundDeliveries", ListBudget, func(ctx context.Context) error {
-			list, err := deliveries.ListDeliveries(ctx, id, "yampi", 50)
-			return page("yampi deliveries", len(list), 50, err)
+			list, err := deliveries.ListDeliveries(ctx, id, provider.Yampi, 50)
+			return page(provider.Yampi+" deliveries", len(list), 50, err)
 		}},
 	}
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/convida/convida/pkg/creator"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/secretbox"
 )
 
@@ -83,7 +84,7 @@ func MustSeedScale(tb testing.TB, pool *pgxpool.Pool, s Scale) ScaleSeeded {
 		s.Now = time.Now()
 	}
 	m := MustMerchant(tb, pool, s.Box, merchant.Merchant{},
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "scale-account-token"})
+		merchant.Integration{Provider: provider.Guru, AccountToken: "scale-account-token"})
 	c := MustCampaign(tb, pool, m.ID, campaign.Campaign{Name: "Escala", RewardType: campaign.RewardPercentage,
 		RewardValue: scaleRewardPercent, WarrantyDays: scaleWarrantyDays, IsActive: true})
 	seeded := ScaleSeeded{Merchant: m, Campaign: c, Now: s.Now}

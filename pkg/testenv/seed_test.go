@@ -10,6 +10,7 @@ import (
 	"github.com/convida/convida/pkg/campaign"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -17,7 +18,7 @@ func TestMustTenant(t *testing.T) {
 	t.Parallel()
 	pool, box := testenv.MustPool(t), testenv.MustBox(t)
 	tn := testenv.MustTenant(t, pool, box, merchant.Merchant{RateLimitPerSecond: 5, RateLimitBurst: 7},
-		merchant.Integration{Provider: merchant.ProviderGuru, AccountToken: "account-token", UserToken: "user-token"})
+		merchant.Integration{Provider: provider.Guru, AccountToken: "account-token", UserToken: "user-token"})
 	store := postgres.NewMerchantStore(pool, box)
 	ctx := context.Background()
 	k, err := store.Authenticate(ctx, tn.Key)
@@ -33,7 +34,7 @@ func TestMustTenant(t *testing.T) {
 		m.RateLimitPerSecond != 5 || m.RateLimitBurst != 7 {
 		t.Errorf("merchant = %+v, want the defaults with a rate limit of 5/s, burst 7", m)
 	}
-	in, err := store.FindIntegration(ctx, id, merchant.ProviderGuru)
+	in, err := store.FindIntegration(ctx, id, provider.Guru)
 	if err != nil || in.AccountToken != "account-token" {
 		t.Errorf("guru integration = %+v, %v; want the account token saved", in, err)
 	}

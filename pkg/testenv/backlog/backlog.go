@@ -12,6 +12,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/retention"
 )
 
@@ -37,7 +38,8 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, merchantID, memberID uuid.UUI
 		merchantID, webhookID, at); err != nil {
 		return nil, fmt.Errorf("backlog: webhook endpoint: %w", err)
 	}
-	// $1 merchant, $2 rows, $3 time, $4 the member or the endpoint.
+	// $1 merchant, $2 rows, $3 time, $4 the member, the endpoint or the
+	// platform.
 	common := []any{merchantID, n, at}
 	for _, s := range []struct {
 		kind, sql string
@@ -45,11 +47,11 @@ func Seed(ctx context.Context, pool *pgxpool.Pool, merchantID, memberID uuid.UUI
 	}{
 		{retention.InboundDeliveries, `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome,
   http_status, body, received_at)
-SELECT $1, gen_random_uuid(), 'guru', 'guru:retention-' || g || ':sale', 'accepted', 200, '\x7b7d', $3
-FROM generate_series(1, $2) g`, common},
+SELECT $1, gen_random_uuid(), $4::text, $4::text || ':retention-' || g || ':sale', 'accepted', 200, '\x7b7d', $3
+FROM generate_series(1, $2) g`, append(common[:3:3], provider.Guru)},
 		{retention.ReconciliationRuns, `INSERT INTO reconciliation_runs (merchant_id, id, provider, status, window_from,
   window_to, started_at, heartbeat_at, finished_at)
-SELECT $1, gen_random_uuid(), 'guru', 'succeeded', $3::timestamptz - interval '72 hours', $3, $3, $3, $3 FROM generate_series(1, $2)`, common},
+SELECT $1, gen_random_uuid(), $4, 'succeeded', $3::timestamptz - interval '72 hours', $3, $3, $3, $3 FROM generate_series(1, $2)`, append(common[:3:3], provider.Guru)},
 		{retention.WebhookAttempts, `INSERT INTO webhook_attempts (merchant_id, id, webhook_id, event_id, event_type,
   status, attempt, response_status, created_at)
 SELECT $1, gen_random_uuid(), $4, gen_random_uuid(), 'referral.created', 'success', 1, 200, $3
@@ -70,9 +72,9 @@ SELECT 'retention@example.com', '192.0.2.1', $2 FROM generate_series(1, $1)`, []
 		{retention.BuyerData, `INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email,
   referee_name, referee_external_id, coupon_used, order_value, reward_amount, status, rejection_reason,
   warranty_expires_at, created_at, updated_at)
-SELECT $1, gen_random_uuid(), $4, 'guru', 'retention-' || gen_random_uuid(), '` + BuyerEmail + `',
+SELECT $1, gen_random_uuid(), $4, $5, 'retention-' || gen_random_uuid(), '` + BuyerEmail + `',
   '` + BuyerName + `', '` + BuyerDocument + `', 'RETENTION', 10000, 0, 'rejected', 'test_order', $3, $3, $3
-FROM generate_series(1, $2)`, append(common, memberID)},
+FROM generate_series(1, $2)`, append(common, memberID, provider.Guru)},
 	} {
 		if _, err := pool.Exec(ctx, s.sql, s.args...); err != nil {
 			return nil, fmt.Errorf("backlog: %s: %w", s.kind, err)

@@ -1,4 +1,4 @@
-package redemption
+package platform
 
 import (
 	"bytes"
@@ -13,6 +13,8 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/provider"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 const guruToken = "guru-user-token-S3CRET"
@@ -20,11 +22,11 @@ const guruToken = "guru-user-token-S3CRET"
 var testRedemptionID = uuid.MustParse("6f1c2d3e-4a5b-4c6d-8e7f-0123456789ab")
 
 func guruSettings(apiURL string) merchant.Integration {
-	return merchant.Integration{Provider: merchant.ProviderGuru, UserToken: guruToken, APIURL: apiURL}
+	return merchant.Integration{Provider: provider.Guru, UserToken: guruToken, APIURL: apiURL}
 }
 
-func guruRequest(subID string, cents int64) Request {
-	return Request{RedemptionID: testRedemptionID, Type: TypeSubscriptionDiscount, Amount: cents, SubscriptionID: subID,
+func guruRequest(subID string, cents int64) redemption.Request {
+	return redemption.Request{RedemptionID: testRedemptionID, Type: redemption.TypeSubscriptionDiscount, Amount: cents, SubscriptionID: subID,
 		Now: time.Date(2026, 3, 10, 15, 4, 5, 0, time.UTC)}
 }
 
@@ -74,7 +76,7 @@ func TestExecuteGuruSuccess(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Execute: %v", err)
 			}
-			if want := (Result{AppliedCycles: 1}); got != want {
+			if want := (redemption.Result{AppliedCycles: 1}); got != want {
 				t.Errorf("result = %+v, want %+v", got, want)
 			}
 			reqs := fake.requests()

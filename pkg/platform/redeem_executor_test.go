@@ -1,4 +1,4 @@
-package redemption
+package platform
 
 import (
 	"context"
@@ -14,13 +14,14 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // target is one platform request under test, the others succeeding.
 type target struct {
 	name     string
 	settings func(apiURL string) merchant.Integration
-	req      Request
+	req      redemption.Request
 	route    string            // the request whose answers a test scripts
 	others   map[string]answer // the platform's other requests, succeeding
 	success  answer            // a success of route
@@ -50,7 +51,7 @@ func (tt target) serve(t *testing.T, script ...answer) *fakePlatform {
 	return newFakePlatform(t, routes)
 }
 
-func (tt target) execute(ctx context.Context, e *Executor, f *fakePlatform) (Result, error) {
+func (tt target) execute(ctx context.Context, e *Executor, f *fakePlatform) (redemption.Result, error) {
 	return e.Execute(ctx, tt.settings(f.srv.URL+tt.prefix), tt.req)
 }
 
@@ -97,7 +98,7 @@ func TestExecuteRetriesThenSucceeds(t *testing.T) {
 				if err != nil {
 					t.Fatalf("Execute: %v", err)
 				}
-				if got == (Result{}) {
+				if got == (redemption.Result{}) {
 					t.Errorf("empty result")
 				}
 				if n := fake.count(tg.route); n != 3 {
@@ -119,7 +120,7 @@ func TestExecuteRetriesThenSucceeds(t *testing.T) {
 
 func TestExecuteRetryAfter(t *testing.T) {
 	t.Parallel()
-	policy := RetryPolicy{Attempts: 3, Delays: []time.Duration{time.Millisecond, 30 * time.Second}}
+	policy := redemption.RetryPolicy{Attempts: 3, Delays: []time.Duration{time.Millisecond, 30 * time.Second}}
 	tests := []struct {
 		name     string
 		value    string
@@ -216,7 +217,7 @@ func TestExecuteNetworkErrors(t *testing.T) {
 		t.Parallel()
 		tg := targets()[2]
 		fake := tg.serve(t, answer{stall: 10 * time.Second, status: 200})
-		e, _ := newTestExecutor(t, RetryPolicy{Attempts: 2, Delays: []time.Duration{time.Millisecond}})
+		e, _ := newTestExecutor(t, redemption.RetryPolicy{Attempts: 2, Delays: []time.Duration{time.Millisecond}})
 		e.RequestTimeout = 300 * time.Millisecond
 		_, err := tg.execute(context.Background(), e, fake)
 		if !apperr.Is(err, apperr.Unavailable) || !strings.Contains(apperr.MessageOf(err), "no answer within 300ms") {
@@ -257,7 +258,7 @@ func TestExecuteInvalidInput(t *testing.T) {
 	tests := []struct {
 		name     string
 		settings merchant.Integration
-		req      Request
+		req      redemption.Request
 		want     string // in the message
 	}{
 		{"guru without user token", with(g, func(s *merchant.Integration) { s.UserToken = "" }), guruRequest("sub_1", 100), "user token"},
@@ -271,8 +272,8 @@ func TestExecuteInvalidInput(t *testing.T) {
 		{"yampi with guru settings", with(g, func(s *merchant.Integration) { s.UserSecretKey, s.StoreAlias = "k", "loja" }), yampiRequest(100), "yampi settings"},
 		{"zero amount", y, yampiRequest(0), "amount"},
 		{"negative amount", g, guruRequest("sub_1", -5), "amount"},
-		{"no redemption id", y, withReq(yampiRequest(100), func(r *Request) { r.RedemptionID = uuid.Nil }), "no id"},
-		{"unknown type", y, withReq(yampiRequest(100), func(r *Request) { r.Type = "cashback" }), "unknown redemption type"},
+		{"no redemption id", y, withReq(yampiRequest(100), func(r *redemption.Request) { r.RedemptionID = uuid.Nil }), "no id"},
+		{"unknown type", y, withReq(yampiRequest(100), func(r *redemption.Request) { r.Type = "cashback" }), "unknown redemption type"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -299,7 +300,7 @@ func with(s merchant.Integration, f func(*merchant.Integration)) merchant.Integr
 	return s
 }
 
-func withReq(r Request, f func(*Request)) Request {
+func withReq(r redemption.Request, f func(*redemption.Request)) redemption.Request {
 	f(&r)
 	return r
 }
@@ -347,7 +348,7 @@ func TestExecuteContextEnds(t *testing.T) {
 		fake := tg.serve(t, answer{status: 503})
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		defer cancel()
-		e := NewExecutor(loopbackClient(t), RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Hour}})
+		e := NewExecutor(loopbackClient(t), redemption.RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Hour}})
 		e.CouponKey = testCouponKey
 		start := time.Now()
 		_, err := tg.execute(ctx, e, fake)
@@ -394,31 +395,5 @@ func TestExecuteErrorMessageExcerpt(t *testing.T) {
 				t.Errorf("excerpt %q does not show it was cut", ex)
 			}
 		})
-	}
-}
-
-func TestRetryPolicy(t *testing.T) {
-	t.Parallel()
-	d := DefaultRetryPolicy()
-	var total time.Duration
-	for _, x := range d.Delays {
-		total += x
-	}
-	if d.Attempts != 5 || len(d.Delays) != d.Attempts-1 || total < 100*time.Second || total > 140*time.Second {
-		t.Errorf("DefaultRetryPolicy = %+v (total %v), want 5 attempts over about 2 minutes", d, total)
-	}
-	if z := (RetryPolicy{}).withDefaults(); z.Attempts != d.Attempts || len(z.Delays) != len(d.Delays) {
-		t.Errorf("zero policy with defaults = %+v, want %+v", z, d)
-	}
-	p := RetryPolicy{Attempts: 6, Delays: []time.Duration{time.Second, 2 * time.Second}}
-	for failed, want := range map[int]time.Duration{1: time.Second, 2: 2 * time.Second, 3: 2 * time.Second, 5: 2 * time.Second} {
-		if got := p.base(failed); got != want {
-			t.Errorf("base(%d) = %v, want %v", failed, got, want)
-		}
-		for range 50 {
-			if got := p.pause(failed, 0); got < want*9/10 || got > want*11/10 {
-				t.Fatalf("pause(%d) = %v, want %v ±10%%", failed, got, want)
-			}
-		}
 	}
 }

@@ -1,18 +1,11 @@
 package redemption
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/sha256"
-	"errors"
 	"time"
 
 	"github.com/google/uuid"
-
-	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/merchant"
-	"github.com/convida/convida/pkg/platform"
 )
 
 // CouponValidity is how long a Yampi coupon of a redemption is valid
@@ -64,49 +57,4 @@ func CouponCodeFor(key []byte, redemptionID uuid.UUID) string {
 		bits <<= 5
 	}
 	return "CVD-" + string(code)
-}
-
-// yampi creates a single-use coupon in a Yampi store.
-type yampi struct {
-	y      *platform.Yampi
-	credit platform.StoreCredit
-}
-
-func (e *Executor) newYampi(settings merchant.Integration, req Request) (*yampi, error) {
-	if missing := MissingSetting(TypeStoreCredit, settings); missing != "" {
-		return nil, apperr.Errorf(apperr.Unprocessable, "the yampi %s is not set in the merchant's settings", missing)
-	}
-	if len(e.CouponKey) == 0 {
-		return nil, errors.New("redemption: the executor has no coupon key (Executor.CouponKey)")
-	}
-	if err := checkRequest(merchant.ProviderYampi, settings, req); err != nil {
-		return nil, err
-	}
-	y, err := e.platforms().Yampi(yampiAccount(settings, req.RedemptionID.String()))
-	if err != nil {
-		return nil, err
-	}
-	now := req.Now
-	if now.IsZero() {
-		now = time.Now()
-	}
-	start := now.Truncate(time.Second).UTC()
-	desc := "Convida " + ids.Format(ids.Redemption, req.RedemptionID)
-	if req.MemberEmail != "" {
-		desc += " " + req.MemberEmail
-	}
-	return &yampi{y: y, credit: platform.StoreCredit{Code: CouponCodeFor(e.CouponKey, req.RedemptionID), Description: desc,
-		Cents: req.Amount, Start: start, End: start.Add(CouponValidity)}}, nil
-}
-
-func (*yampi) platformName() string { return merchant.ProviderYampi }
-
-// attempt creates the coupon; the code derives from the redemption, so a
-// repeat finds the coupon of an earlier attempt whose answer was lost
-// instead of creating a second one.
-func (y *yampi) attempt(ctx context.Context) (Result, error) {
-	if err := y.y.CreateStoreCredit(ctx, y.credit); err != nil {
-		return Result{}, err
-	}
-	return Result{CouponCode: y.credit.Code, ExpiresAt: y.credit.End}, nil
 }

@@ -1,4 +1,4 @@
-package redemption
+package platform
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // answer is one scripted answer of a fake platform.
@@ -149,15 +150,15 @@ func (s *sleepRecorder) recorded() []time.Duration {
 var testCouponKey = []byte("0123456789abcdef0123456789abcdef")
 
 // fastPolicy retries quickly; with the injected sleep nothing waits anyway.
-func fastPolicy() RetryPolicy {
-	return RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}}
+func fastPolicy() redemption.RetryPolicy {
+	return redemption.RetryPolicy{Attempts: 5, Delays: []time.Duration{time.Millisecond, 2 * time.Millisecond, 3 * time.Millisecond, 4 * time.Millisecond}}
 }
 
 // newTestExecutor returns an Executor with policy, a recording sleep and a
 // client of its own, so that no connection is shared between tests. The
 // client allows private networks, explicitly: the fakes are on loopback,
 // which the Executor's default client refuses.
-func newTestExecutor(t testing.TB, policy RetryPolicy) (*Executor, *sleepRecorder) {
+func newTestExecutor(t testing.TB, policy redemption.RetryPolicy) (*Executor, *sleepRecorder) {
 	rec := &sleepRecorder{}
 	e := NewExecutor(loopbackClient(t), policy)
 	e.Sleep = rec.sleep

@@ -1,4 +1,4 @@
-package redemption
+package platform
 
 import (
 	"context"
@@ -7,8 +7,9 @@ import (
 	"testing"
 
 	"github.com/convida/convida/pkg/apperr"
-	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/netguard"
+	"github.com/convida/convida/pkg/provider"
+	"github.com/convida/convida/pkg/redemption"
 )
 
 // notAddress fails t when msg repeats anything of the address of rawURL,
@@ -64,15 +65,15 @@ func TestExecutorRefusesPrivateNetworksByDefault(t *testing.T) {
 				}
 			})
 		}
-		for _, provider := range CouponPlatforms {
-			t.Run(tc.name+"/"+provider+" coupon", func(t *testing.T) {
+		for _, platformName := range redemption.CouponPlatforms {
+			t.Run(tc.name+"/"+platformName+" coupon", func(t *testing.T) {
 				t.Parallel()
 				settings := guruCouponSettings(tc.url)
-				if provider == merchant.ProviderYampi {
+				if platformName == provider.Yampi {
 					settings = yampiCouponSettings(tc.url)
 				}
-				_, err := (&Executor{}).ProvisionCoupon(context.Background(), provider, settings,
-					CouponRequest{Code: "LOJ-ANA-7KQ2", Discount: Discount{Type: "percentage", Value: 10}, Now: couponNow})
+				_, err := (&Executor{}).ProvisionCoupon(context.Background(), platformName, settings,
+					redemption.CouponRequest{Code: "LOJ-ANA-7KQ2", Discount: redemption.Discount{Type: "percentage", Value: 10}, Now: couponNow})
 				msg := apperr.MessageOf(err)
 				if !apperr.Is(err, apperr.Unprocessable) || !strings.Contains(msg, tc.want) {
 					t.Fatalf("err = %v, want unprocessable saying %q", err, tc.want)
