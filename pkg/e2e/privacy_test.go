@@ -157,6 +157,16 @@ func TestMemberErasure(t *testing.T) {
 	if r := run.c.expect(t, approve, 200, ""); !strings.Contains(jsonText(r.body), "Helena.Prado@Example.com") {
 		t.Fatalf("the approval does not show her: %v", r.body)
 	}
+	// Its event, which shows her too, is delivered before the erasure
+	// starts: what is delivered after is the erasure's to clean.
+	testenv.Eventually(t, 30*time.Second, "the approval's referral.approved delivered", func() bool {
+		for _, e := range run.rc.received() {
+			if e.typ == "referral.approved" && e.data["order_id"] == "pv-3" {
+				return true
+			}
+		}
+		return false
+	})
 	delivered := len(run.rc.received())
 
 	erased := run.api(t, "POST", "/api/v1/members/"+run.memberID+"/erase", nil, 200, "").data()

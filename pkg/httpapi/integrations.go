@@ -3,10 +3,13 @@ package httpapi
 import (
 	"encoding/json"
 	"net/http"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/gorilla/mux"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/netguard"
@@ -28,14 +31,22 @@ func (s *Server) registerIntegrations(admin *mux.Router) {
 // changes (merchant.Integration.Merge); other names are ignored.
 type IntegrationRequest map[string]any
 
-// value reads the request's setting name: "" when absent or null,
-// apperr.Invalid when not a string.
+// values reads the request's settings of d by name ("" when absent or
+// null). A setting name of any platform is checked, d's or not: it must
+// be a string (apperr.Invalid) within its bound, as every request string
+// is, even one that is then ignored.
 func (req IntegrationRequest) values(d provider.Descriptor) (func(name string) string, error) {
-	for _, s := range d.Settings {
-		switch req[s.Name].(type) {
-		case nil, string:
-		default:
-			return nil, apperr.Errorf(apperr.Invalid, "%s: must be a string", s.Name)
+	for _, p := range provider.All() {
+		for _, s := range p.Settings {
+			switch v := req[s.Name].(type) {
+			case nil:
+			case string:
+				if utf8.RuneCountInString(strings.TrimSpace(v)) > s.Bound() {
+					return nil, bounds.TooLong(s.Name, s.Bound())
+				}
+			default:
+				return nil, apperr.Errorf(apperr.Invalid, "%s: must be a string", s.Name)
+			}
 		}
 	}
 	return func(name string) string { v, _ := req[name].(string); return v }, nil
