@@ -267,6 +267,16 @@ func TestMemberErasure(t *testing.T) {
 	if n := s.count(`SELECT count(*) FROM referrals WHERE merchant_id = $1 AND order_id = 'pv-5'`, m); n != 0 {
 		t.Errorf("the sale of her code after the erasure made %d referrals", n)
 	}
+	// The merchant reads what became of it in the deliveries' list.
+	listed := map[string]any{}
+	for _, d := range run.api(t, "GET", "/api/v1/integrations/guru/deliveries?per_page=100", nil, 200, "").body["data"].([]any) {
+		if d := d.(map[string]any); d["order_id"] == "pv-5" {
+			listed = d
+		}
+	}
+	if listed["outcome"] != "member_erased" || listed["error"] != "member erased: nothing attributed" || listed["status"] != 200.0 {
+		t.Errorf("the sale of her code after the erasure is listed %v, want member_erased (answered 200) with the ledger's note", listed)
+	}
 	if after := run.api(t, "GET", walletPath, nil, 200, "").data(); jsonText(after) != jsonText(walletBefore) {
 		t.Errorf("after a sale of her code her wallet was %v, is %v", walletBefore, after)
 	}

@@ -28,9 +28,9 @@ type DeliveryView struct {
 	Provider   string `json:"provider"`
 	ReceivedAt string `json:"received_at"`
 	// Status is the HTTP status the platform was answered, Outcome what
-	// it meant (accepted, duplicate, ignored, unattributed, unauthorized,
-	// unprocessable, too_large, unavailable, rate_limited) and Error why,
-	// when refused.
+	// it meant (accepted, member_erased, duplicate, ignored, unattributed,
+	// unauthorized, unprocessable, too_large, unavailable, rate_limited)
+	// and Error why, when refused or attributed to nobody.
 	Status  int    `json:"status"`
 	Outcome string `json:"outcome"`
 	Error   string `json:"error"`

@@ -66,4 +66,8 @@ const (
 	// DeliveryRateLimited: answered 429 because its address had spent
 	// its allowance of failed authentications with the merchant.
 	DeliveryRateLimited = "rate_limited"
+	// DeliveryMemberErased: a sale or refund of an erased member's code,
+	// answered as accepted (the platform needs nothing else) and recorded
+	// so by the ledger, which attributed nothing (referral.MemberErased).
+	DeliveryMemberErased = "member_erased"
 )

@@ -3,6 +3,9 @@ package ledger
 import (
 	"context"
 	"time"
+
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/referral"
 )
 
 // Tx is one transaction of the ledger's database (postgres.LedgerStore).
@@ -38,9 +41,10 @@ func ApplyBatch(ctx context.Context, db Transactor, cmds []Command) (*Book, erro
 			return err
 		}
 		for _, c := range cmds {
+			n := len(book.Outcomes)
 			book.Apply(c)
 			if c.Delivery != nil {
-				book.Deliveries = append(book.Deliveries, *c.Delivery)
+				book.Deliveries = append(book.Deliveries, recorded(*c.Delivery, book.Outcomes[n:]))
 			}
 		}
 		return tx.Write(ctx, book)
@@ -49,4 +53,17 @@ func ApplyBatch(ctx context.Context, db Transactor, cmds []Command) (*Book, erro
 		return nil, err
 	}
 	return book, nil
+}
+
+// recorded is the record of the delivery that brought a command, as the
+// ledger writes it once the command's outcomes are known: a sale or
+// refund of an erased member's code says so (inbound.DeliveryMemberErased,
+// with the note), where its answer only said accepted.
+func recorded(d inbound.Delivery, outcomes []Outcome) inbound.Delivery {
+	for _, o := range outcomes {
+		if o.Reason == referral.ErasedNote {
+			d.Outcome, d.Error = inbound.DeliveryMemberErased, o.Reason
+		}
+	}
+	return d
 }

@@ -31,7 +31,8 @@ func NewDeliveryStore(pool *pgxpool.Pool) *DeliveryStore { return &DeliveryStore
 // after a crash) is left as it is, with one exception. A sale answered 503
 // has two records under one id when the broker took its command late: the
 // "accepted" record that travelled with the command the writer kept
-// retrying after the ingest gave up (the ledger writes it), and the
+// retrying after the ingest gave up (the ledger writes it; member_erased
+// when it found the member erased), and the
 // "unavailable" one of the answer given (the recorder writes it). The 503
 // is what the platform saw, so it wins, whichever arrives first.
 func (s *DeliveryStore) RecordDeliveries(ctx context.Context, ds []inbound.Delivery) error {
@@ -98,7 +99,8 @@ FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::int[
   AS k(merchant_id, id, provider, dedupe_key, outcome, http_status, error, headers, body, body_length, body_sha256,
     received_at, source)
 ON CONFLICT (merchant_id, id) DO UPDATE SET outcome = EXCLUDED.outcome, http_status = EXCLUDED.http_status, error = EXCLUDED.error
-WHERE EXCLUDED.outcome = '`+inbound.DeliveryUnavailable+`' AND inbound_deliveries.outcome = '`+inbound.DeliveryAccepted+`'`,
+WHERE EXCLUDED.outcome = '`+inbound.DeliveryUnavailable+`'
+  AND inbound_deliveries.outcome IN ('`+inbound.DeliveryAccepted+`', '`+inbound.DeliveryMemberErased+`')`,
 		merchants, ids, providers, keys, outcomes, statuses, errs, headers, bodies, lengths, digests, received, sources)
 }
 
