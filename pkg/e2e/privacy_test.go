@@ -145,7 +145,17 @@ func TestMemberErasure(t *testing.T) {
 	t.Parallel()
 	run := startPrivacyRun(t)
 	s, m := run.s, run.tn.merchant.ID
-	needles := slices.Concat(herData, herBuyersData)
+	// Two sales through her code that made no referral, their buyers hers
+	// as much as her referrals': one waiting for its payment (ignored),
+	// one with a wrong token (refused before it authenticated).
+	for token, status := range map[string]int{run.tn.guruToken: 200, "not-the-token": 401} {
+		body := fixture(t, guruApproved, map[string]any{"api_token": token, "id": "pv-6", "status": "waiting_payment",
+			"payment.coupon.coupon_code": run.helena.CouponCode, "payment.total": 100, "contact.name": "Lara Souza",
+			"contact.email": "lara.souza@example.com", "contact.doc": "55566677708"})
+		wantStatus(t, s.postGuru(run.tn, body), status)
+	}
+	run.settle(t, 6)
+	needles := slices.Concat(herData, herBuyersData, []string{"lara.souza@example.com", "lara souza", "55566677708"})
 	if found := s.tablesHolding(t, needles); len(found) < len(needles)/2 {
 		t.Fatalf("before the erasure the scan finds only %v: it could not fail", found)
 	}
@@ -184,7 +194,7 @@ func TestMemberErasure(t *testing.T) {
 		t.Errorf("a second erasure answered\n%s\nnot the first's\n%s", a, b)
 	}
 	testenv.Eventually(t, 20*time.Second, "member.erased delivered", func() bool { return len(run.rc.byType()["member.erased"].id) > 0 })
-	run.settle(t, 4)
+	run.settle(t, 6)
 	if n := s.count(`SELECT count(*) FROM outbox WHERE merchant_id = $1 AND type = 'member.erased'`, m); n != 1 {
 		t.Errorf("%d member.erased events, want 1: the second erasure emitted", n)
 	}
@@ -290,7 +300,7 @@ func TestMemberErasure(t *testing.T) {
 	if err := checkLedger(s); err != nil {
 		t.Error(err)
 	}
-	run.settle(t, 6)
+	run.settle(t, 8)
 	for _, e := range run.rc.received()[delivered:] {
 		if found := holding(jsonText(e.data), herData); len(found) > 0 {
 			t.Errorf("%s delivered after the erasure holds %q: %v", e.typ, found, e.data)

@@ -37,8 +37,10 @@ import (
 //   - the stored copies that hold her data are redacted: the outbox
 //     events about her and those referrals, the webhook jobs still owed
 //     for them, the receivers' answers to them that echo her, and the
-//     platforms' delivery bodies of those orders or naming her e-mail or
-//     document (their bodies are emptied, X-Convida-Body-Redacted noted);
+//     platforms' delivery bodies of those orders or naming her e-mail,
+//     document or code (the deliveries of sales through her, accepted or
+//     not: their buyers'), their bodies emptied, X-Convida-Body-Redacted
+//     noted;
 //   - member.erased is written to the outbox and audit.MemberErased to the
 //     audit trail, with the actor ctx carries.
 //
@@ -187,15 +189,17 @@ WHERE merchant_id = $1 AND event_id = ANY($2) AND response_body <> ''
 	}
 	// A body is read as text with encode(…, 'escape'), which takes any
 	// bytes (a body cut mid-character included) and keeps ASCII as it is:
-	// the needles, an e-mail and a document, are found whatever their
-	// letter case.
+	// the needles, an e-mail, a document and her code, are found whatever
+	// their letter case. Her code finds the deliveries of sales through
+	// her that made no referral (ignored, refused, attributed to nobody):
+	// their buyers are hers as much as her referrals' are.
 	tag, err := tx.Exec(ctx, `UPDATE inbound_deliveries SET body = '\x'::bytea,
   headers = headers || jsonb_build_object('X-Convida-Body-Redacted', 'personal data erased at ' || $4::text)
 WHERE merchant_id = $1 AND id IN (
   SELECT d.id FROM inbound_deliveries d CROSS JOIN LATERAL (SELECT lower(encode(d.body, 'escape')) AS text) b
   WHERE d.merchant_id = $1 AND octet_length(d.body) > 0
     AND (d.dedupe_key = ANY($2) OR EXISTS (SELECT 1 FROM unnest($3::text[]) AS n (needle) WHERE strpos(b.text, n.needle) > 0)))`,
-		merchantID, keys, sub.Needles(), now.UTC().Format(time.RFC3339))
+		merchantID, keys, sub.DeliveryNeedles(), now.UTC().Format(time.RFC3339))
 	if err != nil {
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -38,6 +39,9 @@ type Subject struct {
 	ExternalID string
 	Document   string
 	Phone      string
+	// CouponCode is her referral code, kept by the erasure: the key of
+	// the deliveries of sales through her, whose buyers are hers.
+	CouponCode string
 	// Referrals are the ids of the referrals whose buyer fields
 	// (referee_email, referee_name, referee_external_id) are cleared.
 	Referrals map[uuid.UUID]bool
@@ -48,7 +52,7 @@ type Subject struct {
 func NewSubject(m *member.Member) Subject {
 	return Subject{MemberID: m.ID, Email: strings.TrimSpace(m.Email), Name: strings.TrimSpace(m.Name),
 		ExternalID: strings.TrimSpace(m.ExternalID), Document: strings.TrimSpace(m.Document),
-		Phone: strings.TrimSpace(m.Phone), Referrals: map[uuid.UUID]bool{}}
+		Phone: strings.TrimSpace(m.Phone), CouponCode: strings.TrimSpace(m.CouponCode), Referrals: map[uuid.UUID]bool{}}
 }
 
 // Erased is the text that replaces a personal value inside free text (a
@@ -90,6 +94,21 @@ func (s Subject) Needles() []string {
 	if d := s.DocumentDigits(); d != "" {
 		add(s.Document)
 		add(d)
+	}
+	return out
+}
+
+// DeliveryNeedles are the lower-case texts whose presence in a platform's
+// raw delivery body means the delivery's buyer data is hers to erase: the
+// Needles, and her referral code, which every delivery of a sale through
+// her carries (its coupon, or the link's parameter) whatever became of it
+// (credited, ignored, refused, or attributed to nobody), so that the
+// buyers she brought leave those records with her. A code is
+// PREFIX-NAME-XXXX (member.NewCode): it is found only where it was sent.
+func (s Subject) DeliveryNeedles() []string {
+	out := s.Needles()
+	if c := strings.ToLower(s.CouponCode); c != "" && !slices.Contains(out, c) {
+		out = append(out, c)
 	}
 	return out
 }
