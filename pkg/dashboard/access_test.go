@@ -224,6 +224,13 @@ func TestInvitationShownOnceNeverLoggedAndCancellable(t *testing.T) {
 	t.Parallel()
 	e := newEnv(t)
 	owner := e.owner()
+	// An e-mail the sign-in form could never submit makes no invitation.
+	for _, email := range []string{`"ana souza"@example.com`, "ana@loja_x.example.com", "Ana <ana@example.com>"} {
+		r := e.do(owner, http.MethodPost, "/dashboard/settings/users/invite", url.Values{"email": {email}, "role": {"viewer"}})
+		if r.StatusCode != http.StatusUnprocessableEntity || !strings.Contains(r.body, "Enter a valid email.") {
+			t.Errorf("invite %s: %d, want 422 asking for a valid e-mail", email, r.StatusCode)
+		}
+	}
 	r := e.do(owner, http.MethodPost, "/dashboard/settings/users/invite", url.Values{"email": {"ana@loja-demo.example.com"}, "role": {"viewer"}})
 	m := inviteLinkRe.FindStringSubmatch(r.body)
 	if r.StatusCode != http.StatusOK || m == nil || !strings.Contains(r.body, `data-copy="invite-link"`) || !strings.Contains(r.body, "shown only this once") {

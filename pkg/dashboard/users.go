@@ -3,7 +3,6 @@ package dashboard
 import (
 	"errors"
 	"net/http"
-	"net/mail"
 	"strings"
 	"time"
 
@@ -80,7 +79,7 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	ctx := r.Context()
 	email := strings.TrimSpace(r.PostFormValue("email"))
 	role := r.PostFormValue("role")
-	if a, err := mail.ParseAddress(email); err != nil || a.Address != email || !merchant.ValidRole(role) {
+	if !merchant.ValidLogin(email) || !merchant.ValidRole(role) { // an e-mail the sign-in takes
 		d.showUsers(w, r, c, http.StatusUnprocessableEntity, usersData{Email: email, Alert: "users.bad_email"})
 		return
 	}

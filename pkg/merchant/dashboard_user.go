@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
+	"regexp"
 	"strings"
 	"time"
 
@@ -68,6 +69,19 @@ func NewInviteToken() (plain string, hash []byte) {
 func HashInviteToken(plain string) []byte {
 	sum := sha256.Sum256([]byte(plain))
 	return sum[:]
+}
+
+// signInEmail is HTML's valid e-mail address, what the sign-in form's
+// <input type=email> submits: no display name, no quotes, ASCII, a
+// domain of host names (no IP literal, no underscore).
+var signInEmail = regexp.MustCompile("^[a-zA-Z0-9.!#$%&'*+/=?^_`{|}~-]+@[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?" +
+	"(?:\\.[a-zA-Z0-9](?:[a-zA-Z0-9-]{0,61}[a-zA-Z0-9])?)*$")
+
+// ValidLogin reports whether email can sign in to the dashboard: at most
+// 254 bytes, and an address its sign-in form takes (signInEmail). A user
+// made with any other e-mail could never type it there.
+func ValidLogin(email string) bool {
+	return len(email) <= 254 && signInEmail.MatchString(email)
 }
 
 // EmailDigest is how an e-mail tried at sign-in is recorded: the SHA-256,

@@ -34,7 +34,9 @@ type Merchant struct {
 // whose message names the field: a name and a store URL are required, the
 // store URL is http(s) with a host (it is the base of referral links), and
 // a code prefix, when set, is 2 to 8 letters A-Z (empty takes
-// DefaultCodePrefix of the name when stored).
+// DefaultCodePrefix of the name when stored), and the dashboard e-mail,
+// when set, is one the dashboard's sign-in takes (ValidLogin): the
+// password printed for it must sign in.
 func (m *Merchant) Validate() error {
 	if strings.TrimSpace(m.Name) == "" || strings.TrimSpace(m.StoreURL) == "" {
 		return apperr.Errorf(apperr.Invalid, "name and store URL are required")
@@ -44,6 +46,10 @@ func (m *Merchant) Validate() error {
 	}
 	if p := m.CodePrefix; p != "" && (len(p) < 2 || len(p) > 8 || FoldLetters(p, 8) != p) {
 		return apperr.Errorf(apperr.Invalid, "code prefix must be 2 to 8 letters A-Z")
+	}
+	if e := m.DashboardEmail; e != "" && !ValidLogin(e) {
+		return apperr.Errorf(apperr.Invalid, "the dashboard e-mail %q could not sign in: give a plain address with a host name, "+
+			"such as owner@loja.example.com (--email)", e)
 	}
 	return nil
 }

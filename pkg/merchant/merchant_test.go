@@ -33,6 +33,15 @@ func TestValidate(t *testing.T) {
 		{"a code prefix of 9 letters is too long", func(m *merchant.Merchant) { m.CodePrefix = "ABCDEFGHI" }, false},
 		{"a code prefix is letters A-Z only", func(m *merchant.Merchant) { m.CodePrefix = "AB1" }, false},
 		{"a code prefix is upper case once normalized", func(m *merchant.Merchant) { m.CodePrefix = "ab" }, false},
+		// The dashboard e-mail is one the sign-in form submits.
+		{"a dashboard e-mail", func(m *merchant.Merchant) { m.DashboardEmail = "Ana.Souza+loja@Example.com" }, true},
+		{"a dashboard e-mail at a host of one label", func(m *merchant.Merchant) { m.DashboardEmail = "owner@localhost" }, true},
+		{"a dashboard e-mail with a display name", func(m *merchant.Merchant) { m.DashboardEmail = "Ana <ana@example.com>" }, false},
+		{"a dashboard e-mail without a host", func(m *merchant.Merchant) { m.DashboardEmail = "ana" }, false},
+		{"a dashboard e-mail at an IPv6 address", func(m *merchant.Merchant) { m.DashboardEmail = "owner@::1" }, false},
+		{"a dashboard e-mail with an underscore in its host", func(m *merchant.Merchant) { m.DashboardEmail = "a@loja_x.com" }, false},
+		{"a dashboard e-mail quoted", func(m *merchant.Merchant) { m.DashboardEmail = `"a b"@example.com` }, false},
+		{"a dashboard e-mail of non-ASCII letters", func(m *merchant.Merchant) { m.DashboardEmail = "joão@example.com" }, false},
 	}
 	for _, tt := range tests {
 		m := valid
