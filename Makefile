@@ -18,7 +18,7 @@ run: services
 
 ## reset: start over: drop the DATABASE_URL database (default convida, on this machine only) and
 ## remove DATA_DIR (default .data) together, saying what it removes; the next `make run` makes a
-## new key and a new demo merchant. Stop `make run` first.
+## new key and a new demo merchant. Stop `make run` first (reset refuses while it runs).
 reset: services
 	$(GO) run ./cmd/standalone reset
 

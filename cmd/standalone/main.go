@@ -17,7 +17,9 @@ the ingest, the ledger, the dispatcher and the scheduler, with an embedded
 persistent broker unless KAFKA_BROKERS is set, a SECRETS_KEY generated and
 kept in DATA_DIR unless set, and a demo merchant created on first run (its
 credentials kept in DATA_DIR/demo-merchant.json). It prints the URLs and
-runs until SIGINT or SIGTERM. Started with a DATA_DIR that has no key
+runs until SIGINT or SIGTERM. One standalone runs on a DATA_DIR at a time:
+a second one, and a reset, are refused while it runs (DATA_DIR/lock names
+its process). Started with a DATA_DIR that has no key
 file, SECRETS_KEY unset and a database that already has merchants, it
 refuses (the database's secrets were sealed with the key of the data
 directory it first ran with) and says how to restore the key or start

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,6 +52,58 @@ func TestTakenPortStopsAtOnce(t *testing.T) {
 				t.Errorf("the data directory was created (%v): it started before it failed", err)
 			}
 		})
+	}
+}
+
+// TestSecondRunOnTheSameDataDirIsRefused: a second standalone on a data
+// directory in use — `make run` twice, the same settings — exits 2 within
+// seconds with one line naming the directory and the process that holds
+// it, and prints no banner; `make reset` is refused the same way and
+// removes nothing. Once the first stops, the directory is free again.
+func TestSecondRunOnTheSameDataDirIsRefused(t *testing.T) {
+	t.Parallel()
+	bin := testenv.BuildStandalone(t)
+	dataDir := filepath.Join(t.TempDir(), "data")
+	settings := map[string]string{"DATABASE_URL": testenv.MustDatabase(t), "REDIS_URL": testenv.RedisURL(), "DATA_DIR": dataDir,
+		"HTTP_ADDR": testenv.FreeAddr(t), "INGEST_ADDR": testenv.FreeAddr(t), "METRICS_ADDR": testenv.FreeAddr(t)}
+	first := start(t, bin, settings)
+	deadline := time.After(90 * time.Second)
+	for running := false; !running; {
+		select {
+		case line, ok := <-first.lines:
+			if !ok {
+				<-first.done
+				t.Fatalf("the first exited before its banner:\n%s", first.stderr.String())
+			}
+			running = strings.Contains(line, "is running")
+		case <-deadline:
+			t.Fatal("the first printed no banner within 90 s")
+		}
+	}
+
+	inUse := ": " + dataDir + " (DATA_DIR) is in use by another standalone, pid " + strconv.Itoa(first.cmd.Process.Pid) + ": "
+	for _, args := range [][]string{nil, {"reset"}} {
+		want := strings.Join(append([]string{"standalone"}, args...), " ") + inUse
+		code, stdout, stderr, took := runBin(t, bin, settings, args...)
+		if code != 2 || took > 10*time.Second {
+			t.Errorf("standalone %v: exit %d after %s, want 2 within 10 s", args, code, took)
+		}
+		if lines := strings.Split(strings.TrimSuffix(stderr, "\n"), "\n"); len(lines) != 1 || !strings.HasPrefix(lines[0], want) {
+			t.Errorf("standalone %v: stderr is not one line %q…:\n%s", args, want, stderr)
+		}
+		if stdout != "" {
+			t.Errorf("standalone %v printed %q, want nothing", args, stdout)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dataDir, "secrets.key")); err != nil {
+		t.Errorf("the refused reset removed the data directory: %v", err)
+	}
+
+	if code, stderr := first.interrupt(t); code != 0 {
+		t.Fatalf("the first: exit %d after SIGINT\n%s", code, stderr)
+	}
+	if code, _, stderr, _ := runBin(t, bin, settings, "reset"); code != 0 {
+		t.Errorf("reset once the first stopped: exit %d\n%s", code, stderr)
 	}
 }
 

@@ -38,6 +38,13 @@ func Standalone(out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	// Before the ports: a second `make run` is told the data directory
+	// is taken, not that a port is.
+	held, err := lockDataDir(cfg.DataDir, false)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = held.Close() }()
 	ls, err := bind(cfg)
 	if err != nil {
 		return err
@@ -59,6 +66,11 @@ func Standalone(out io.Writer) error {
 	}
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
 		return fmt.Errorf("DATA_DIR: %w", err)
+	}
+	if held == nil {
+		if held, err = lockDataDir(cfg.DataDir, true); err != nil {
+			return err
+		}
 	}
 	if cfg.SecretsKey == "" {
 		if cfg.SecretsKey, err = keepSecretsKey(keyFile); err != nil {
@@ -149,6 +161,11 @@ func Reset(out io.Writer) error {
 	if dir == "/" || dir == home || dir == wd {
 		return fmt.Errorf("DATA_DIR is %s: reset removes only a data directory of its own", dir)
 	}
+	held, err := lockDataDir(dir, false) // not from under a running standalone
+	if err != nil {
+		return err
+	}
+	defer func() { _ = held.Close() }()
 	fmt.Fprintf(out, "reset: dropping the database %q on %s (DATABASE_URL) and removing %s (DATA_DIR)\n", name, host, dir)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
