@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/netguard"
@@ -230,8 +231,8 @@ func integrationAlert(err error) string {
 // inboundDelivery shows one delivery with its body redacted
 // (inbound.Redact): the platform's token never reaches the page.
 func (d *Dashboard) inboundDelivery(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
+	id, ok := ids.Parse(ids.InboundDelivery, r.PathValue("id"))
+	if !ok {
 		d.notFound(w, r, c)
 		return
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/dashboard"
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
@@ -267,7 +268,11 @@ func TestIntegrationsDeliveries(t *testing.T) {
 		!strings.Contains(d.body, "not shown") {
 		t.Errorf("a body that is not JSON is shown: %s", d.body)
 	}
-	for _, p := range []string{theirs.String(), uuid.NewString(), "not-a-uuid"} {
+	if d := e.do(owner, http.MethodGet, "/dashboard/integrations/deliveries/"+ids.Format(ids.InboundDelivery, mine), nil); d.StatusCode != http.StatusOK ||
+		!strings.Contains(d.body, "Ana Souza") {
+		t.Errorf("the delivery's page by the id the API shows (dlv_…): %d", d.StatusCode)
+	}
+	for _, p := range []string{theirs.String(), ids.Format(ids.InboundDelivery, theirs), uuid.NewString(), "not-a-uuid"} {
 		if r := e.do(owner, http.MethodGet, "/dashboard/integrations/deliveries/"+p, nil); r.StatusCode != http.StatusNotFound {
 			t.Errorf("delivery %s: %d, want 404", p, r.StatusCode)
 		}

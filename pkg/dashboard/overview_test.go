@@ -308,9 +308,11 @@ func TestRedemptionsPage(t *testing.T) {
 	if !strings.Contains(failed.body, `href="/dashboard/redemptions/`+redID+`"`) {
 		t.Errorf("the failed tab does not link to the newest failed redemption's page")
 	}
-	one := e.do(e.owner, http.MethodGet, "/dashboard/redemptions/"+redID, nil)
-	if one.StatusCode != http.StatusOK || reason == "" || !strings.Contains(one.body, html.EscapeString(reason)) || !strings.Contains(one.body, ">"+owner+"</a>") {
-		t.Errorf("the failed redemption's page: %d, want its reason %q and member %s", one.StatusCode, reason, owner)
+	for _, path := range []string{"/dashboard/redemptions/" + redID, "/dashboard/redemptions/" + ids.Format(ids.Redemption, uuid.MustParse(redID))} {
+		one := e.do(e.owner, http.MethodGet, path, nil)
+		if one.StatusCode != http.StatusOK || reason == "" || !strings.Contains(one.body, html.EscapeString(reason)) || !strings.Contains(one.body, ">"+owner+"</a>") {
+			t.Errorf("the failed redemption's page %s: %d, want its reason %q and member %s", path, one.StatusCode, reason, owner)
+		}
 	}
 	// A viewer sees both pages (nothing here changes anything).
 	viewer := e.env.viewer()

@@ -65,8 +65,8 @@ func (d *Dashboard) redemptionRoutes() {
 // redemption is one redemption's page: its member, amount, type, status,
 // the ledger's transactions and everything the platform answered.
 func (d *Dashboard) redemption(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
+	id, ok := ids.Parse(ids.Redemption, r.PathValue("id"))
+	if !ok {
 		d.notFound(w, r, c)
 		return
 	}

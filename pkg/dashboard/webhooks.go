@@ -157,8 +157,8 @@ func (d *Dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *Ctx
 // findWebhook returns the merchant's endpoint of the path's {id}; false
 // (and a 404 written) for a bad id, another merchant's or a missing one.
 func (d *Dashboard) findWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) (*webhook.Endpoint, bool) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
+	id, ok := ids.Parse(ids.Webhook, r.PathValue("id"))
+	if !ok {
 		d.notFound(w, r, c)
 		return nil, false
 	}
@@ -242,8 +242,8 @@ func (d *Dashboard) editWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) 
 // setWebhookActive disables or re-enables an endpoint (active=true|false);
 // re-enabling clears why the dispatcher disabled it.
 func (d *Dashboard) setWebhookActive(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
+	id, ok := ids.Parse(ids.Webhook, r.PathValue("id"))
+	if !ok {
 		d.notFound(w, r, c)
 		return
 	}
@@ -264,8 +264,8 @@ func (d *Dashboard) confirmDeleteWebhook(w http.ResponseWriter, r *http.Request,
 }
 
 func (d *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
+	id, ok := ids.Parse(ids.Webhook, r.PathValue("id"))
+	if !ok {
 		d.notFound(w, r, c)
 		return
 	}
@@ -280,8 +280,8 @@ func (d *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request, c *Ctx
 // rotateWebhookSecret answers with the endpoint's page showing the new
 // secret, once; the old one keeps signing for webhook.RotationOverlap.
 func (d *Dashboard) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	id, err := uuid.Parse(r.PathValue("id"))
-	if err != nil {
+	id, ok := ids.Parse(ids.Webhook, r.PathValue("id"))
+	if !ok {
 		d.notFound(w, r, c)
 		return
 	}
@@ -329,8 +329,8 @@ func (d *Dashboard) findAttempt(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	if !ok {
 		return nil, nil, false
 	}
-	logID, err := uuid.Parse(r.PathValue("log_id"))
-	if err != nil {
+	logID, ok := ids.Parse(ids.DeliveryLog, r.PathValue("log_id"))
+	if !ok {
 		d.notFound(w, r, c)
 		return nil, nil, false
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/webhook"
 )
@@ -212,6 +213,18 @@ func TestWebhooksViewerAndOtherMerchant(t *testing.T) {
 	for p, form := range posts(theirs.ID, theirLog.ID) {
 		if r := e.do(owner, http.MethodPost, p, form); r.StatusCode != http.StatusNotFound {
 			t.Errorf("POST %s of another merchant: %d, want 404", p, r.StatusCode)
+		}
+	}
+	// The pages open by the ids the API shows (wh_…, whl_…) as by the
+	// dashboard's own links; another kind's prefix finds nothing.
+	for p, want := range map[string]int{
+		"/dashboard/webhooks/" + ids.Format(ids.Webhook, mine.ID):                                                    http.StatusOK,
+		"/dashboard/webhooks/" + ids.Format(ids.Webhook, mine.ID) + "/logs/" + ids.Format(ids.DeliveryLog, myLog.ID): http.StatusOK,
+		"/dashboard/webhooks/" + ids.Format(ids.Webhook, theirs.ID):                                                  http.StatusNotFound,
+		"/dashboard/webhooks/" + ids.Format(ids.Member, mine.ID):                                                     http.StatusNotFound,
+	} {
+		if r := e.do(owner, http.MethodGet, p, nil); r.StatusCode != want || (want == http.StatusOK && !strings.Contains(r.body, mine.URL)) {
+			t.Errorf("GET %s: %d, want %d", p, r.StatusCode, want)
 		}
 	}
 	if p := e.do(owner, http.MethodGet, "/dashboard/webhooks", nil); strings.Contains(p.body, theirs.URL) {
