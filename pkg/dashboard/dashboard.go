@@ -214,10 +214,18 @@ func logRoute(routes *http.ServeMux) http.Handler {
 // Prefix is where the dashboard is mounted.
 const Prefix = "/dashboard"
 
-// Register mounts the dashboard on r under /dashboard.
-func (d *Dashboard) Register(r *mux.Router) { r.PathPrefix(Prefix).Handler(d) }
+// Favicon is where the dashboard serves its icon outside Prefix.
+const Favicon = "/favicon.ico"
 
-// ServeHTTP serves a request under /dashboard.
+// Register mounts the dashboard on r under /dashboard, and its icon at
+// /favicon.ico, where browsers look for one on every page of the host
+// (the API's error pages, a JSON answer) whatever the page links.
+func (d *Dashboard) Register(r *mux.Router) {
+	r.Handle(Favicon, d).Methods(http.MethodGet, http.MethodHead)
+	r.PathPrefix(Prefix).Handler(d)
+}
+
+// ServeHTTP serves a request under /dashboard, and the icon.
 func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	// The audit events a request writes are stamped on the dashboard's clock.
 	d.handler.ServeHTTP(w, r.WithContext(audit.WithClock(r.Context(), d.now)))
@@ -227,6 +235,7 @@ func (d *Dashboard) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // routes in its own routes method, called here.
 func (d *Dashboard) registerRoutes() {
 	d.routes.Handle("GET "+Prefix+"/assets/", assetHandler())
+	d.routes.Handle("GET "+Favicon, faviconHandler())
 	d.signInRoutes()
 	d.apiKeyRoutes()
 	d.userRoutes()

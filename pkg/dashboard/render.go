@@ -209,6 +209,21 @@ func (d *Dashboard) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err err
 	}
 }
 
+// faviconHandler serves the dashboard's icon (assets/favicon.svg, which
+// every page links) at /favicon.ico: an SVG, which browsers take there by
+// its Content-Type.
+func faviconHandler() http.Handler {
+	icon, err := assetFS.ReadFile("assets/favicon.svg")
+	if err != nil {
+		panic(err)
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "image/svg+xml")
+		w.Header().Set("Cache-Control", "public, max-age=86400")
+		_, _ = w.Write(icon)
+	})
+}
+
 // assetHandler serves the embedded assets with long cache headers: their
 // URLs carry the content hash (the template func "asset"), so a new
 // version is a new URL.

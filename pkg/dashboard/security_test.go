@@ -65,6 +65,19 @@ func TestSecurityHeadersOnEveryResponse(t *testing.T) {
 	if asset.StatusCode != http.StatusOK || !strings.Contains(asset.Header.Get("Cache-Control"), "max-age=31536000") {
 		t.Errorf("app.js: %d Cache-Control %q, want 200 cached a year", asset.StatusCode, asset.Header.Get("Cache-Control"))
 	}
+	// The icon, linked from every page and where browsers look for one.
+	page := e.do(owner, http.MethodGet, "/dashboard", nil)
+	link := regexp.MustCompile(`<link rel="icon" href="(/dashboard/assets/favicon\.svg\?v=[^"]+)" type="image/svg\+xml">`).FindStringSubmatch(page.body)
+	if link == nil {
+		t.Fatalf("the overview links no icon: %s", page.body)
+	}
+	for _, p := range append(link[1:], "/favicon.ico") {
+		icon := e.do(anon, http.MethodGet, p, nil)
+		if icon.StatusCode != http.StatusOK || icon.Header.Get("Content-Type") != "image/svg+xml" || !strings.HasPrefix(icon.body, "<svg ") {
+			t.Errorf("GET %s: %d %s %.40q, want the SVG icon", p, icon.StatusCode, icon.Header.Get("Content-Type"), icon.body)
+		}
+		checkSecurityHeaders(t, "icon", icon)
+	}
 	missing := e.do(anon, http.MethodGet, "/dashboard/assets/nope.js", nil)
 	if missing.StatusCode != http.StatusNotFound {
 		t.Errorf("a missing asset: %d, want 404", missing.StatusCode)
