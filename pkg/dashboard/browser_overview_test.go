@@ -307,3 +307,69 @@ func TestGuidedStartForAViewer(t *testing.T) {
 		t.Errorf("a viewer's empty list of members: %s", r.body)
 	}
 }
+
+// TestBrowserLongNamesKeepTheOverviewInTheWindow: a member with an e-mail
+// of 120 characters without a space, a long name and a long creator name,
+// among the top members, the top creators and the recent referrals, do
+// not widen the overview past the window, on a phone (360 px) or a
+// desktop (1280 px), in English or Portuguese: the page never scrolls
+// sideways, the tables of the top members and creators fit their column
+// (the whole e-mail shown, wrapped), and at 1280 px no table scrolls in
+// its box either (on a phone the recent referrals' five columns may).
+func TestBrowserLongNamesKeepTheOverviewInTheWindow(t *testing.T) {
+	e := newEnv(t)
+	e.connectGuru()
+	ctx := context.Background()
+	merchantID := uuid.MustParse(e.demo.MerchantID)
+	c := testenv.MustCampaign(t, e.deps.Pool, merchantID, testenv.FixedCampaign(979, 7))
+	email := strings.Repeat("ana.souza.da.silva.", 5) + "compras@" + strings.Repeat("loja", 6) + ".example.com"
+	m := &member.Member{MerchantID: merchantID, Email: email, Name: "Anastácia" + strings.Repeat("Bernardes", 8), CampaignID: c.ID}
+	if err := postgres.NewMemberStore(e.deps.Pool).CreateMember(ctx, m, "DEMO"); err != nil {
+		t.Fatal(err)
+	}
+	if r := e.do(e.owner(), http.MethodPost, "/dashboard/creators", url.Values{"member_email": {email},
+		"display_name": {strings.Repeat("Criadora", 8)}}); r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("make her a creator: %d: %s", r.StatusCode, r.body)
+	}
+	book, err := postgres.NewLedgerStore(e.deps.Pool, e.clock.Now).ApplyBatch(ctx, []ledger.Command{{ID: "guru:long:sale",
+		Type: ledger.CmdCreditSale, MerchantID: merchantID, MemberID: m.ID, IssuedAt: e.clock.Now(),
+		Sale: &ledger.Sale{Source: "guru", OrderID: "long", Amount: 9790, Currency: "BRL", BuyerEmail: "b@buyer.example", PaidAt: e.clock.Now()}}})
+	if err != nil || book.Outcomes[0].Status != ledger.OutcomeApplied {
+		t.Fatalf("her sale: %v %+v", err, book)
+	}
+
+	b := newBrowser(t, e)
+	if status := b.signIn(e.demo.DashboardEmail, e.demo.DashboardPassword); status != http.StatusOK {
+		t.Fatalf("sign in: %d", status)
+	}
+	type layout struct {
+		Page     int      `json:"page"`
+		Window   int      `json:"window"`
+		Past     []string `json:"past"`     // sections whose right edge is past the window
+		Scrolled []string `json:"scrolled"` // tables wider than their box
+		Email    bool     `json:"email"`    // her whole e-mail in a cell inside the window
+	}
+	for _, lang := range []struct{ name, switchTo string }{{"English", "Português"}, {"Portuguese", "English"}} {
+		for _, width := range []int64{360, 1280} {
+			b.do("resize", chromedp.EmulateViewport(width, 900), chromedp.Reload())
+			got, err := chromedp.Run(b.ctx, chromedp.Evaluate[layout](`(email => {
+  const title = el => el.closest("section").querySelector("h2").textContent.trim();
+  return {
+    page: document.documentElement.scrollWidth, window: innerWidth,
+    past: [...document.querySelectorAll("main section")].filter(s => s.getBoundingClientRect().right > innerWidth).map(title),
+    scrolled: [...document.querySelectorAll("main .scroll")].filter(d => d.scrollWidth > d.clientWidth).map(title),
+    email: [...document.querySelectorAll("main td")].some(td => td.textContent.includes(email) && td.getBoundingClientRect().right <= innerWidth),
+  };
+})("` + email + `")`))
+			if err != nil {
+				t.Fatal(err)
+			}
+			scrolled := slices.DeleteFunc(got.Scrolled, func(s string) bool { return width < 600 && (s == "Recent referrals" || s == "Indicações recentes") })
+			if got.Page > got.Window || len(got.Past) > 0 || len(scrolled) > 0 || !got.Email {
+				t.Errorf("%s at %d px: the page is %d px wide in a window of %d; past the window: %v; scrolling in their box: %v; the whole e-mail shown: %v",
+					lang.name, width, got.Page, got.Window, got.Past, scrolled, got.Email)
+			}
+		}
+		b.submit(lang.switchTo, chromedp.Click(button(lang.switchTo)))
+	}
+}
