@@ -360,7 +360,7 @@ func TestBrowserLongNamesKeepTheOverviewInTheWindow(t *testing.T) {
     scrolled: [...document.querySelectorAll("main .scroll")].filter(d => d.scrollWidth > d.clientWidth).map(title),
     email: [...document.querySelectorAll("main td")].some(td => td.textContent.includes(email) && td.getBoundingClientRect().right <= innerWidth),
   };
-})("` + email + `")`))
+})("`+email+`")`))
 			if err != nil {
 				t.Fatal(err)
 			}
