@@ -7,9 +7,12 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
+	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/testenv"
 )
 
@@ -37,7 +40,17 @@ var apiEnglish = []string{
 	"this Idempotency-Key was used for another redemption", "only a pending referral can be approved",
 	"only a pending or approved referral can be rejected", "the available balance no longer covers the reward",
 	"a member with this email already exists", "the member's personal data was erased", "validation_error",
+	// The service's sentences its stores keep (phrases.go): a delivery's
+	// error or reason, a redemption's failure.
+	"is configured for this merchant", "no member has coupon", "is not handled", "does not match the", "answered 422",
+	"member erased: nothing attributed", "(gave up after",
 }
+
+// keptSentences are sentences of the service that the sweep's merchant's
+// deliveries and redemption keep.
+var keptSentences = []string{"no guru account token is configured for this merchant", `no member has coupon "LOJ-X-2222"`,
+	`guru transaction status "waiting_payment" is not handled`, "api_token does not match the merchant's guru account token",
+	"member erased: nothing attributed", `guru POST coupons answered 422: {"message":"taken"} (gave up after 3 attempts)`}
 
 // request is one page of the sweep: a GET, or a POST of a form that the
 // dashboard refuses (it shows the form again, or an error page).
@@ -69,6 +82,25 @@ func TestEveryPageInPortuguese(t *testing.T) {
 	red := one(`SELECT id FROM redemptions WHERE merchant_id = $1 LIMIT 1`)
 	hook := one(`SELECT id FROM webhook_endpoints WHERE merchant_id = $1 LIMIT 1`)
 	delivery := one(`SELECT id FROM inbound_deliveries WHERE merchant_id = $1 LIMIT 1`)
+	// The newest deliveries and a failed redemption, in the service's words.
+	var kept []inbound.Delivery
+	for i, s := range keptSentences {
+		kept = append(kept, inbound.Delivery{ID: uuid.New(), MerchantID: merchantID, Provider: "guru", Outcome: inbound.DeliveryUnprocessable,
+			HTTPStatus: 422, Error: s, ReceivedAt: e.clock.Now().Add(time.Duration(i) * time.Second)})
+	}
+	if err := postgres.NewDeliveryStore(e.deps.Pool).RecordDeliveries(context.Background(), kept); err != nil {
+		t.Fatal(err)
+	}
+	for _, q := range []string{`UPDATE inbound_deliveries SET error = $3 WHERE merchant_id = $1 AND id = $2`,
+		`UPDATE redemptions SET status = 'failed', failure_reason = $3 WHERE merchant_id = $1 AND id = $2`} {
+		id := delivery
+		if strings.HasPrefix(q, "UPDATE redemptions") {
+			id = red
+		}
+		if _, err := e.deps.Pool.Exec(context.Background(), q, merchantID, uuid.MustParse(id), keptSentences[len(keptSentences)-1]); err != nil {
+			t.Fatal(err)
+		}
+	}
 
 	c := e.client()
 	e.signIn(c, testenv.DashboardEmail, "pw")
@@ -224,6 +256,15 @@ func TestEveryPageInPortuguese(t *testing.T) {
 		{get("/dashboard/redemptions?to=11/27/2026"), "Até: uma data no formato dd/mm/aaaa.", `value="11/27/2026"`},
 		{get("/dashboard/members?q=" + strings.Repeat("a", 300)), "Busca: no máximo 255 caracteres.", "Search: at most 255 characters."},
 		{get("/dashboard/members"), "Todos <span class=\"count\">1.300</span>", "All <span class=\"count\">1,300</span>"},
+		// The service's own sentences, as its stores keep them.
+		{get("/dashboard/integrations"), "o campo “Token da conta” da Guru não está configurado para esta loja",
+			"no guru account token is configured for this merchant"},
+		{get("/dashboard/integrations"), "Guru: o status de transação “waiting_payment” não é tratado",
+			`guru transaction status "waiting_payment" is not handled`},
+		{get("/dashboard/redemptions/" + red), `Guru respondeu 422 a POST coupons: {"message":"taken"} (desistiu depois de 3 tentativas)`,
+			`guru POST coupons answered 422: {"message":"taken"} (gave up after 3 attempts)`},
+		{get("/dashboard/integrations/deliveries/" + delivery), "Guru respondeu 422 a POST coupons",
+			`guru POST coupons answered 422: {"message":"taken"} (gave up after 3 attempts)`},
 	} {
 		for _, l := range []struct{ lang, want string }{{"pt-BR", tc.pt}, {"en", tc.en}} {
 			e.do(c, http.MethodPost, "/dashboard/language", url.Values{"lang": {l.lang}, "next": {"/dashboard"}})

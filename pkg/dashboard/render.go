@@ -81,6 +81,7 @@ var placeholderFuncs = template.FuncMap{
 	"dayField":       func(string) string { return "" },
 	"dayPlaceholder": func() string { return "" },
 	"decimal":        func(float64) string { return "" },
+	"say":            func(string) template.HTML { return "" },
 	"platform":       provider.TitleOf,
 }
 
@@ -140,6 +141,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 		"dayField":       func(iso string) string { return dayField(c.Lang, iso) },
 		"dayPlaceholder": func() string { return dayPlaceholder(c.Lang) },
 		"decimal":        func(f float64) string { return FormatDecimal(c.Lang, f) },
+		"say":            func(text string) template.HTML { return say(c.Lang, text) },
 	})
 	v := view{Ctx: c, Page: p, Path: r.URL.Path, RequestID: w.Header().Get(accesslog.RequestIDHeader)}
 	if c.User != nil {
