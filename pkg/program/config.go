@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/convida/convida/pkg/clientip"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/retry"
 	"github.com/convida/convida/pkg/webhook"
@@ -82,7 +83,7 @@ type Config struct {
 	// A dispatcher renews the lease of a delivery in flight every third of
 	// it, so it may be shorter than an attempt.
 	WebhookLease time.Duration
-	// PlatformAllowPrivateNetworks lets the Guru and Yampi API calls, and
+	// PlatformAllowPrivateNetworks lets the platforms' API calls, and
 	// the api_url a merchant sets, reach loopback and private addresses
 	// (development and tests only).
 	PlatformAllowPrivateNetworks bool
@@ -173,9 +174,11 @@ var Settings = []Setting{
 	{Name: "DISPATCHER_GROUP", Default: "convida-dispatcher", Meaning: "consumer group id of the dispatcher (its redemptions group adds -redemptions)",
 		Programs: []string{"dispatcher"}},
 	{Name: "ACTION_TIMEOUT", Default: "10s", Meaning: "how long approve, reject and redeem wait for the ledger before answering 202", Programs: []string{"api"}},
-	{Name: "REDEMPTION_RETRY_DELAYS", Meaning: "comma-separated pauses between tries of a Guru/Yampi call that failed transiently (empty: 5s,15s,30s,70s)",
+	{Name: "REDEMPTION_RETRY_DELAYS", Meaning: "comma-separated pauses between tries of a redemption at a platform (" + titlesWith(provider.Redeem) +
+		") that failed transiently (empty: 5s,15s,30s,70s)",
 		Programs: []string{"dispatcher"}},
-	{Name: "COUPON_RETRY_DELAYS", Meaning: "comma-separated pauses between tries of creating a member's coupon at Guru/Yampi that failed transiently (empty: 5s,15s,30s,70s)",
+	{Name: "COUPON_RETRY_DELAYS", Meaning: "comma-separated pauses between tries of creating or updating a member's coupon at a platform (" +
+		titlesWith(provider.Coupon) + ") that failed transiently (empty: 5s,15s,30s,70s)",
 		Programs: []string{"dispatcher"}},
 	{Name: "COUPON_POLL_INTERVAL", Default: "1s", Meaning: "how often the dispatcher looks for members' coupons to create or update at the platforms",
 		Programs: []string{"dispatcher"}},

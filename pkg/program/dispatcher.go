@@ -91,7 +91,8 @@ func (r *Redemptions) Run(ctx context.Context) error {
 	return kafkabus.RunGroup(ctx, r.Group, r.Middleware.wrap(topic.RedemptionHandler(r.Consumer)))
 }
 
-// platformClient is the HTTP client of the Guru and Yampi calls: through
+// platformClient is the HTTP client of the platforms' API calls
+// (redemptions, members' coupons, reconciliations' pulls): through
 // netguard, since the API URL is the merchant's to set (public https
 // addresses only, unless PLATFORM_ALLOW_PRIVATE_NETWORKS), with 64 idle
 // connections per host, since a batch of redemptions calls one platform

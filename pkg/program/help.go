@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/convida/convida/pkg/provider"
 )
@@ -79,6 +80,20 @@ func PlatformHelp(d provider.Descriptor) string {
 		how = "the " + a.Setting + " setting, sent in the " + a.Name + " query parameter"
 	}
 	return fmt.Sprintf("  %-8s %s, authenticated by %s", d.Name, d.Title, how)
+}
+
+// titlesWith names the platforms of capability c ("Guru or Yampi"), for
+// the meaning of a setting that concerns them alone: read from the
+// descriptors, it names a platform added later without an edit here.
+func titlesWith(c provider.Capability) string {
+	var titles []string
+	for _, d := range provider.With(c) {
+		titles = append(titles, d.Title)
+	}
+	if len(titles) < 2 {
+		return strings.Join(titles, "")
+	}
+	return strings.Join(titles[:len(titles)-1], ", ") + " or " + titles[len(titles)-1]
 }
 
 // CheckArgs refuses the arguments of a program that takes none but its

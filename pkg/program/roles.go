@@ -94,7 +94,7 @@ func RunLedger(ctx context.Context, d *Deps) error {
 	return NewLedger(d).Run(ctx)
 }
 
-// Ingest is the ingest role: the Guru and Yampi receivers, which turn
+// Ingest is the ingest role: the platforms' webhook receivers, which turn
 // paid and refunded orders into ledger commands.
 type Ingest struct {
 	Addr string
