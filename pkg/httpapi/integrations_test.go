@@ -400,7 +400,8 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 }
 
 // A member's Kiwify referral link is the integration's checkout_url with
-// her code in sck, its own query kept; null while no checkout_url is set.
+// her code in sck, its own query kept; null while no checkout_url is set,
+// and once she is erased.
 func TestMemberKiwifyReferralLink(t *testing.T) {
 	t.Parallel()
 	tn := mustEnv(t).mustTenant(t)
@@ -419,4 +420,9 @@ func TestMemberKiwifyReferralLink(t *testing.T) {
 	code, _ := at(created.json, "data.coupon_code")
 	wantFields(t, created, map[string]any{"data.referral_links.kiwify": "https://pay.kiwify.com.br/AbC123x?sck=" +
 		url.QueryEscape(code.(string)) + "&utm_source=insta"})
+	// An erased member's code refers nobody: her link is null.
+	if _, _, err := postgres.NewMemberStore(tn.env.pool).EraseMember(context.Background(), tn.merchant.ID, m.id); err != nil {
+		t.Fatal(err)
+	}
+	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.kiwify": nil})
 }
