@@ -12,7 +12,8 @@ import (
 
 // TestHelpNeedsNoService builds every program and runs its help, and the
 // help of every administrative command, with nothing to connect to: each
-// exits 0 and names the settings it reads.
+// exits 0 and names the settings it reads; an unknown subcommand or flag
+// of each is refused.
 func TestHelpNeedsNoService(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -56,6 +57,26 @@ func TestHelpNeedsNoService(t *testing.T) {
 	}
 	run(t, "api", []string{"key", "--help"}, program.SettingsOf(program.Bootstrap), "api key list")
 	run(t, "api", []string{"secrets", "rotate", "--help"}, nil, "SECRETS_KEY=", "SECRETS_KEY_PREVIOUS=", "-batch")
+	// An unknown subcommand or flag is an error of one line, exit 2,
+	// before anything connects or starts.
+	for _, p := range programs {
+		for _, args := range [][]string{{"frobnicate"}, {"--bogus"}, {"-v"}} {
+			cmd := exec.Command(filepath.Join(dir, p), args...)
+			cmd.Env = env
+			out, err := cmd.CombinedOutput()
+			lines := strings.Split(strings.TrimSuffix(string(out), "\n"), "\n")
+			if cmd.ProcessState.ExitCode() != 2 || len(lines) != 1 || !strings.HasPrefix(lines[0], p+": unknown argument") {
+				t.Errorf("%s %v: %v, printed %q; want exit 2 and one line naming the argument", p, args, err, out)
+			}
+		}
+	}
+	for _, args := range [][]string{{"merchant", "frobnicate"}, {"key", "create", "--bogus"}} {
+		cmd := exec.Command(filepath.Join(dir, "api"), args...)
+		cmd.Env = env
+		if out, _ := cmd.CombinedOutput(); cmd.ProcessState.ExitCode() != 2 || strings.Count(string(out), "\n") != 1 {
+			t.Errorf("api %v: exit %d, printed %q; want exit 2 and one line", args, cmd.ProcessState.ExitCode(), out)
+		}
+	}
 	if _, err := os.Stat(filepath.Join(dir, "data")); !os.IsNotExist(err) {
 		t.Errorf("standalone --help created its data directory (%v)", err)
 	}
