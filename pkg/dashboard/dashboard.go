@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -192,23 +191,8 @@ func New(cfg Config) (*Dashboard, error) {
 	d.registerRoutes()
 	// The origin checks and the body limits come before the session is
 	// loaded: a refused request costs no session read.
-	d.handler = d.secure(sm.LoadAndSave(logRoute(d.routes)))
+	d.handler = d.secure(sm.LoadAndSave(accesslog.ServeMuxRoutes(d.routes)))
 	return d, nil
-}
-
-// logRoute gives the access log the route template the dashboard's mux
-// chose (/dashboard/members/{id}), which it sets on the request as it
-// routes: the API router only knows the /dashboard prefix. A template,
-// never the path: /dashboard/invite/{token} hides the invitation.
-func logRoute(routes *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		routes.ServeHTTP(w, r)
-		if _, path, ok := strings.Cut(r.Pattern, " "); ok {
-			accesslog.Route(r, path)
-		} else if r.Pattern != "" {
-			accesslog.Route(r, r.Pattern)
-		}
-	})
 }
 
 // Prefix is where the dashboard is mounted.
