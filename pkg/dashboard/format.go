@@ -3,11 +3,9 @@ package dashboard
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/convida/convida/pkg/l10n"
-	"github.com/convida/convida/pkg/money"
 )
 
 // Money formats cents as reais the way lang writes them (l10n.Money).
@@ -25,12 +23,8 @@ func FormatDate(lang string, loc *time.Location, t time.Time) string {
 // dayLayout is lang's layout of a day (English for a language without one).
 func dayLayout(lang string) string { return l10n.DayLayout(lang) }
 
-// TypedReais writes cents as a form's field shows them for lang to edit:
-// "1234,56" or "1234.56", no symbol nor grouping; either reads back
-// (money.ParseTypedReais) as the same cents.
-func TypedReais(lang string, cents int64) string {
-	return decimalMark(lang, money.FormatReais(cents))
-}
+// TypedReais writes cents as a form's field shows them (l10n.TypedReais).
+func TypedReais(lang string, cents int64) string { return l10n.TypedReais(lang, cents) }
 
 // FormatDecimal writes f with the fewest digits and lang's decimal mark
 // ("12,5" or "12.5"): a commission percent.
@@ -38,14 +32,8 @@ func FormatDecimal(lang string, f float64) string {
 	return decimalMark(lang, strconv.FormatFloat(f, 'f', -1, 64))
 }
 
-// decimalMark swaps the decimal point of a plain decimal text for a comma in
-// Portuguese.
-func decimalMark(lang, text string) string {
-	if lang == Portuguese {
-		return strings.Replace(text, ".", ",", 1)
-	}
-	return text
-}
+// decimalMark swaps the decimal point for a comma in Portuguese.
+func decimalMark(lang, text string) string { return l10n.DecimalMark(lang, text) }
 
 // Count writes an integer of any size the way FormatCount does (the
 // templates' "count"); another value as fmt prints it.

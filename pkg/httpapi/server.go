@@ -100,6 +100,7 @@ type Config struct {
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
 	Actions    ActionsConfig    // wallet actions through the ledger (actions.go, referrals.go, redemptions.go)
 	Creators   CreatorsConfig   // creator profiles, commission tiers and the public creator operations (creators.go, campaign_tiers.go)
+	Portal     PortalConfig     // the member's portal: session links, embed tokens, settings (portal_sessions.go)
 }
 
 // CatalogConfig wires the list and update operations. A nil store leaves
@@ -170,6 +171,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerWebhooks(admin)
 	s.registerCreators(admin, public)
 	s.registerAuditEvents(admin)
+	s.registerPortal(admin)
 	return s, r
 }
 

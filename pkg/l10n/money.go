@@ -2,7 +2,10 @@ package l10n
 
 import (
 	"strconv"
+	"strings"
 	"time"
+
+	"github.com/convida/convida/pkg/money"
 )
 
 // Money formats cents as reais the way lang writes them: "R$ 1.234,56" in
@@ -68,4 +71,20 @@ func FormatDay(lang string, loc *time.Location, t time.Time) string {
 		return "—"
 	}
 	return t.In(loc).Format(DayLayout(lang))
+}
+
+// TypedReais writes cents as a form's field shows them for lang to edit:
+// "1234,56" or "1234.56", no symbol nor grouping; either reads back
+// (money.ParseTypedReais) as the same cents.
+func TypedReais(lang string, cents int64) string {
+	return DecimalMark(lang, money.FormatReais(cents))
+}
+
+// DecimalMark swaps the decimal point of a plain decimal text for a comma
+// in Portuguese.
+func DecimalMark(lang, text string) string {
+	if lang == Portuguese {
+		return strings.Replace(text, ".", ",", 1)
+	}
+	return text
 }

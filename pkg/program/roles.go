@@ -229,7 +229,8 @@ func (a *API) Router() *mux.Router {
 			Profiles: creators,
 			Tiers:    tiers,
 		},
-		Audit: trail,
+		Audit:  trail,
+		Portal: a.portalAPI(),
 	})
 	dash, err := dashboard.New(dashboard.Config{
 		Referrals: referrals,
@@ -289,6 +290,7 @@ func (a *API) Router() *mux.Router {
 		panic(err) // the templates are embedded: a parse error is a build defect
 	}
 	dash.Register(r)
+	a.mountPortal(r, waiter, outcomes, merchants)
 	d.AddHealth(r)
 	return r
 }
