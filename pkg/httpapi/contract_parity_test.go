@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/dashboard"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/portal"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/testenv"
@@ -103,8 +104,8 @@ func walk(t *testing.T, name string, r *mux.Router) []route {
 		if err != nil {
 			return nil // a subrouter without a path of its own
 		}
-		if strings.HasPrefix(tpl, dashboard.Prefix) {
-			return nil // HTML pages for people, not the JSON API (docs/dashboard.md)
+		if strings.HasPrefix(tpl, dashboard.Prefix) || strings.HasPrefix(tpl, portal.Prefix) || strings.HasPrefix(tpl, portal.EmbedPrefix) {
+			return nil // HTML pages for people, not the JSON API (docs/dashboard.md, docs/portal.md)
 		}
 		methods, err := rt.GetMethods()
 		if err != nil {

@@ -15,7 +15,7 @@ type PortalSettingsView struct {
 	Enabled      bool     `json:"enabled"`
 	EmbedOrigins []string `json:"embed_origins"`
 	BrandColor   string   `json:"brand_color"`
-	UpdatedAt    string   `json:"updated_at,omitempty"`
+	UpdatedAt    *string  `json:"updated_at"` // null until the settings are first saved
 }
 
 // PutPortalSettingsRequest is the body of PUT /portal/settings: a field
@@ -32,7 +32,8 @@ func portalSettingsView(s portalaccess.Settings) PortalSettingsView {
 		v.EmbedOrigins = []string{}
 	}
 	if !s.UpdatedAt.IsZero() {
-		v.UpdatedAt = jsontime.Format(s.UpdatedAt)
+		at := jsontime.Format(s.UpdatedAt)
+		v.UpdatedAt = &at
 	}
 	return v
 }
