@@ -301,7 +301,14 @@ func (b *boundsRun) cases() map[string]boundsCase {
 				t.Fatalf("restore the Yampi webhook secret: %d %s", status, msg)
 			}
 		}},
-		"reconcileIntegration":  {path: fixed("/api/v1/integrations/guru/reconcile"), body: func() map[string]any { return map[string]any{} }},
+		"reconcileIntegration": {path: fixed("/api/v1/integrations/guru/reconcile"), body: func() map[string]any { return map[string]any{} }},
+		"createPortalSession": {path: fixed(anaPath + "/portal-sessions"), body: func() map[string]any {
+			return map[string]any{"return_url": "https://loja.example.com/conta", "locale": "en"}
+		}},
+		"createEmbedToken": {path: fixed(anaPath + "/embed-tokens"), body: func() map[string]any { return map[string]any{"locale": "en"} }},
+		"putPortalSettings": {path: fixed("/api/v1/portal/settings"), body: func() map[string]any {
+			return map[string]any{"embed_origins": []any{"https://loja.example.com"}, "brand_color": "#0b6e4f"}
+		}},
 		"provisionMemberCoupon": none, "rotateCreatorToken": none, "testWebhook": none, "eraseMember": none,
 		"retryWebhookLog": none, "rotateWebhookSecret": none,
 		"receiveGuruWebhook": {platform: "guru", body: func() map[string]any {
