@@ -29,7 +29,7 @@ const module = "github.com/convida/convida"
 var (
 	// leaves import nothing of ours but other leaves.
 	leaves = []string{"apperr", "money", "ids", "jsontime", "event", "retry", "batch", "secretbox", "respond", "openapi", "procstat",
-		"netguard", "clientip", "bounds", "accesslog", "l10n", "formguard"}
+		"netguard", "clientip", "bounds", "accesslog", "l10n", "formguard", "webpage"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
 		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider", "portalaccess"}

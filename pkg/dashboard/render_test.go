@@ -206,7 +206,7 @@ func TestRenderEveryPage(t *testing.T) {
 			}
 		}
 	}
-	for name := range d.views.pages {
+	for name := range d.views.Pages {
 		if !covered[name] {
 			t.Errorf("templates/%s.html has no render test here", name)
 		}

@@ -9,6 +9,7 @@ import (
 	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
+	"github.com/convida/convida/pkg/l10n"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -45,15 +46,7 @@ func (c *Ctx) MerchantID() uuid.UUID { return c.Merchant.ID }
 type handler func(w http.ResponseWriter, r *http.Request, c *Ctx)
 
 // defaultZone is the merchants' time zone until a merchant can choose one.
-var defaultZone = mustZone("America/Sao_Paulo")
-
-func mustZone(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err)
-	}
-	return loc
-}
+var defaultZone = l10n.Zone
 
 // public registers a handler anyone may reach (sign in, invitations).
 func (d *Dashboard) public(pattern string, h handler) {

@@ -45,32 +45,40 @@ type PortalSession struct {
 // createPortalSession mints a one-time link into the member's portal,
 // valid 120 s: the merchant's backend sends its member there.
 func (s *Server) createPortalSession(w http.ResponseWriter, r *http.Request) {
+	t, g, ok := s.mintPortalToken(w, r, portalaccess.KindSession)
+	if ok {
+		respond.JSON(w, http.StatusCreated, Data[PortalSession]{Data: PortalSession{
+			URL: s.publicBase() + "/portal/s/" + t.Plain, ExpiresAt: jsontime.Format(g.ExpiresAt)}})
+	}
+}
+
+// mintPortalToken reads the body (return_url, locale), checks the member
+// of the path and mints her a token of kind; false when it answered a
+// refusal.
+func (s *Server) mintPortalToken(w http.ResponseWriter, r *http.Request, kind portalaccess.Kind) (portalaccess.Token, portalaccess.Grant, bool) {
 	var req PortalSessionRequest
-	if err := decode(w, r, &req); err != nil {
-		s.fail(w, r, err)
-		return
-	}
+	err := decode(w, r, &req)
 	req.ReturnURL, req.Locale = strings.TrimSpace(req.ReturnURL), strings.TrimSpace(req.Locale)
-	if err := portalaccess.CheckReturnURL(req.ReturnURL); err != nil {
-		s.fail(w, r, err)
-		return
+	if err == nil {
+		err = portalaccess.CheckReturnURL(req.ReturnURL)
 	}
-	if err := portalaccess.CheckLocale(req.Locale); err != nil {
-		s.fail(w, r, err)
-		return
+	if err == nil {
+		err = portalaccess.CheckLocale(req.Locale)
 	}
-	m, err := s.portalMember(r)
+	var m *member.Member
+	if err == nil {
+		m, err = s.portalMember(r)
+	}
+	var t portalaccess.Token
+	var g portalaccess.Grant
+	if err == nil {
+		t, g, err = portalaccess.Mint(r.Context(), s.cfg.Portal.Tokens, kind, m, req.ReturnURL, req.Locale, s.cfg.Now())
+	}
 	if err != nil {
 		s.fail(w, r, err)
-		return
+		return t, g, false
 	}
-	t, g, err := portalaccess.Mint(r.Context(), s.cfg.Portal.Tokens, portalaccess.KindSession, m, req.ReturnURL, req.Locale, s.cfg.Now())
-	if err != nil {
-		s.fail(w, r, err)
-		return
-	}
-	respond.JSON(w, http.StatusCreated, Data[PortalSession]{Data: PortalSession{
-		URL: s.publicBase() + "/portal/s/" + t.Plain, ExpiresAt: jsontime.Format(g.ExpiresAt)}})
+	return t, g, true
 }
 
 // portalMember is the member of the path, when the merchant's portal is

@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	_ "time/tzdata" // the zone also on hosts without zoneinfo
 
 	"github.com/convida/convida/pkg/money"
 )
@@ -31,6 +32,16 @@ func Money(lang string, cents int64) string {
 	frac := u % 100
 	return sign + symbol + string(grouped) + decimal + string(rune('0'+frac/10)) + string(rune('0'+frac%10))
 }
+
+// Zone is the time zone the pages show times in: the merchants and their
+// members are Brazilian.
+var Zone = func() *time.Location {
+	loc, err := time.LoadLocation("America/Sao_Paulo")
+	if err != nil {
+		panic(err) // time/tzdata is linked in: a build defect
+	}
+	return loc
+}()
 
 // dayLayouts are how each language writes a day, with two digits for the
 // day and for the month: 01/12/2026 in Portuguese, 12/01/2026 in English.

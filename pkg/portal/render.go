@@ -2,15 +2,9 @@ package portal
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
-	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
-	"strings"
 	"time"
 	_ "time/tzdata" // the members' time zone, also on hosts without zoneinfo
 
@@ -20,6 +14,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/l10n"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/webpage"
 )
 
 //go:embed templates/*.html
@@ -58,10 +53,8 @@ type tab struct {
 	Current   bool
 }
 
-type views struct {
-	pages  map[string]*template.Template
-	assets map[string]string // asset → content hash, for cache busting
-}
+// views are the pages and assets, parsed once at start (webpage.Parse).
+type views = webpage.Views
 
 var placeholderFuncs = template.FuncMap{
 	"t":     func(string) string { return "" },
@@ -72,44 +65,12 @@ var placeholderFuncs = template.FuncMap{
 }
 
 func parseViews() (*views, error) {
-	v := &views{pages: map[string]*template.Template{}, assets: map[string]string{}}
-	err := fs.WalkDir(assetFS, "assets", func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := assetFS.ReadFile(p)
-		sum := sha256.Sum256(b)
-		v.assets[strings.TrimPrefix(p, "assets/")] = hex.EncodeToString(sum[:6])
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	layout, err := template.New("base").Funcs(placeholderFuncs).ParseFS(templateFS, "templates/_*.html")
-	if err != nil {
-		return nil, err
-	}
-	files, err := fs.Glob(templateFS, "templates/*.html")
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".html")
-		if strings.HasPrefix(name, "_") {
-			continue
-		}
-		t, err := template.Must(layout.Clone()).ParseFS(templateFS, f)
-		if err != nil {
-			return nil, fmt.Errorf("template %s: %w", f, err)
-		}
-		v.pages[name] = t
-	}
-	return v, nil
+	return webpage.Parse(webpage.MustSub(templateFS, "templates"), webpage.MustSub(assetFS, "assets"), placeholderFuncs)
 }
 
 // render writes pg inside the layout in c's language.
 func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *Ctx, pg Page) {
-	tpl, ok := p.views.pages[pg.Template]
+	tpl, ok := p.views.Pages[pg.Template]
 	if !ok {
 		p.log.Error("portal: no such template", zap.String("template", pg.Template))
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -120,7 +81,7 @@ func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *Ctx, pg Page)
 		"money": func(cents int64) string { return l10n.Money(c.Lang, cents) },
 		"date":  func(at time.Time) string { return l10n.FormatDate(c.Lang, c.Loc, at) },
 		"day":   func(at time.Time) string { return l10n.FormatDay(c.Lang, c.Loc, at) },
-		"asset": func(name string) string { return c.Base + "/assets/" + name + "?v=" + p.views.assets[name] },
+		"asset": func(name string) string { return c.Base + "/assets/" + name + "?v=" + p.views.Assets[name] },
 	})
 	v := view{Ctx: c, Page: pg, Path: r.URL.Path, Nonce: nonceOf(r), RequestID: w.Header().Get(accesslog.RequestIDHeader)}
 	if c.Member != nil {
@@ -187,20 +148,7 @@ func (p *Portal) fail(w http.ResponseWriter, r *http.Request, c *Ctx, err error)
 	}
 }
 
-// assetHandler serves the embedded assets under b+"/assets/", cached for
-// good: their URLs carry the content hash.
+// assetHandler serves the embedded assets under b+"/assets/".
 func assetHandler(b string) http.Handler {
-	sub, err := fs.Sub(assetFS, "assets")
-	if err != nil {
-		panic(err)
-	}
-	files := http.StripPrefix(b+"/assets/", http.FileServerFS(sub))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/") {
-			http.NotFound(w, r)
-			return
-		}
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		files.ServeHTTP(w, r)
-	})
+	return webpage.AssetHandler(webpage.MustSub(assetFS, "assets"), b+"/assets/")
 }

@@ -40,16 +40,8 @@ type Ctx struct {
 
 type handler func(w http.ResponseWriter, r *http.Request, c *Ctx)
 
-// defaultZone is the members' time zone: the merchants are Brazilian.
-var defaultZone = mustZone("America/Sao_Paulo")
-
-func mustZone(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err)
-	}
-	return loc
-}
+// defaultZone is the merchants' time zone until a merchant can choose one.
+var defaultZone = l10n.Zone
 
 // lang is the language of r: the session's (the switch, or the locale the
 // link was minted with), else the switch's cookie, else Accept-Language,
