@@ -17,6 +17,7 @@ import (
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/portalaccess"
 	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/retry"
@@ -102,6 +103,12 @@ type Config struct {
 	Webhooks                    webhook.ManualStore
 	WebhookSender               webhook.Sender
 	WebhookAllowPrivateNetworks bool
+
+	// PortalSettings and PortalTokens serve Settings → Member portal and
+	// the member page's "Open the member's portal" (portal.go); nil leaves
+	// them out.
+	PortalSettings portalaccess.SettingsStore
+	PortalTokens   portalaccess.Tokens
 
 	// Members and Creators (members.go, creators.go).
 	Members         MemberStore
@@ -223,6 +230,7 @@ func (d *Dashboard) registerRoutes() {
 	d.memberRoutes()
 	d.creatorRoutes()
 	d.activityRoutes()
+	d.portalRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })
 }

@@ -56,8 +56,11 @@ type Config struct {
 	Members   member.Finder
 	Wallets   Wallets
 	Campaigns campaign.Finder
-	Tokens    portalaccess.Tokens
-	Settings  portalaccess.SettingsStore
+	// Integrations give the platforms' checkout links, for the member's
+	// link at each platform that attributes a sale by its link.
+	Integrations member.IntegrationFinder
+	Tokens       portalaccess.Tokens
+	Settings     portalaccess.SettingsStore
 	// Sessions keeps the sessions (postgres.NewPortalSessionStore).
 	Sessions scs.Store
 	// SignIns and Mailer serve the sign-in by e-mail; a nil Mailer (no

@@ -9,13 +9,17 @@ import (
 	qrcode "github.com/yeqown/go-qrcode/v2"
 
 	"github.com/convida/convida/pkg/member"
+	"github.com/convida/convida/pkg/provider"
 )
 
 type shareData struct {
 	Code     string
 	Link     string
 	WhatsApp string
+	Links    []platformLink // her links at the platforms that attribute by link
 }
+
+type platformLink struct{ Platform, Link string }
 
 // link is the member's main referral link: the spec's referralLink.
 func link(c *Ctx) string {
@@ -27,9 +31,22 @@ func link(c *Ctx) string {
 func (p *Portal) share(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	l := link(c)
 	text := strings.ReplaceAll(texts.Text(c.Lang, "share.whatsapp_text"), "{store}", c.Merchant.Name) + " " + l
-	p.render(w, r, c, Page{Template: "share", Title: "share.title", Nav: "share", Data: shareData{
-		Code: c.Member.CouponCode, Link: l,
-		WhatsApp: "https://wa.me/?text=" + strings.ReplaceAll(url.QueryEscape(text), "+", "%20")}})
+	data := shareData{Code: c.Member.CouponCode, Link: l,
+		WhatsApp: "https://wa.me/?text=" + strings.ReplaceAll(url.QueryEscape(text), "+", "%20")}
+	if p.cfg.Integrations != nil {
+		checkouts, err := member.CheckoutsOf(r.Context(), p.cfg.Integrations, c.Merchant.ID)
+		if err != nil {
+			p.fail(w, r, c, err)
+			return
+		}
+		links := c.Member.ReferralLinks(checkouts)
+		for _, d := range provider.With(provider.Link) {
+			if link := links[d.Name]; link != nil {
+				data.Links = append(data.Links, platformLink{Platform: provider.TitleOf(d.Name), Link: *link})
+			}
+		}
+	}
+	p.render(w, r, c, Page{Template: "share", Title: "share.title", Nav: "share", Data: data})
 }
 
 // qr is the QR code of the member's link, as SVG.

@@ -58,14 +58,15 @@ func (a *API) portalAPI() httpapi.PortalConfig {
 func (a *API) mountPortal(r *mux.Router, waiter *ledger.Waiter, outcomes *postgres.OutcomeStore, merchants *postgres.MerchantStore) {
 	d := a.d
 	cfg := portal.Config{
-		Merchants: merchants,
-		Members:   postgres.NewMemberStore(d.Pool),
-		Wallets:   postgres.NewWalletReads(d.Pool),
-		Campaigns: postgres.NewCampaignStore(d.Pool),
-		Tokens:    postgres.NewPortalTokens(d.Pool),
-		Settings:  postgres.NewPortalSettings(d.Pool),
-		Sessions:  postgres.NewPortalSessionStore(d.Pool, a.Now),
-		SignIns:   postgres.NewPortalSignIns(d.Pool),
+		Merchants:    merchants,
+		Members:      postgres.NewMemberStore(d.Pool),
+		Wallets:      postgres.NewWalletReads(d.Pool),
+		Campaigns:    postgres.NewCampaignStore(d.Pool),
+		Integrations: merchants,
+		Tokens:       postgres.NewPortalTokens(d.Pool),
+		Settings:     postgres.NewPortalSettings(d.Pool),
+		Sessions:     postgres.NewPortalSessionStore(d.Pool, a.Now),
+		SignIns:      postgres.NewPortalSignIns(d.Pool),
 		Redeemer: ledger.Redeemer{Commands: d.Commands, Waiter: waiter, Redemptions: outcomes,
 			Integrations: merchants},
 		ActionTimeout:  d.Config.ActionTimeout,

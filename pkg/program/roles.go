@@ -284,7 +284,9 @@ func (a *API) Router() *mux.Router {
 			Redemptions:  outcomes,
 			Integrations: merchants,
 		},
-		ActionTimeout: d.Config.ActionTimeout,
+		ActionTimeout:  d.Config.ActionTimeout,
+		PortalSettings: postgres.NewPortalSettings(d.Pool),
+		PortalTokens:   postgres.NewPortalTokens(d.Pool),
 	})
 	if err != nil {
 		panic(err) // the templates are embedded: a parse error is a build defect
