@@ -2,14 +2,17 @@ package portalaccess
 
 import (
 	"context"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/l10n"
 )
 
@@ -58,11 +61,15 @@ func (s *Settings) Normalize() error {
 	}
 	seen := map[string]bool{}
 	origins := make([]string, 0, len(s.EmbedOrigins))
-	for _, o := range s.EmbedOrigins {
+	for i, o := range s.EmbedOrigins {
+		field := fmt.Sprintf("embed_origins[%d]", i)
+		if utf8.RuneCountInString(o) > maxURL {
+			return bounds.TooLong(field, maxURL)
+		}
 		n, ok := Origin(o)
 		if !ok {
-			return apperr.Invalidf("embed_origins", apperr.RuleFormat,
-				"must be https origins such as https://shop.example (scheme and host, no path)")
+			return apperr.Invalidf(field, apperr.RuleFormat,
+				"must be an https origin such as https://shop.example (scheme and host, no path)")
 		}
 		if !seen[n] {
 			seen[n] = true
@@ -94,9 +101,12 @@ func CheckReturnURL(raw string) error {
 	if raw == "" {
 		return nil
 	}
+	if utf8.RuneCountInString(raw) > maxURL {
+		return bounds.TooLong("return_url", maxURL)
+	}
 	u, err := url.Parse(raw)
-	if len(raw) > maxURL || err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
-		return apperr.Invalidf("return_url", apperr.RuleFormat, "must be an absolute http or https URL of at most 2048 characters")
+	if err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" || u.User != nil {
+		return apperr.Invalidf("return_url", apperr.RuleFormat, "must be an absolute http or https URL")
 	}
 	return nil
 }
