@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"go.uber.org/zap"
+	"go.uber.org/zap/zapcore"
 
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/l10n"
@@ -93,7 +95,7 @@ func pathOf(t *testing.T, raw string) string {
 func TestPortalDoors(t *testing.T) {
 	t.Parallel()
 	smtp := testenv.NewSMTPServer(t)
-	s := startStack(t, stackOptions{dispatcher: true, env: map[string]string{"REDEMPTION_RETRY_DELAYS": "50ms,50ms",
+	s := startStack(t, stackOptions{dispatcher: true, observe: true, env: map[string]string{"REDEMPTION_RETRY_DELAYS": "50ms,50ms",
 		"ACTION_TIMEOUT": "60s", "SMTP_URL": smtp.URL(), "SMTP_FROM": "rewards@convida.example"}})
 	yampi := newPlatform(t)
 	tn, ana := s.richMember(t, 5000, 500, nil, yampi)
@@ -264,6 +266,30 @@ func TestPortalDoors(t *testing.T) {
 	}
 	if js := b.get("/embed/portal.js"); js.status != 200 || strings.Contains(js.body, `"*"`) {
 		t.Errorf("loader = %d", js.status)
+	}
+
+	// No token in the logs: the access log names the route's template.
+	tokens := []string{strings.TrimPrefix(link, "/portal/s/"), m[1]}
+	templates := map[string]bool{}
+	enc := zapcore.NewJSONEncoder(zap.NewProductionEncoderConfig())
+	for _, e := range s.logs.All() {
+		buf, err := enc.EncodeEntry(e.Entry, e.Context)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tok := range tokens {
+			if strings.Contains(buf.String(), tok) {
+				t.Errorf("a log line holds a portal token: %s", buf.String())
+			}
+		}
+		for _, f := range e.Context {
+			if f.Key == "route" {
+				templates[f.String] = true
+			}
+		}
+	}
+	if !templates["/portal/s/{token}"] || !templates["/portal/m/{token}"] {
+		t.Errorf("the access log's routes = %v, want the portal's templates", templates)
 	}
 
 	// The portal off: its pages 404.
