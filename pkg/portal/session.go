@@ -38,6 +38,10 @@ type Ctx struct {
 	Embedded  bool
 }
 
+// AllowedOrigins are the origins the embedded page may tell its height
+// to (assets/portal.js): the merchant's embed origins, space-separated.
+func (c *Ctx) AllowedOrigins() string { return strings.Join(c.Settings.EmbedOrigins, " ") }
+
 type handler func(w http.ResponseWriter, r *http.Request, c *Ctx)
 
 // defaultZone is the merchants' time zone until a merchant can choose one.
