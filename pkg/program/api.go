@@ -94,24 +94,21 @@ func (w *apiWiring) httpapi() httpapi.Config {
 func (w *apiWiring) dashboard() dashboard.Config {
 	c, pool := w.d.Config, w.d.Pool
 	return dashboard.Config{
-		Merchants: w.merchants, Keys: w.merchants, Integrations: w.merchants,
-		Users: postgres.NewDashboardUserStore(pool), Sessions: postgres.NewSessionStore(pool, w.now), Audit: w.audit,
-		Overview: postgres.NewOverviewReads(pool), Redemptions: w.redemptions, RedemptionFinder: w.outcomes,
-		RedemptionMembers: w.members,
-		Referrals:         w.referrals,
-		Decisions:         ledger.Decider{Commands: w.d.Commands, Waiter: w.waiter, Referrals: w.referrals, Timeout: c.ActionTimeout},
-		Campaigns:         w.campaigns, Tiers: w.tiers,
-		Deliveries: w.deliveries, IngestPublicURL: c.IngestPublicURL,
-		Reconciler: w.reconciler, ReconciliationRuns: w.reconciles,
-		ReconcileWindow: c.ReconcileWindow, ReconcileCooldown: c.ReconcileCooldown,
-		Webhooks: w.webhooks, WebhookSender: w.sender,
-		PlatformAllowPrivateNetworks: c.PlatformAllowPrivateNetworks, WebhookAllowPrivateNetworks: c.WebhookAllowPrivateNetworks,
-		Members: w.members, Wallets: w.wallets, MemberCampaigns: w.campaigns, Coupons: w.coupons, Creators: w.creators,
-		Redeemer:      ledger.Redeemer{Commands: w.d.Commands, Waiter: w.waiter, Redemptions: w.outcomes, Integrations: w.merchants},
-		ActionTimeout: c.ActionTimeout,
+		Stores: dashboard.Stores{
+			Merchants: w.merchants, Users: postgres.NewDashboardUserStore(pool),
+			Members: w.members, Campaigns: w.campaigns, Tiers: w.tiers, Creators: w.creators, Coupons: w.coupons,
+			Wallets: w.wallets, Referrals: w.referrals, Redemptions: w.redemptions, Outcomes: w.outcomes,
+			Overview: postgres.NewOverviewReads(pool), Deliveries: w.deliveries, Webhooks: w.webhooks, Audit: w.audit,
+		},
+		Actions: dashboard.Actions{Commands: w.d.Commands, Waiter: w.waiter, Timeout: c.ActionTimeout},
+		Integrations: dashboard.Integrations{IngestPublicURL: c.IngestPublicURL,
+			AllowPrivateNetworks: c.PlatformAllowPrivateNetworks, Reconciler: w.reconciler, Runs: w.reconciles,
+			ReconcileWindow: c.ReconcileWindow, ReconcileCooldown: c.ReconcileCooldown},
+		Webhooks: dashboard.Webhooks{Sender: w.sender, AllowPrivateNetworks: c.WebhookAllowPrivateNetworks},
+		Access: dashboard.Access{Sessions: postgres.NewSessionStore(pool, w.now), PublicURL: c.PublicURL,
+			TrustedProxies: c.TrustedProxies, AuthFailures: w.failures},
 
-		Log: w.d.Log.Named("dashboard"), Now: w.now, Classify: postgres.Classify, PublicURL: c.PublicURL,
-		TrustedProxies: c.TrustedProxies, AuthFailures: w.failures,
+		Log: w.d.Log.Named("dashboard"), Now: w.now, Classify: postgres.Classify,
 	}
 }
 
