@@ -74,10 +74,10 @@ func (w *apiWiring) httpapi() httpapi.Config {
 	c, log := w.d.Config, w.d.Log.Named("api")
 	return httpapi.Config{
 		Merchants: w.merchants, Campaigns: w.campaigns, Members: w.members, Wallets: w.wallets, Coupons: w.coupons,
-		Webhooks: w.webhooks, DeliveryLog: w.webhooks, EventPayloads: w.webhooks, WebhookSender: w.sender,
+		Webhooks: w.webhooks, WebhookSender: w.sender,
 		Deliveries: w.deliveries, Audit: w.audit,
 		Reconcile: httpapi.ReconcileConfig{Reconciler: w.reconciler, Runs: w.reconciles, Window: c.ReconcileWindow},
-		Catalog:   httpapi.CatalogConfig{Members: w.members, Campaigns: w.campaigns, Referrals: w.referrals, Privacy: w.members},
+		Catalog:   httpapi.CatalogConfig{Members: w.members, Campaigns: w.campaigns, Referrals: w.referrals},
 		Protection: httpapi.ProtectionConfig{Limiter: w.limiter, Idempotency: w.idempotency, AuthFailures: w.failures,
 			Log: log},
 		Actions: httpapi.ActionsConfig{Commands: w.d.Commands, Waiter: w.waiter, Redemptions: w.outcomes,
