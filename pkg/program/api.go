@@ -59,6 +59,7 @@ type apiWiring struct {
 	sender     *webhook.Client
 }
 
+// wiring builds what the two edges share, once.
 func (a *API) wiring() *apiWiring {
 	d, s := a.d, newStores(a.d, a.Now)
 	return &apiWiring{stores: s, d: d, now: a.Now,
@@ -69,20 +70,19 @@ func (a *API) wiring() *apiWiring {
 	}
 }
 
-// httpapi wires /api/v1.
+// httpapi wires /api/v1. The catalog's stores switch its routes on (an
+// unset one leaves them out), hence a second mention of the same stores.
 func (w *apiWiring) httpapi() httpapi.Config {
 	c, log := w.d.Config, w.d.Log.Named("api")
 	return httpapi.Config{
 		Merchants: w.merchants, Campaigns: w.campaigns, Members: w.members, Wallets: w.wallets, Coupons: w.coupons,
-		Webhooks: w.webhooks, WebhookSender: w.sender,
-		Deliveries: w.deliveries, Audit: w.audit,
-		Reconcile: httpapi.ReconcileConfig{Reconciler: w.reconciler, Runs: w.reconciles, Window: c.ReconcileWindow},
-		Catalog:   httpapi.CatalogConfig{Members: w.members, Campaigns: w.campaigns, Referrals: w.referrals},
-		Protection: httpapi.ProtectionConfig{Limiter: w.limiter, Idempotency: w.idempotency, AuthFailures: w.failures,
-			Log: log},
+		Webhooks: w.webhooks, WebhookSender: w.sender, Deliveries: w.deliveries, Audit: w.audit,
+		Catalog:  httpapi.CatalogConfig{Members: w.members, Campaigns: w.campaigns, Referrals: w.referrals},
+		Creators: httpapi.CreatorsConfig{Profiles: w.creators, Tiers: w.tiers},
 		Actions: httpapi.ActionsConfig{Commands: w.d.Commands, Waiter: w.waiter, Redemptions: w.outcomes,
 			Referrals: w.referrals, Timeout: c.ActionTimeout},
-		Creators: httpapi.CreatorsConfig{Profiles: w.creators, Tiers: w.tiers},
+		Reconcile:  httpapi.ReconcileConfig{Reconciler: w.reconciler, Runs: w.reconciles, Window: c.ReconcileWindow},
+		Protection: httpapi.ProtectionConfig{Limiter: w.limiter, Idempotency: w.idempotency, AuthFailures: w.failures, Log: log},
 
 		Log: log, Now: w.now, Classify: postgres.Classify,
 		IngestPublicURL: c.IngestPublicURL, PublicURL: c.PublicURL, TrustedProxies: c.TrustedProxies,
