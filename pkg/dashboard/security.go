@@ -27,7 +27,7 @@ func (d *Dashboard) secure(next http.Handler) http.Handler {
 	cop := http.NewCrossOriginProtection()
 	cop.SetDenyHandler(http.HandlerFunc(d.forbiddenOrigin))
 	allowed := ""
-	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Host != "" {
+	if u, err := url.Parse(d.cfg.Access.PublicURL); err == nil && u.Host != "" {
 		allowed = u.Scheme + "://" + u.Host
 	}
 	guarded := cop.Handler(d.limitBody(next))
