@@ -63,6 +63,9 @@ type platformView struct {
 	// ReadsSales: Convida uses the platform's API to read its sales only
 	// (Hotmart, Kiwify), not for redemptions or coupons.
 	ReadsSales bool
+	// Pulls: Convida can read the platform's sales (provider.Pull); a
+	// platform without a pull has no reconciliation, and the page says so.
+	Pulls bool
 	// CanReconcile: the settings hold the credentials of a pull
 	// (reconcile.Configured) and the dashboard can ask for a run; Runs
 	// are the last runs, newest first.
@@ -157,7 +160,8 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 		}
 		v := platformView{Provider: p, Name: pd.Title, Fields: platformFields(pd, in),
 			WebhookURL: merchant.WebhookURL(d.cfg.Integrations.IngestPublicURL, p, c.MerchantID()), APIMissing: saved.APIMissing(),
-			ReadsSales: readsSales(pd), HasAPI: pd.Can(provider.Redeem) || pd.Can(provider.Coupon) || pd.Can(provider.Pull)}
+			ReadsSales: readsSales(pd), Pulls: pd.Can(provider.Pull),
+			HasAPI: pd.Can(provider.Redeem) || pd.Can(provider.Coupon) || pd.Can(provider.Pull)}
 		if in != nil {
 			v.Configured, v.UpdatedAt = true, in.UpdatedAt
 			v.CanReconcile = d.cfg.Integrations.Reconciler != nil && reconcile.Configured(*in)

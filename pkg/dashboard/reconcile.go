@@ -44,10 +44,10 @@ func (d *Dashboard) reconcileFrom(runs []reconcile.Run) time.Time {
 // reconcileIntegration asks for a run over the last RECONCILE_WINDOW and
 // says so; a request within RECONCILE_COOLDOWN of the last run's start, a
 // run already running, or an integration without the API credentials, is
-// said instead.
+// said instead. A platform without a pull has no such page: 404.
 func (d *Dashboard) reconcileIntegration(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	p := r.PathValue("provider")
-	if !provider.Known(p) || d.cfg.Integrations.Reconciler == nil {
+	if pd, ok := provider.Lookup(p); !ok || !pd.Can(provider.Pull) || d.cfg.Integrations.Reconciler == nil {
 		d.notFound(w, r, c)
 		return
 	}

@@ -124,7 +124,7 @@ const QueryCredentialHeader = "X-Convida-Query-Credential"
 // adapters are the platforms' adapters by name.
 var adapters = func() map[string]Adapter {
 	m := map[string]Adapter{}
-	for _, a := range []Adapter{Guru(), Yampi(), Hotmart(), Kiwify()} {
+	for _, a := range []Adapter{Guru(), Yampi(), Hotmart(), Kiwify(), Eduzz()} {
 		m[a.Provider()] = a
 	}
 	return m
