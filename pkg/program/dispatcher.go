@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/dispatch"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/platform"
@@ -204,10 +205,9 @@ func NewReconcile(d *Deps) *scheduler.Reconcile {
 // delivery records and commands to the broker.
 func newReconciler(d *Deps) *reconcile.Reconciler {
 	return &reconcile.Reconciler{
-		Store:     postgres.NewReconcileStore(d.Pool),
-		Coupons:   reconcileCoupons{postgres.NewMemberStore(d.Pool), postgres.NewCouponStore(d.Pool)},
-		Publisher: d.Commands,
-		Dedupe:    redisx.NewDedupe(d.Redis, d.RedisBreaker),
+		Store: postgres.NewReconcileStore(d.Pool),
+		Intake: intake.Intake{Coupons: postgres.NewMemberStore(d.Pool), CouponIDs: postgres.NewCouponStore(d.Pool),
+			Publisher: d.Commands, Dedupe: redisx.NewDedupe(d.Redis, d.RedisBreaker), Log: d.Log.Named("reconcile")},
 		Platforms: &platform.Client{HTTP: platformClient(d.Config)},
 		Observer:  scheduler.NewReconcileMetrics(d.Registry),
 		Log:       d.Log.Named("reconcile"),
@@ -216,13 +216,6 @@ func newReconciler(d *Deps) *reconcile.Reconciler {
 		MaxDuration: d.Config.ReconcileMaxDuration,
 		MaxPages:    d.Config.ReconcileMaxPages,
 	}
-}
-
-// reconcileCoupons attributes a pulled sale by its code (members) or by
-// its coupon's id at the platform (coupon_ids).
-type reconcileCoupons struct {
-	*postgres.MemberStore
-	*postgres.CouponStore
 }
 
 // Close gives up the leadership.
