@@ -26,9 +26,9 @@ import (
 type Service struct {
 	merchants *settingsCache
 	// intake takes in the sales, its codes' lookups cached (couponCache)
-	// and its publishes bounded by PublishTimeout.
+	// and its publishes bounded by PublishTimeout; its Publisher carries
+	// the records without a command too.
 	intake    intake.Intake
-	publisher intake.Publisher
 	pending   *pendingRecords
 	limiter   Limiter
 	rateLimit int
@@ -84,7 +84,7 @@ func New(cfg Config) *Service {
 		merchants: newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
 		intake: intake.Intake{Coupons: newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now), Dedupe: cfg.Dedupe,
 			Publisher: cfg.Publisher, PublishTimeout: PublishTimeout, Log: cfg.Log},
-		publisher: cfg.Publisher, pending: newPendingRecords(cfg.Publisher, cfg.Log),
+		pending: newPendingRecords(cfg.Publisher, cfg.Log),
 		limiter: cfg.Limiter, rateLimit: cfg.RateLimit, failures: cfg.AuthFailures, clients: cfg.Clients,
 		log: cfg.Log, lines: cfg.Log.WithOptions(zap.AddCallerSkip(1)), now: cfg.Now, metrics: cfg.Metrics,
 	}
