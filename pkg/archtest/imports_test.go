@@ -32,7 +32,7 @@ var (
 		"netguard", "clientip", "bounds", "accesslog"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
-		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider"}
+		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider", "intake"}
 	// adapters talk to a dependency (platform: the platforms' APIs).
 	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker", "platform"}
 	// contracts bind domain types to an adapter's wire (topic names and

@@ -12,14 +12,14 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/jsontime"
 	"github.com/convida/convida/pkg/reconcile"
 )
 
 // ReconcileStore keeps the reconciliation runs (table
-// reconciliation_runs, migration 00021) and answers which commands the
-// ledger applied (it implements reconcile.Store).
+// reconciliation_runs, migration 00021) and reads what the ledger kept of
+// the sales it applied (it implements reconcile.Store).
 type ReconcileStore struct{ pool *pgxpool.Pool }
 
 var (
@@ -107,36 +107,35 @@ func (s *ReconcileStore) FinishRun(ctx context.Context, r reconcile.Run) error {
 	return nil
 }
 
-// Applied returns, by dedupe key, which of the order events the ledger
-// has applied for the merchant: their command id is in processed_commands
-// (its primary key), or, for a sale, its order has a referral (one per
-// order, decision 14), which still holds after RETENTION_PROCESSED_COMMANDS
-// forgot the command id.
-func (s *ReconcileStore) Applied(ctx context.Context, merchantID uuid.UUID, evs []*inbound.OrderEvent) (map[string]bool, error) {
-	keys := make([]string, len(evs))
-	var sources, orders []string
-	for i, ev := range evs {
-		keys[i] = ev.DedupeKey
-		if ev.Kind == inbound.KindSale {
-			sources, orders = append(sources, ev.Provider), append(orders, ev.OrderID)
-		}
+// Trace returns, of the command ids given, those the ledger processed
+// for the merchant (processed_commands' primary key), and of the orders
+// given, those that have a referral (one per order, decision 14): what
+// intake.AlreadyApplied decides by. One round trip.
+func (s *ReconcileStore) Trace(ctx context.Context, merchantID uuid.UUID, commandIDs []string, orders []intake.Order) (intake.Trace, error) {
+	t := intake.Trace{Commands: map[string]bool{}, Referred: map[intake.Order]bool{}}
+	platforms, ids := make([]string, len(orders)), make([]string, len(orders))
+	for i, o := range orders {
+		platforms[i], ids[i] = o.Platform, o.ID
 	}
-	rows, err := s.pool.Query(ctx, `SELECT command_id FROM processed_commands WHERE merchant_id = $1 AND command_id = ANY($2)
-UNION SELECT r.source || ':' || r.order_id || ':`+string(inbound.KindSale)+`' FROM referrals r
-  JOIN unnest($3::text[], $4::text[]) AS o(source, order_id) ON r.source = o.source AND r.order_id = o.order_id
-  WHERE r.merchant_id = $1`, merchantID, keys, sources, orders)
-	if err != nil {
-		return nil, fmt.Errorf("applied commands: %w", err)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT command_id FROM processed_commands WHERE merchant_id = $1 AND command_id = ANY($2)`, merchantID, commandIDs).
+		Query(func(rows pgx.Rows) error {
+			var id string
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error { t.Commands[id] = true; return nil })
+			return err
+		})
+	b.Queue(`SELECT r.source, r.order_id FROM referrals r
+  JOIN unnest($2::text[], $3::text[]) AS o(source, order_id) ON r.source = o.source AND r.order_id = o.order_id
+  WHERE r.merchant_id = $1`, merchantID, platforms, ids).
+		Query(func(rows pgx.Rows) error {
+			var o intake.Order
+			_, err := pgx.ForEachRow(rows, []any{&o.Platform, &o.ID}, func() error { t.Referred[o] = true; return nil })
+			return err
+		})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return intake.Trace{}, fmt.Errorf("ledger trace: %w", err)
 	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("applied commands: %w", err)
-	}
-	out := make(map[string]bool, len(found))
-	for _, key := range found {
-		out[key] = true
-	}
-	return out, nil
+	return t, nil
 }
 
 // runColumns are the columns scanRun reads, in its order.

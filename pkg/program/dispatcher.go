@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/dispatch"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/platform"
@@ -205,10 +206,9 @@ func NewReconcile(d *Deps) *scheduler.Reconcile {
 // dedupe, the delivery records and commands to the broker.
 func newReconciler(d *Deps, s stores, now func() time.Time) *reconcile.Reconciler {
 	return &reconcile.Reconciler{
-		Store:     s.reconciles,
-		Coupons:   reconcileCoupons{s.members, s.coupons},
-		Publisher: d.Commands,
-		Dedupe:    s.dedupe,
+		Store: s.reconciles,
+		Intake: intake.Intake{Coupons: s.members, CouponIDs: s.coupons, Publisher: d.Commands, Dedupe: s.dedupe,
+			Log: d.Log.Named("reconcile")},
 		Platforms: &platform.Client{HTTP: platformClient(d.Config)},
 		Observer:  scheduler.NewReconcileMetrics(d.Registry),
 		Log:       d.Log.Named("reconcile"),
@@ -218,13 +218,6 @@ func newReconciler(d *Deps, s stores, now func() time.Time) *reconcile.Reconcile
 		MaxPages:    d.Config.ReconcileMaxPages,
 		Cooldown:    d.Config.ReconcileCooldown,
 	}
-}
-
-// reconcileCoupons attributes a pulled sale by its code (members) or by
-// its coupon's id at the platform (coupon_ids).
-type reconcileCoupons struct {
-	*postgres.MemberStore
-	*postgres.CouponStore
 }
 
 // Close gives up the leadership.
