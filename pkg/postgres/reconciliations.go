@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +15,7 @@ import (
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
 )
 
@@ -217,17 +219,13 @@ WHERE status = 'running' AND claimed_at IS NOT NULL AND heartbeat_at < $1 RETURN
 
 // DueIntegrations returns the integrations of the providers given whose
 // last run started before startedBefore, or that never ran, and that
-// hold a pull's credentials (Guru and Yampi: a user token; Hotmart: client
-// id, client secret and basic token; Kiwify: client id, client secret and
-// account id): the scheduler's candidates (it reads each one's
-// credentials to check them whole, reconcile.Configured).
+// hold every setting their platform's pull needs (pullReadySQL): the
+// scheduler's candidates (it reads each one's credentials to check them
+// whole, reconcile.Configured).
 func (s *ReconcileStore) DueIntegrations(ctx context.Context, providers []string, startedBefore time.Time) ([]reconcile.Due, error) {
 	rows, err := s.pool.Query(ctx, `SELECT i.merchant_id, i.provider FROM integration_settings i
 WHERE i.provider = ANY($1)
-  AND CASE i.provider
-        WHEN 'hotmart' THEN i.client_id <> '' AND i.client_secret_enc IS NOT NULL AND i.basic_token_enc IS NOT NULL
-        WHEN 'kiwify' THEN i.client_id <> '' AND i.client_secret_enc IS NOT NULL AND i.account_id <> ''
-        ELSE i.user_token_enc IS NOT NULL END
+  AND `+pullReadySQL+`
   AND NOT EXISTS (SELECT 1 FROM reconciliation_runs r WHERE r.merchant_id = i.merchant_id AND r.provider = i.provider
                   AND r.started_at >= $2)
 ORDER BY i.merchant_id, i.provider`, providers, startedBefore)
@@ -240,3 +238,34 @@ ORDER BY i.merchant_id, i.provider`, providers, startedBefore)
 	}
 	return list, nil
 }
+
+// settingColumns are integration_settings' column of each role: the
+// sealed ones hold ciphertext or NULL, the others text or ”.
+var settingColumns = map[provider.Role]string{
+	provider.AccountToken: "account_token_enc", provider.WebhookSecret: "webhook_secret_enc",
+	provider.UserToken: "user_token_enc", provider.UserSecretKey: "user_secret_key_enc",
+	provider.ClientSecret: "client_secret_enc", provider.BasicToken: "basic_token_enc",
+	provider.StoreAlias: "store_alias", provider.APIURL: "api_url", provider.ClientID: "client_id",
+	provider.AccountID: "account_id", provider.AuthURL: "auth_url", provider.CheckoutURL: "checkout_url",
+}
+
+// pullReadySQL is the condition that row i holds every setting its
+// platform's pull needs, one branch per platform with a pull, written from
+// the descriptors: a platform added there is pulled without a line here.
+var pullReadySQL = func() string {
+	var b strings.Builder
+	b.WriteString("CASE i.provider")
+	for _, d := range provider.With(provider.Pull) {
+		fmt.Fprintf(&b, " WHEN '%s' THEN TRUE", d.Name) // names are lower-case words (provider's tests)
+		for _, name := range d.Needs[provider.Pull] {
+			st, _ := d.Setting(name)
+			if st.Role.Sealed() {
+				fmt.Fprintf(&b, " AND i.%s IS NOT NULL", settingColumns[st.Role])
+			} else {
+				fmt.Fprintf(&b, " AND i.%s <> ''", settingColumns[st.Role])
+			}
+		}
+	}
+	b.WriteString(" ELSE FALSE END")
+	return b.String()
+}()

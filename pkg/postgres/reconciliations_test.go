@@ -3,14 +3,20 @@ package postgres_test
 import (
 	"context"
 	"maps"
+	"slices"
 	"testing"
+	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
+	"github.com/convida/convida/pkg/reconcile"
+	"github.com/convida/convida/pkg/testenv"
 )
 
 // The ledger's trace of the sales it applied, as a pull reads it: the
@@ -52,5 +58,54 @@ func TestReconcileStoreTrace(t *testing.T) {
 	}
 	if none, err := rs.Trace(ctx, s.merchant.ID, nil, nil); err != nil || len(none.Commands)+len(none.Referred) != 0 {
 		t.Errorf("the trace of nothing = %+v, %v; want empty", none, err)
+	}
+}
+
+// The scheduler's candidates: for every platform with a pull, an
+// integration holding all its pull's settings is due, and one lacking any
+// single one of them is not; a platform without a pull never is.
+func TestDueIntegrationsHoldTheirPullsSettings(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	pool, box := testenv.MustPool(t), testenv.MustBox(t)
+	merchants := postgres.NewMerchantStore(pool, box)
+	rs := postgres.NewReconcileStore(pool)
+	save := func(d provider.Descriptor, except string) uuid.UUID {
+		m := testenv.MustMerchant(t, pool, box, merchant.Merchant{}).ID
+		in := merchant.Integration{Provider: d.Name}
+		for _, s := range d.Settings {
+			if s.Name != except {
+				in.Set(s, "https://example.com/"+s.Name)
+			}
+		}
+		if _, err := merchants.PutIntegration(ctx, m, in); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	want := map[reconcile.Due]bool{}
+	var ms []uuid.UUID
+	for _, d := range provider.All() {
+		whole := save(d, "")
+		ms = append(ms, whole)
+		if d.Can(provider.Pull) {
+			want[reconcile.Due{MerchantID: whole, Provider: d.Name}] = true
+		}
+		for _, need := range d.Needs[provider.Pull] {
+			ms = append(ms, save(d, need))
+		}
+	}
+	due, err := rs.DueIntegrations(ctx, provider.Names(), testenv.Now(t).Add(time.Hour))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[reconcile.Due]bool{}
+	for _, d := range due {
+		if slices.Contains(ms, d.MerchantID) {
+			got[d] = true
+		}
+	}
+	if !maps.Equal(got, want) {
+		t.Errorf("due = %v, want %v", got, want)
 	}
 }
