@@ -32,7 +32,7 @@ var (
 		"netguard", "clientip", "bounds", "accesslog", "l10n", "formguard", "webpage"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
-		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider", "portalaccess"}
+		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider", "intake", "portalaccess"}
 	// adapters talk to a dependency (platform: the platforms' APIs).
 	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker", "platform", "mailer"}
 	// contracts bind domain types to an adapter's wire (topic names and

@@ -101,7 +101,7 @@ type Target struct {
 // The kinds of target, and the id each is named by.
 const (
 	TargetAPIKey          = "api_key"          // the key's UUID, never the key
-	TargetIntegration     = "integration"      // the provider: guru, yampi
+	TargetIntegration     = "integration"      // the platform's name (pkg/provider)
 	TargetWebhookEndpoint = "webhook_endpoint" // wh_…
 	TargetDashboardUser   = "dashboard_user"   // the user's UUID (an invitation's is the user's to be)
 	TargetMember          = "member"           // mem_…

@@ -19,7 +19,7 @@ type portalData struct {
 }
 
 func (d *Dashboard) portalRoutes() {
-	if d.cfg.PortalSettings == nil || d.cfg.PortalTokens == nil {
+	if d.cfg.Stores.PortalSettings == nil || d.cfg.Stores.PortalTokens == nil {
 		return
 	}
 	d.page("GET "+Prefix+"/settings/portal", d.portalSettings)
@@ -28,7 +28,7 @@ func (d *Dashboard) portalRoutes() {
 }
 
 func (d *Dashboard) portalSettings(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	s, err := d.cfg.PortalSettings.PortalSettings(r.Context(), c.MerchantID())
+	s, err := d.cfg.Stores.PortalSettings.PortalSettings(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -56,7 +56,7 @@ func (d *Dashboard) savePortalSettings(w http.ResponseWriter, r *http.Request, c
 		return
 	}
 	s.UpdatedAt = d.now()
-	saved, err := d.cfg.PortalSettings.SavePortalSettings(r.Context(), s)
+	saved, err := d.cfg.Stores.PortalSettings.SavePortalSettings(r.Context(), s)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -72,7 +72,7 @@ func (d *Dashboard) openMemberPortal(w http.ResponseWriter, r *http.Request, c *
 	if !ok {
 		return
 	}
-	s, err := d.cfg.PortalSettings.PortalSettings(r.Context(), c.MerchantID())
+	s, err := d.cfg.Stores.PortalSettings.PortalSettings(r.Context(), c.MerchantID())
 	if err == nil && !s.Enabled {
 		d.flash(r, "portal.disabled")
 		http.Redirect(w, r, Prefix+"/members/"+m.ID.String(), http.StatusSeeOther)
@@ -80,7 +80,7 @@ func (d *Dashboard) openMemberPortal(w http.ResponseWriter, r *http.Request, c *
 	}
 	var t portalaccess.Token
 	if err == nil {
-		t, _, err = portalaccess.Mint(r.Context(), d.cfg.PortalTokens, portalaccess.KindSession, m, "", c.Lang, d.now())
+		t, _, err = portalaccess.Mint(r.Context(), d.cfg.Stores.PortalTokens, portalaccess.KindSession, m, "", c.Lang, d.now())
 	}
 	if err != nil {
 		d.fail(w, r, c, err)

@@ -34,7 +34,7 @@ type renderCase struct {
 // template that fails to execute fails here, not in front of a merchant.
 func TestRenderEveryPage(t *testing.T) {
 	t.Parallel()
-	d, err := New(Config{Sessions: memstore.New()})
+	d, err := New(Config{Access: Access{Sessions: memstore.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}

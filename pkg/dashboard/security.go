@@ -17,7 +17,7 @@ const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 
 // bodies no form sends (formguard). All of it happens before the session
 // is loaded.
 func (d *Dashboard) secure(next http.Handler) http.Handler {
-	guarded := formguard.Guard{PublicURL: d.cfg.PublicURL, Refuse: d.refuseForm}.Handler(next)
+	guarded := formguard.Guard{PublicURL: d.cfg.Access.PublicURL, Refuse: d.refuseForm}.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", contentSecurityPolicy)

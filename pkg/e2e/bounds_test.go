@@ -351,5 +351,18 @@ func (b *boundsRun) cases() map[string]boundsCase {
 			"created_at": 200, // not read with an approved_date
 			"order_id":   422, "approved_date": 422,
 		}},
+		"receiveEduzzWebhook": {platform: "eduzz", body: func() map[string]any {
+			return b.fixtureBody(eduzzPaid, map[string]any{"data.id": fmt.Sprintf("bounds-e-%d", b.next()),
+				"data.utm.content": b.ana.CouponCode})
+		}, over: map[string]int{
+			"data.buyer.name": 200, "data.buyer.email": 200, "data.buyer.document": 200,
+			"data.price.currency": 200, "data.utm.content": 200,
+			"data.utm.campaign": 200, // utm.content is read first
+			"id":                200, // the delivery's id: not read
+			"event":             200, // not handled: ignored
+			"sentDate":          200, // not read with a paidAt
+			"data.id":           422, // the dedupe key: refused, never cut
+			"data.paidAt":       422,
+		}},
 	}
 }

@@ -130,7 +130,7 @@ func walk(t *testing.T, name string, r *mux.Router) []route {
 // {provider}: the document has one operation per provider, since their
 // bodies and authentication differ. A new inbound adapter is added here and
 // to the document.
-var receiverProviders = []string{provider.Guru, provider.Yampi, provider.Hotmart, provider.Kiwify}
+var receiverProviders = []string{provider.Guru, provider.Yampi, provider.Hotmart, provider.Kiwify, provider.Eduzz}
 
 // expandProvider writes the receiver route once per provider.
 func expandProvider(t *testing.T, path string) []string {

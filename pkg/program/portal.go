@@ -50,28 +50,29 @@ func loadMail(get func(string) string) (MailConfig, error) {
 }
 
 // portalAPI is what the API's portal operations need.
-func (a *API) portalAPI() httpapi.PortalConfig {
-	return httpapi.PortalConfig{Tokens: postgres.NewPortalTokens(a.d.Pool), Settings: postgres.NewPortalSettings(a.d.Pool)}
+func (w *apiWiring) portalAPI() httpapi.PortalConfig {
+	return httpapi.PortalConfig{Tokens: postgres.NewPortalTokens(w.d.Pool), Settings: postgres.NewPortalSettings(w.d.Pool)}
 }
 
 // mountPortal serves the member's portal (/portal, /embed/portal) on r.
-func (a *API) mountPortal(r *mux.Router, waiter *ledger.Waiter, outcomes *postgres.OutcomeStore, merchants *postgres.MerchantStore) {
-	d := a.d
+func (w *apiWiring) mountPortal(r *mux.Router) {
+	d := w.d
 	cfg := portal.Config{
-		Merchants:    merchants,
-		Members:      postgres.NewMemberStore(d.Pool),
-		Wallets:      postgres.NewWalletReads(d.Pool),
-		Campaigns:    postgres.NewCampaignStore(d.Pool),
-		Integrations: merchants,
+		Merchants:    w.merchants,
+		Members:      w.members,
+		Wallets:      w.wallets,
+		Campaigns:    w.campaigns,
+		Integrations: w.merchants,
 		Tokens:       postgres.NewPortalTokens(d.Pool),
 		Settings:     postgres.NewPortalSettings(d.Pool),
-		Sessions:     postgres.NewPortalSessionStore(d.Pool, a.Now),
+		Sessions:     postgres.NewPortalSessionStore(d.Pool, w.now),
 		SignIns:      postgres.NewPortalSignIns(d.Pool),
-		Redeemer: ledger.Redeemer{Commands: d.Commands, Waiter: waiter, Redemptions: outcomes,
-			Integrations: merchants},
+		// The ledger command the API and the dashboard run.
+		Redeemer: ledger.Redeemer{Commands: d.Commands, Waiter: w.waiter, Redemptions: w.outcomes,
+			Integrations: w.merchants},
 		ActionTimeout:  d.Config.ActionTimeout,
 		Log:            d.Log.Named("portal"),
-		Now:            a.Now,
+		Now:            w.now,
 		PublicURL:      d.Config.PublicURL,
 		TrustedProxies: d.Config.TrustedProxies,
 		Classify:       postgres.Classify,
