@@ -9,6 +9,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gorilla/mux"
@@ -178,4 +179,19 @@ func (w *StatusWriter) Status() int {
 		return http.StatusOK
 	}
 	return w.status
+}
+
+// ServeMuxRoutes serves routes and gives the access log the route template
+// it chose ("/dashboard/members/{id}"), which it sets on the request as it
+// routes: the mux router in front only knows the prefix it is mounted at. A
+// template, never the path: /portal/s/{token} hides the token.
+func ServeMuxRoutes(routes *http.ServeMux) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		routes.ServeHTTP(w, r)
+		if _, path, ok := strings.Cut(r.Pattern, " "); ok {
+			Route(r, path)
+		} else if r.Pattern != "" {
+			Route(r, r.Pattern)
+		}
+	})
 }

@@ -42,6 +42,12 @@ const (
 	// IntegrationNotConfigured: a redemption needs a platform whose
 	// credentials the merchant has not set; refused before the ledger.
 	IntegrationNotConfigured Code = "integration_not_configured"
+
+	// MemberUnavailable: the member is blocked or erased, so gets no
+	// portal session (409).
+	MemberUnavailable Code = "member_unavailable"
+	// PortalDisabled: the merchant turned the member's portal off (409).
+	PortalDisabled Code = "portal_disabled"
 )
 
 // Error is an error with a Code and a message safe to show to the caller.

@@ -29,18 +29,18 @@ const module = "github.com/convida/convida"
 var (
 	// leaves import nothing of ours but other leaves.
 	leaves = []string{"apperr", "money", "ids", "jsontime", "event", "retry", "batch", "secretbox", "respond", "openapi", "procstat",
-		"netguard", "clientip", "bounds", "accesslog"}
+		"netguard", "clientip", "bounds", "accesslog", "l10n", "formguard", "webpage"}
 	// domain packages hold the rules.
 	domain = []string{"campaign", "member", "merchant", "referral", "ledger", "redemption", "webhook", "inbound",
-		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider"}
+		"outbox", "creator", "fraud", "report", "audit", "retention", "privacy", "reconcile", "provider", "intake", "portalaccess"}
 	// adapters talk to a dependency (platform: the platforms' APIs).
-	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker", "platform"}
+	adapters = []string{"postgres", "redisx", "kafkabus", "embeddedbroker", "platform", "mailer"}
 	// contracts bind domain types to an adapter's wire (topic names and
 	// codecs over kafkabus); test support builds real parts for tests.
 	contracts   = []string{"topic"}
 	testSupport = []string{"testenv", "testenv/backlog", "archtest", "e2e", "readme", "openapi/openapitest"}
 	// edges receive the outside world.
-	edges = []string{"httpapi", "ingest", "dispatch", "scheduler", "dashboard"}
+	edges = []string{"httpapi", "ingest", "dispatch", "scheduler", "dashboard", "portal"}
 	// wiring builds and runs the roles; only cmd/ may import it.
 	wiring = []string{"program"}
 )

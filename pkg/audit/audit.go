@@ -47,6 +47,9 @@ const (
 	// asked for through the API or the dashboard (target: the
 	// integration; details: the run and its window).
 	ReconciliationRequested = "reconciliation.requested"
+	// PortalSettingsUpdated: the member's portal settings changed (target:
+	// the portal; details: the fields changed).
+	PortalSettingsUpdated = "portal_settings.updated"
 )
 
 // DashboardUserInvitationCancelled is a pending invitation deleted; its
@@ -59,7 +62,7 @@ var Actions = []string{
 	WebhookEndpointCreated, WebhookEndpointUpdated, WebhookEndpointDeleted, WebhookEndpointSecretRotated,
 	DashboardUserInvited, DashboardUserInvitationCancelled, DashboardUserRemoved, DashboardUserRoleChanged,
 	SignInSucceeded, SignInFailed, PasswordChanged, MemberErased, CampaignUpdated,
-	MemberExported, CreatorTokenRotated, CreatorDeleted, ReconciliationRequested,
+	MemberExported, CreatorTokenRotated, CreatorDeleted, ReconciliationRequested, PortalSettingsUpdated,
 }
 
 // The kinds of actor.
@@ -98,11 +101,12 @@ type Target struct {
 // The kinds of target, and the id each is named by.
 const (
 	TargetAPIKey          = "api_key"          // the key's UUID, never the key
-	TargetIntegration     = "integration"      // the provider: guru, yampi
+	TargetIntegration     = "integration"      // the platform's name (pkg/provider)
 	TargetWebhookEndpoint = "webhook_endpoint" // wh_…
 	TargetDashboardUser   = "dashboard_user"   // the user's UUID (an invitation's is the user's to be)
 	TargetMember          = "member"           // mem_…
 	TargetCampaign        = "campaign"         // camp_…
+	TargetPortal          = "portal"           // "portal": the merchant's one portal
 )
 
 // Fields is the details of an update: the names of the fields it changed,

@@ -28,7 +28,7 @@ func TestNewTakesTheActorOfTheContext(t *testing.T) {
 
 func TestKnown(t *testing.T) {
 	t.Parallel()
-	if !audit.Known(audit.MemberErased) || audit.Known("member.deleted") || len(audit.Actions) != 20 {
+	if !audit.Known(audit.MemberErased) || audit.Known("member.deleted") || len(audit.Actions) != 21 {
 		t.Errorf("Known or Actions wrong: %d actions", len(audit.Actions))
 	}
 }

@@ -53,18 +53,18 @@ func (d *Dashboard) activity(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		page = 1
 	}
 	f := audit.Filter{Action: action, Limit: activityPerPage, Offset: (page - 1) * activityPerPage}
-	events, total, err := d.cfg.Audit.ListAuditEvents(r.Context(), c.MerchantID(), f)
+	events, total, err := d.cfg.Stores.Audit.ListAuditEvents(r.Context(), c.MerchantID(), f)
 	p := NewPagination(r, activityPerPage, total)
 	if err == nil && p.Offset() != f.Offset {
 		f.Offset = p.Offset()
-		events, total, err = d.cfg.Audit.ListAuditEvents(r.Context(), c.MerchantID(), f)
+		events, total, err = d.cfg.Stores.Audit.ListAuditEvents(r.Context(), c.MerchantID(), f)
 		p = NewPagination(r, activityPerPage, total)
 	}
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	users, err := d.cfg.Users.ListUsers(r.Context(), c.MerchantID())
+	users, err := d.cfg.Stores.Users.ListUsers(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return

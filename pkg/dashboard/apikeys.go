@@ -33,7 +33,7 @@ func (d *Dashboard) apiKeys(w http.ResponseWriter, r *http.Request, c *Ctx) {
 // new key exists in plain text only in this response (no-store, like
 // every dashboard page), never in a log or a later page.
 func (d *Dashboard) generateKey(w http.ResponseWriter, r *http.Request, c *Ctx) {
-	plain, _, err := d.cfg.Keys.CreateKey(r.Context(), c.MerchantID())
+	plain, _, err := d.cfg.Stores.Merchants.CreateKey(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -42,7 +42,7 @@ func (d *Dashboard) generateKey(w http.ResponseWriter, r *http.Request, c *Ctx) 
 }
 
 func (d *Dashboard) showKeys(w http.ResponseWriter, r *http.Request, c *Ctx, newKey string) {
-	keys, err := d.cfg.Keys.ListKeys(r.Context(), c.MerchantID())
+	keys, err := d.cfg.Stores.Merchants.ListKeys(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -56,7 +56,7 @@ func (d *Dashboard) showKeys(w http.ResponseWriter, r *http.Request, c *Ctx, new
 func (d *Dashboard) findKey(w http.ResponseWriter, r *http.Request, c *Ctx) (merchant.Key, bool) {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err == nil {
-		keys, err := d.cfg.Keys.ListKeys(r.Context(), c.MerchantID())
+		keys, err := d.cfg.Stores.Merchants.ListKeys(r.Context(), c.MerchantID())
 		if err != nil {
 			d.fail(w, r, c, err)
 			return merchant.Key{}, false
@@ -84,7 +84,7 @@ func (d *Dashboard) revokeKey(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		d.notFound(w, r, c)
 		return
 	}
-	if err := d.cfg.Keys.RevokeKeyByID(r.Context(), c.MerchantID(), id); err != nil {
+	if err := d.cfg.Stores.Merchants.RevokeKeyByID(r.Context(), c.MerchantID(), id); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}

@@ -20,10 +20,12 @@ import (
 // commission tiers (replaced whole, as PUT …/tiers).
 
 // CampaignStore creates, lists, reads and updates campaigns
-// (postgres.CampaignStore): the contracts the API shares.
+// (postgres.CampaignStore): the contracts the API shares, and the choices
+// the members' forms and filters offer.
 type CampaignStore interface {
 	campaign.Store
 	campaign.Catalog
+	CampaignChoices
 }
 
 const campaignsPerPage = 50
@@ -82,7 +84,7 @@ func (d *Dashboard) campaignRoutes() {
 
 func (d *Dashboard) campaigns(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	pageNum := requestedPage(r, campaignsPerPage)
-	list, total, err := d.cfg.Campaigns.ListCampaigns(r.Context(), c.MerchantID(),
+	list, total, err := d.cfg.Stores.Campaigns.ListCampaigns(r.Context(), c.MerchantID(),
 		campaign.Filter{Offset: (pageNum - 1) * campaignsPerPage, Limit: campaignsPerPage})
 	if err != nil {
 		d.fail(w, r, c, err)
@@ -238,7 +240,7 @@ func (d *Dashboard) createCampaign(w http.ResponseWriter, r *http.Request, c *Ct
 		refuse(err)
 		return
 	}
-	if err := d.cfg.Campaigns.CreateCampaign(r.Context(), &next); err != nil {
+	if err := d.cfg.Stores.Campaigns.CreateCampaign(r.Context(), &next); err != nil {
 		if apperr.Is(err, apperr.Invalid) {
 			refuse(err)
 			return
@@ -258,7 +260,7 @@ func (d *Dashboard) findCampaign(w http.ResponseWriter, r *http.Request, c *Ctx)
 		d.notFound(w, r, c)
 		return nil, false
 	}
-	cp, err := d.cfg.Campaigns.FindCampaignByID(r.Context(), c.MerchantID(), id)
+	cp, err := d.cfg.Stores.Campaigns.FindCampaignByID(r.Context(), c.MerchantID(), id)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return nil, false
@@ -311,7 +313,7 @@ func (d *Dashboard) showCampaign(w http.ResponseWriter, r *http.Request, c *Ctx,
 		data.Form = formOf(c.Lang, cp)
 	}
 	if data.Tiers == nil {
-		ts, err := d.cfg.Tiers.FindTiers(r.Context(), c.MerchantID(), cp.ID)
+		ts, err := d.cfg.Stores.Tiers.FindTiers(r.Context(), c.MerchantID(), cp.ID)
 		if err != nil {
 			d.fail(w, r, c, err)
 			return
@@ -341,7 +343,7 @@ func (d *Dashboard) updateCampaign(w http.ResponseWriter, r *http.Request, c *Ct
 	form.RewardType, form.IsDefault = cp.RewardType, cp.IsDefault
 	upd, err := form.toUpdate(cp.RewardType)
 	if err == nil {
-		_, err = campaign.Edit(r.Context(), d.cfg.Campaigns, c.MerchantID(), cp.ID, upd)
+		_, err = campaign.Edit(r.Context(), d.cfg.Stores.Campaigns, c.MerchantID(), cp.ID, upd)
 	}
 	switch {
 	case apperr.Is(err, apperr.Invalid):
@@ -361,7 +363,7 @@ func (d *Dashboard) makeDefault(w http.ResponseWriter, r *http.Request, c *Ctx) 
 		return
 	}
 	yes := true
-	if _, err := campaign.Edit(r.Context(), d.cfg.Campaigns, c.MerchantID(), cp.ID, campaign.Update{IsDefault: &yes}); err != nil {
+	if _, err := campaign.Edit(r.Context(), d.cfg.Stores.Campaigns, c.MerchantID(), cp.ID, campaign.Update{IsDefault: &yes}); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
@@ -409,7 +411,7 @@ func (d *Dashboard) replaceTiers(w http.ResponseWriter, r *http.Request, c *Ctx)
 	}
 	tiers, rows, err := readTiers(r)
 	if err == nil {
-		err = d.cfg.Tiers.ReplaceTiers(r.Context(), c.MerchantID(), cp.ID, tiers)
+		err = d.cfg.Stores.Tiers.ReplaceTiers(r.Context(), c.MerchantID(), cp.ID, tiers)
 	}
 	switch {
 	case apperr.Is(err, apperr.Invalid):

@@ -68,7 +68,7 @@ func (t *tiersOf) get(ctx context.Context, campaignID uuid.UUID) (creator.Tiers,
 	if ts, ok := t.seen[campaignID]; ok {
 		return ts, nil
 	}
-	ts, err := t.d.cfg.Tiers.FindTiers(ctx, t.merchantID, campaignID)
+	ts, err := t.d.cfg.Stores.Tiers.FindTiers(ctx, t.merchantID, campaignID)
 	if err == nil {
 		t.seen[campaignID] = ts
 	}
@@ -77,7 +77,7 @@ func (t *tiersOf) get(ctx context.Context, campaignID uuid.UUID) (creator.Tiers,
 
 func (d *Dashboard) creators(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	page, offset := requestPage(r, creatorsPerPage)
-	list, total, err := d.cfg.Creators.ListCreators(r.Context(), c.MerchantID(), creator.MonthStart(d.now()), offset, creatorsPerPage)
+	list, total, err := d.cfg.Stores.Creators.ListCreators(r.Context(), c.MerchantID(), creator.MonthStart(d.now()), offset, creatorsPerPage)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -125,7 +125,7 @@ func (d *Dashboard) creatorByPath(w http.ResponseWriter, r *http.Request, c *Ctx
 	if !ok {
 		return nil, nil, false
 	}
-	p, err := d.cfg.Creators.FindCreator(r.Context(), c.MerchantID(), m.ID)
+	p, err := d.cfg.Stores.Creators.FindCreator(r.Context(), c.MerchantID(), m.ID)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return nil, nil, false
@@ -141,13 +141,13 @@ func (d *Dashboard) creatorPage(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	ctx := r.Context()
 	data := creatorData{Profile: p, Member: m, MemberID: ids.Format(ids.Member, m.ID)}
 	var err error
-	if data.Standing, err = creator.StandingOf(ctx, d.cfg.Creators, d.cfg.Tiers,
+	if data.Standing, err = creator.StandingOf(ctx, d.cfg.Stores.Creators, d.cfg.Stores.Tiers,
 		creator.Who{MerchantID: c.MerchantID(), MemberID: m.ID, CampaignID: m.CampaignID}, d.now()); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
 	page, offset := requestPage(r, salesPerPage)
-	sales, total, err := d.cfg.Creators.ListCreatorSales(ctx, c.MerchantID(), m.ID, offset, salesPerPage)
+	sales, total, err := d.cfg.Stores.Creators.ListCreatorSales(ctx, c.MerchantID(), m.ID, offset, salesPerPage)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -185,7 +185,7 @@ func (d *Dashboard) showCreatorForm(w http.ResponseWriter, r *http.Request, c *C
 func (d *Dashboard) newCreatorPage(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	data := creatorFormData{}
 	if id, ok := ids.Parse(ids.Member, r.URL.Query().Get("member")); ok {
-		if m, err := d.cfg.Members.FindMemberByID(r.Context(), c.MerchantID(), id); err == nil {
+		if m, err := d.cfg.Stores.Members.FindMemberByID(r.Context(), c.MerchantID(), id); err == nil {
 			data.Member, data.MemberEmail, data.DisplayName = m, m.Email, m.Name
 		}
 	}
@@ -203,7 +203,7 @@ func profileForm(r *http.Request, form *creatorFormData) {
 // saveCreator stores the profile of form.Member through creator.Put, as
 // the API's PUT does, or re-renders the form saying why not.
 func (d *Dashboard) saveCreator(w http.ResponseWriter, r *http.Request, c *Ctx, form creatorFormData) {
-	_, err := creator.Put(r.Context(), d.cfg.Creators, creator.Profile{MerchantID: c.MerchantID(), MemberID: form.Member.ID,
+	_, err := creator.Put(r.Context(), d.cfg.Stores.Creators, creator.Profile{MerchantID: c.MerchantID(), MemberID: form.Member.ID,
 		DisplayName: form.DisplayName, Niche: form.Niche, InstagramUsername: form.Instagram})
 	if apperr.Is(err, apperr.Invalid) {
 		form.Alert, form.Detail = "creators.invalid", problem(c.Lang, err)
@@ -223,7 +223,7 @@ func (d *Dashboard) saveCreator(w http.ResponseWriter, r *http.Request, c *Ctx, 
 func (d *Dashboard) createCreator(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	form := creatorFormData{MemberEmail: strings.TrimSpace(r.PostFormValue("member_email"))}
 	profileForm(r, &form)
-	m, err := d.cfg.Members.FindMemberByEmailOrExternalID(r.Context(), c.MerchantID(), form.MemberEmail, "")
+	m, err := d.cfg.Stores.Members.FindMemberByEmailOrExternalID(r.Context(), c.MerchantID(), form.MemberEmail, "")
 	if apperr.Is(err, apperr.NotFound) || form.MemberEmail == "" {
 		form.Alert = "creators.no_member"
 		d.showCreatorForm(w, r, c, http.StatusUnprocessableEntity, form)
@@ -273,7 +273,7 @@ func (d *Dashboard) rotateToken(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	if !ok {
 		return
 	}
-	if _, err := d.cfg.Creators.RotateCreatorToken(r.Context(), c.MerchantID(), m.ID); err != nil {
+	if _, err := d.cfg.Stores.Creators.RotateCreatorToken(r.Context(), c.MerchantID(), m.ID); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}

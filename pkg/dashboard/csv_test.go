@@ -62,7 +62,7 @@ func TestCSVEmpty(t *testing.T) {
 // never ended as if whole.
 func TestExportCSVFailures(t *testing.T) {
 	t.Parallel()
-	d, err := New(Config{Sessions: memstore.New()})
+	d, err := New(Config{Access: Access{Sessions: memstore.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestExportCSVFailures(t *testing.T) {
 // the rows written.
 func TestExportCSVOutlivesTheWriteTimeout(t *testing.T) {
 	t.Parallel()
-	d, err := New(Config{Sessions: memstore.New()})
+	d, err := New(Config{Access: Access{Sessions: memstore.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -3,7 +3,6 @@ package dashboard
 import (
 	"context"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/alexedwards/scs/v2"
@@ -14,14 +13,8 @@ import (
 	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/clientip"
-	"github.com/convida/convida/pkg/creator"
-	"github.com/convida/convida/pkg/ledger"
-	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
-	"github.com/convida/convida/pkg/reconcile"
-	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/retry"
-	"github.com/convida/convida/pkg/webhook"
 )
 
 // KeyStore issues, lists and revokes API keys (postgres.MerchantStore).
@@ -58,90 +51,6 @@ type UserStore interface {
 	RecordFailedSignIn(ctx context.Context, users []merchant.DashboardUser, emailDigest string) error
 }
 
-// Config is what the dashboard needs: one field per store interface (a
-// phase-2 page adds the interface it needs here and program passes the
-// postgres store), the session store, and settings.
-type Config struct {
-	Merchants merchant.Finder
-	Keys      KeyStore
-	Users     UserStore
-	// Overview and Redemptions (overview.go, redemptions.go).
-	Overview          OverviewReads
-	Redemptions       RedemptionReads
-	RedemptionFinder  RedemptionFinder
-	RedemptionMembers member.Finder
-	// Referrals and Decisions: the Referrals section (referrals.go).
-	Referrals ReferralReads
-	Decisions ReferralDecider
-	// Campaigns and Tiers: the Campaigns section (campaigns.go).
-	Campaigns CampaignStore
-	Tiers     creator.TierStore
-	// Sessions keeps the sessions (postgres.NewSessionStore).
-	Sessions scs.Store
-	// Integrations and Deliveries serve /dashboard/integrations
-	// (integrations.go); IngestPublicURL (INGEST_PUBLIC_URL) is the base of
-	// the webhook URLs it shows.
-	Integrations    merchant.IntegrationStore
-	Deliveries      InboundDeliveries
-	IngestPublicURL string
-	// Reconciler and ReconciliationRuns serve the "Reconcile now" button
-	// and the last runs (reconcile.go); nil leaves them out.
-	// ReconcileWindow (RECONCILE_WINDOW) is how far back a run looks;
-	// ReconcileCooldown (RECONCILE_COOLDOWN) how long after a run's start
-	// the next may be asked for (the Reconciler refuses sooner ones: the
-	// page says from when).
-	Reconciler         reconcile.Starter
-	ReconciliationRuns reconcile.Runs
-	ReconcileWindow    time.Duration
-	ReconcileCooldown  time.Duration
-	// PlatformAllowPrivateNetworks lets an integration's API URL name
-	// loopback and private addresses, and http (PLATFORM_ALLOW_PRIVATE_NETWORKS).
-	PlatformAllowPrivateNetworks bool
-	// Webhooks and WebhookSender serve /dashboard/webhooks (webhooks.go).
-	// WebhookAllowPrivateNetworks lets an endpoint's URL name loopback and
-	// private addresses (WEBHOOK_ALLOW_PRIVATE_NETWORKS).
-	Webhooks                    webhook.ManualStore
-	WebhookSender               webhook.Sender
-	WebhookAllowPrivateNetworks bool
-
-	// Members and Creators (members.go, creators.go).
-	Members         MemberStore
-	Wallets         ledger.WalletReader
-	MemberCampaigns CampaignChoices
-	Coupons         redemption.Coupons
-	Creators        CreatorStore
-	// Redeemer runs a redemption on a member's behalf: the ledger command
-	// the API runs. ActionTimeout is how long it waits for the platform
-	// (ACTION_TIMEOUT; 0 is 10 s).
-	Redeemer      ledger.Redeemer
-	ActionTimeout time.Duration
-
-	Log *zap.Logger
-	Now func() time.Time
-	// PublicURL is how browsers reach the API (PUBLIC_URL): the origin
-	// state changes must come from, the base of invitation links, and https
-	// makes the session cookie Secure.
-	PublicURL string
-	// IdleTimeout and Lifetime end a session after so long without a
-	// request, and so long after sign-in whatever happens (0: 2h and 12h).
-	IdleTimeout, Lifetime time.Duration
-	// TrustedProxies (TRUSTED_PROXIES) tells the password throttle which
-	// client sent a request: the peer, or what a trusted proxy says it is.
-	TrustedProxies clientip.Resolver
-	// Audit reads the audit trail the Activity page shows (activity.go).
-	Audit audit.Trail
-	// AuthFailures is the API's failed-authentication limit per client
-	// (AUTH_FAILURE_LIMIT; nil: none): a wrong or throttled password counts
-	// as a failure, and a client blocked by it is answered 429 from memory,
-	// before the throttle's transaction, so a flood from one address costs
-	// no database work.
-	AuthFailures clientip.FailureLimit
-	// Classify, when set, recasts a store's error that says its database
-	// did not answer (postgres.Classify) so that the page is a 503 with
-	// Retry-After rather than a 500.
-	Classify func(error) error
-}
-
 // Dashboard is the merchant dashboard served under /dashboard.
 type Dashboard struct {
 	cfg      Config
@@ -166,49 +75,34 @@ func New(cfg Config) (*Dashboard, error) {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.AuthFailures == nil {
-		cfg.AuthFailures = clientip.NoFailureLimit{}
+	if cfg.Access.AuthFailures == nil {
+		cfg.Access.AuthFailures = clientip.NoFailureLimit{}
 	}
-	if cfg.IdleTimeout == 0 {
-		cfg.IdleTimeout = 2 * time.Hour
+	if cfg.Access.IdleTimeout == 0 {
+		cfg.Access.IdleTimeout = 2 * time.Hour
 	}
-	if cfg.Lifetime == 0 {
-		cfg.Lifetime = 12 * time.Hour
+	if cfg.Access.Lifetime == 0 {
+		cfg.Access.Lifetime = 12 * time.Hour
 	}
 	v, err := parseViews()
 	if err != nil {
 		return nil, err
 	}
 	sm := scs.New()
-	sm.Store = cfg.Sessions
-	sm.IdleTimeout, sm.Lifetime = cfg.IdleTimeout, cfg.Lifetime
+	sm.Store = cfg.Access.Sessions
+	sm.IdleTimeout, sm.Lifetime = cfg.Access.IdleTimeout, cfg.Access.Lifetime
 	sm.Cookie.Name = "convida_session"
 	sm.Cookie.Path = Prefix
 	sm.Cookie.HttpOnly = true
 	sm.Cookie.SameSite = http.SameSiteLaxMode
-	sm.Cookie.Secure = secureCookies(cfg.PublicURL)
+	sm.Cookie.Secure = secureCookies(cfg.Access.PublicURL)
 	d := &Dashboard{cfg: cfg, log: cfg.Log, now: cfg.Now, sessions: sm, views: v, routes: http.NewServeMux()}
 	sm.ErrorFunc = func(w http.ResponseWriter, r *http.Request, err error) { d.fail(w, r, nil, err) }
 	d.registerRoutes()
 	// The origin checks and the body limits come before the session is
 	// loaded: a refused request costs no session read.
-	d.handler = d.secure(sm.LoadAndSave(logRoute(d.routes)))
+	d.handler = d.secure(sm.LoadAndSave(accesslog.ServeMuxRoutes(d.routes)))
 	return d, nil
-}
-
-// logRoute gives the access log the route template the dashboard's mux
-// chose (/dashboard/members/{id}), which it sets on the request as it
-// routes: the API router only knows the /dashboard prefix. A template,
-// never the path: /dashboard/invite/{token} hides the invitation.
-func logRoute(routes *http.ServeMux) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		routes.ServeHTTP(w, r)
-		if _, path, ok := strings.Cut(r.Pattern, " "); ok {
-			accesslog.Route(r, path)
-		} else if r.Pattern != "" {
-			accesslog.Route(r, r.Pattern)
-		}
-	})
 }
 
 // Prefix is where the dashboard is mounted.
@@ -248,6 +142,7 @@ func (d *Dashboard) registerRoutes() {
 	d.memberRoutes()
 	d.creatorRoutes()
 	d.activityRoutes()
+	d.portalRoutes()
 	// Anything else: 404 (behind sign-in, so that probing reveals nothing).
 	d.page(Prefix+"/", func(w http.ResponseWriter, r *http.Request, c *Ctx) { d.notFound(w, r, c) })
 }

@@ -34,8 +34,9 @@
 //     Nav: "p", Data: data}). Lists use NewPagination (+ the template
 //     "pagination"), StatusTabs (+ "tabs") and CSV (csv.go).
 //   - A store the page needs is a small interface declared here, a field
-//     of Config, filled by pkg/program (roles.go, API.Router) with the
-//     postgres store.
+//     of Config.Stores (config.go; a store another page reads already is
+//     shared, not given again), filled by pkg/program (api.go,
+//     apiWiring.dashboard) with the postgres store.
 //   - Tests: a case in TestRenderEveryPage (render_test.go), HTTP tests on
 //     newEnv (helpers_test.go) for 404 on another merchant's ids and 403
 //     for a viewer's POST, and a browser test (browser_test.go) that

@@ -3,78 +3,28 @@ package dashboard
 import (
 	"fmt"
 	"strconv"
-	"strings"
 	"time"
 
-	"github.com/convida/convida/pkg/money"
+	"github.com/convida/convida/pkg/l10n"
 )
 
-// Money formats cents as reais the way lang writes them: "R$ 1.234,56" in
-// Portuguese, "R$1,234.56" in English; a negative amount leads with "-".
-func Money(lang string, cents int64) string {
-	sign := ""
-	u := uint64(cents)
-	if cents < 0 {
-		sign, u = "-", uint64(-(cents+1))+1 // math.MinInt64 has no positive twin
-	}
-	thousands, decimal, symbol := ",", ".", "R$"
-	if lang == Portuguese {
-		thousands, decimal, symbol = ".", ",", "R$ "
-	}
-	whole := strconv.FormatUint(u/100, 10)
-	grouped := make([]byte, 0, len(whole)+len(whole)/3)
-	for i := range len(whole) {
-		if i > 0 && (len(whole)-i)%3 == 0 {
-			grouped = append(grouped, thousands...)
-		}
-		grouped = append(grouped, whole[i])
-	}
-	frac := u % 100
-	return sign + symbol + string(grouped) + decimal + string(rune('0'+frac/10)) + string(rune('0'+frac%10))
-}
-
-// dayLayouts are how each language writes a day, with two digits for the
-// day and for the month: 01/12/2026 in Portuguese, 12/01/2026 in English.
-// The dashboard writes a day this way everywhere it shows or takes one:
-// tables (FormatDate, FormatDay), date fields (dayField, typedDays) and,
-// without the year, the chart's time axis (assets/overview.js, 01/12 or
-// 12/01).
-var dayLayouts = map[string]string{English: "01/02/2006", Portuguese: "02/01/2006"}
-
-// timeLayouts are how each language writes a time of day.
-var timeLayouts = map[string]string{English: "3:04 PM", Portuguese: "15:04"}
+// Money formats cents as reais the way lang writes them (l10n.Money).
+func Money(lang string, cents int64) string { return l10n.Money(lang, cents) }
 
 // FormatDate writes t in loc the way lang writes a date and time
-// ("25/11/2026 14:03" or "11/25/2026 2:03 PM"); the zero time is "—".
+// (l10n.FormatDate). The dashboard writes a day this way everywhere it
+// shows or takes one: tables (FormatDate, FormatDay), date fields
+// (dayField, typedDays) and, without the year, the chart's time axis
+// (assets/overview.js, 01/12 or 12/01).
 func FormatDate(lang string, loc *time.Location, t time.Time) string {
-	if t.IsZero() {
-		return "—"
-	}
-	return t.In(loc).Format(dayLayout(lang) + " " + timeLayout(lang))
+	return l10n.FormatDate(lang, loc, t)
 }
 
 // dayLayout is lang's layout of a day (English for a language without one).
-func dayLayout(lang string) string {
-	if l, ok := dayLayouts[lang]; ok {
-		return l
-	}
-	return dayLayouts[English]
-}
+func dayLayout(lang string) string { return l10n.DayLayout(lang) }
 
-// timeLayout is lang's layout of a time of day.
-func timeLayout(lang string) string {
-	if l, ok := timeLayouts[lang]; ok {
-		return l
-	}
-	return timeLayouts[English]
-}
-
-// TypedReais writes cents as a form's field shows them for lang to edit:
-// "1234,56" or "1234.56", no symbol nor grouping; either reads back
-// (money.ParseTypedReais) as the same cents.
-func TypedReais(lang string, cents int64) string {
-	return decimalMark(lang, money.FormatReais(cents))
-}
+// TypedReais writes cents as a form's field shows them (l10n.TypedReais).
+func TypedReais(lang string, cents int64) string { return l10n.TypedReais(lang, cents) }
 
 // FormatDecimal writes f with the fewest digits and lang's decimal mark
 // ("12,5" or "12.5"): a commission percent.
@@ -82,14 +32,8 @@ func FormatDecimal(lang string, f float64) string {
 	return decimalMark(lang, strconv.FormatFloat(f, 'f', -1, 64))
 }
 
-// decimalMark swaps the decimal point of a plain decimal text for a comma in
-// Portuguese.
-func decimalMark(lang, text string) string {
-	if lang == Portuguese {
-		return strings.Replace(text, ".", ",", 1)
-	}
-	return text
-}
+// decimalMark swaps the decimal point for a comma in Portuguese.
+func decimalMark(lang, text string) string { return l10n.DecimalMark(lang, text) }
 
 // Count writes an integer of any size the way FormatCount does (the
 // templates' "count"); another value as fmt prints it.

@@ -25,7 +25,7 @@ func BenchmarkTranslate(b *testing.B) {
 // BenchmarkRenderCreator renders the creator page in Portuguese, signed
 // in (navigation and all), as a handler does.
 func BenchmarkRenderCreator(b *testing.B) {
-	d, err := New(Config{Sessions: memstore.New()})
+	d, err := New(Config{Access: Access{Sessions: memstore.New()}})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -13,8 +13,6 @@ import (
 	"strconv"
 	"strings"
 	"testing"
-
-	"github.com/nicksnyder/go-i18n/v2/i18n"
 )
 
 // rawLocale is locales/<lang>.json as written: a key's value is its text,
@@ -57,7 +55,7 @@ func TestCatalogueComplete(t *testing.T) {
 				continue
 			}
 			for _, n := range []int{0, 1, 2, 21, 1000000} {
-				if _, err := texts.localizers[lang].Localize(&i18n.LocalizeConfig{MessageID: key, PluralCount: n}); err != nil {
+				if err := texts.CheckPlural(lang, key, n); err != nil {
 					t.Errorf("%s %q for %d: %v", lang, key, n, err)
 				}
 			}
@@ -111,7 +109,7 @@ var (
 // ("problem.code." + code).
 func TestCatalogueKeysUsed(t *testing.T) {
 	t.Parallel()
-	keys := texts.texts[English]
+	keys := texts.Texts(English)
 	spaces := map[string]bool{}
 	for key := range keys {
 		spaces[key[:strings.IndexByte(key+".", '.')]] = true

@@ -64,6 +64,9 @@ type platformView struct {
 	// ReadsSales: Convida uses the platform's API to read its sales only
 	// (Hotmart, Kiwify), not for redemptions or coupons.
 	ReadsSales bool
+	// Pulls: Convida can read the platform's sales (provider.Pull); a
+	// platform without a pull has no reconciliation, and the page says so.
+	Pulls bool
 	// CanReconcile: the settings hold the credentials of a pull
 	// (reconcile.Configured) and the dashboard can ask for a run; Runs
 	// are the last runs, newest first.
@@ -147,7 +150,7 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 	var data integrationsData
 	for _, pd := range provider.All() {
 		p := pd.Name
-		in, err := d.cfg.Integrations.FindIntegration(r.Context(), c.MerchantID(), p)
+		in, err := d.cfg.Stores.Merchants.FindIntegration(r.Context(), c.MerchantID(), p)
 		if err != nil && !apperr.Is(err, apperr.NotFound) {
 			d.fail(w, r, c, err)
 			return
@@ -157,11 +160,12 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 			saved = *in
 		}
 		v := platformView{Provider: p, Name: pd.Title, Fields: platformFields(pd, in),
-			WebhookURL: merchant.WebhookURL(d.cfg.IngestPublicURL, p, c.MerchantID()), APIMissing: saved.APIMissing(),
-			ReadsSales: readsSales(pd), HasAPI: pd.Can(provider.Redeem) || pd.Can(provider.Coupon) || pd.Can(provider.Pull)}
+			WebhookURL: merchant.WebhookURL(d.cfg.Integrations.IngestPublicURL, p, c.MerchantID()), APIMissing: saved.APIMissing(),
+			ReadsSales: readsSales(pd), Pulls: pd.Can(provider.Pull),
+			HasAPI: pd.Can(provider.Redeem) || pd.Can(provider.Coupon) || pd.Can(provider.Pull)}
 		if in != nil {
 			v.Configured, v.UpdatedAt = true, in.UpdatedAt
-			v.CanReconcile = d.cfg.Reconciler != nil && reconcile.Configured(*in)
+			v.CanReconcile = d.cfg.Integrations.Reconciler != nil && reconcile.Configured(*in)
 		}
 		if p == alertFor {
 			v.Alert = alert
@@ -171,7 +175,7 @@ func (d *Dashboard) showIntegrations(w http.ResponseWriter, r *http.Request, c *
 				}
 			}
 		}
-		if v.Deliveries, err = d.cfg.Deliveries.ListDeliveries(r.Context(), c.MerchantID(), p, recentDeliveries); err != nil {
+		if v.Deliveries, err = d.cfg.Stores.Deliveries.ListDeliveries(r.Context(), c.MerchantID(), p, recentDeliveries); err != nil {
 			d.fail(w, r, c, err)
 			return
 		}
@@ -194,7 +198,7 @@ func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *C
 		d.notFound(w, r, c)
 		return
 	}
-	in, err := merchant.CleanFields(p, r.PostFormValue, netguard.URLChecker(d.cfg.PlatformAllowPrivateNetworks))
+	in, err := merchant.CleanFields(p, r.PostFormValue, netguard.URLChecker(d.cfg.Integrations.AllowPrivateNetworks))
 	if apperr.Is(err, apperr.Invalid) {
 		d.showIntegrations(w, r, c, p, integrationAlert(err), http.StatusUnprocessableEntity)
 		return
@@ -203,7 +207,7 @@ func (d *Dashboard) saveIntegration(w http.ResponseWriter, r *http.Request, c *C
 		d.fail(w, r, c, err)
 		return
 	}
-	if _, err := d.cfg.Integrations.PutIntegration(r.Context(), c.MerchantID(), in); err != nil {
+	if _, err := d.cfg.Stores.Merchants.PutIntegration(r.Context(), c.MerchantID(), in); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
@@ -236,7 +240,7 @@ func (d *Dashboard) inboundDelivery(w http.ResponseWriter, r *http.Request, c *C
 		d.notFound(w, r, c)
 		return
 	}
-	del, err := d.cfg.Deliveries.FindDelivery(r.Context(), c.MerchantID(), id)
+	del, err := d.cfg.Stores.Deliveries.FindDelivery(r.Context(), c.MerchantID(), id)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return

@@ -346,6 +346,56 @@ func TestIntegrationsHotmartKiwify(t *testing.T) {
 	}
 }
 
+// Eduzz's form saves its webhook secret (write-only) and checkout link;
+// the page says its sales are not read (no reconciliation, in both
+// languages), and asking for one is 404; a member's page shows her Eduzz
+// referral link, her code in utm_content.
+func TestIntegrationsEduzz(t *testing.T) {
+	t.Parallel()
+	e := newEnv(t)
+	owner := e.owner()
+	mid := uuid.MustParse(e.demo.MerchantID)
+	const secret = "eduzz-secret-0123456789"
+	r := e.do(owner, http.MethodPost, "/dashboard/integrations/eduzz", url.Values{"webhook_secret": {secret},
+		"checkout_url": {"https://sun.eduzz.com/2384756?utm_source=insta"}})
+	if r.StatusCode != http.StatusSeeOther {
+		t.Fatalf("save Eduzz: %d: %s", r.StatusCode, r.body)
+	}
+	if in := e.integration(e.demo.MerchantID, "eduzz"); in.WebhookSecret != secret || in.CheckoutURL != "https://sun.eduzz.com/2384756?utm_source=insta" {
+		t.Errorf("Eduzz saved as %+v", in)
+	}
+	page := e.do(owner, http.MethodGet, "/dashboard/integrations", nil)
+	for _, want := range []string{"The Eduzz settings were saved.", `value="https://sun.eduzz.com/2384756?utm_source=insta"`,
+		`data-testid="webhook-url-eduzz" id="webhook-url-eduzz">` + merchant.WebhookURL(e.deps.Config.IngestPublicURL, "eduzz", mid) + "<",
+		`data-testid="no-pull-eduzz">Convida cannot read this platform&#39;s sales`} {
+		if !strings.Contains(page.body, want) {
+			t.Errorf("the page lacks %s: %s", want, page.body)
+		}
+	}
+	if strings.Contains(page.body, `data-testid="api-status-eduzz"`) || strings.Contains(page.body, `data-testid="no-pull-kiwify"`) ||
+		strings.Contains(page.body, secret) || e.logged(secret) {
+		t.Errorf("the page shows an API status or a no-pull sentence where it should not, or the secret: %s", page.body)
+	}
+	if pt := e.do(owner, http.MethodGet, "/dashboard/integrations", nil, "Accept-Language", "pt-BR"); !strings.Contains(pt.body,
+		`data-testid="no-pull-eduzz">O Convida não lê as vendas desta plataforma`) {
+		t.Errorf("the Portuguese page does not say Eduzz's sales are not read: %s", pt.body)
+	}
+	if r := e.do(owner, http.MethodPost, "/dashboard/integrations/eduzz/reconcile", nil); r.StatusCode != http.StatusNotFound {
+		t.Errorf("reconcile Eduzz: %d, want 404", r.StatusCode)
+	}
+	e.campaignFor(e.demo)
+	ana := e.createMember(owner, "Ana Souza", "ana@example.com")
+	stored, err := postgres.NewMemberStore(e.deps.Pool).FindMemberByID(context.Background(), mid, ana)
+	if err != nil {
+		t.Fatal(err)
+	}
+	memberPage := e.do(owner, http.MethodGet, "/dashboard/members/"+ana.String(), nil)
+	if want := `Eduzz referral link</dt><dd><code data-testid="eduzz-link">https://sun.eduzz.com/2384756?utm_content=` + stored.CouponCode +
+		"&amp;utm_source=insta<"; !strings.Contains(memberPage.body, want) {
+		t.Errorf("the member's page lacks her Eduzz link %s: %s", want, memberPage.body)
+	}
+}
+
 // "Reconcile now": shown once the platform's API credentials are saved;
 // a click records a run over RECONCILE_WINDOW for the scheduler and says
 // so, in the Activity page too; a second within RECONCILE_COOLDOWN says

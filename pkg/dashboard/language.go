@@ -22,7 +22,7 @@ func secureCookies(publicURL string) bool { return strings.HasPrefix(publicURL, 
 func (d *Dashboard) chooseLanguage(w http.ResponseWriter, r *http.Request, _ *Ctx) {
 	if l := r.PostFormValue("lang"); l == English || l == Portuguese {
 		http.SetCookie(w, &http.Cookie{Name: langCookie, Value: l, Path: Prefix, MaxAge: langCookieAge,
-			HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secureCookies(d.cfg.PublicURL)})
+			HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: secureCookies(d.cfg.Access.PublicURL)})
 	}
 	http.Redirect(w, r, localPath(r.PostFormValue("next")), http.StatusSeeOther)
 }

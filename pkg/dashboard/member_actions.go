@@ -17,7 +17,7 @@ func (d *Dashboard) setMemberStatus(status, flash string) handler {
 		if !ok {
 			return
 		}
-		if _, err := d.cfg.Members.UpdateMember(r.Context(), c.MerchantID(), m.ID, member.Update{Status: &status}); err != nil {
+		if _, err := d.cfg.Stores.Members.UpdateMember(r.Context(), c.MerchantID(), m.ID, member.Update{Status: &status}); err != nil {
 			d.fail(w, r, c, err)
 			return
 		}
@@ -34,7 +34,7 @@ func (d *Dashboard) provisionCoupon(w http.ResponseWriter, r *http.Request, c *C
 	if !ok {
 		return
 	}
-	if err := d.cfg.Coupons.RequestCoupons(r.Context(), c.MerchantID(), m.ID); err != nil {
+	if err := d.cfg.Stores.Coupons.RequestCoupons(r.Context(), c.MerchantID(), m.ID); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
@@ -58,7 +58,7 @@ func (d *Dashboard) eraseMember(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	if !ok {
 		return
 	}
-	if _, _, err := d.cfg.Members.EraseMember(r.Context(), c.MerchantID(), m.ID); err != nil {
+	if _, _, err := d.cfg.Stores.Members.EraseMember(r.Context(), c.MerchantID(), m.ID); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}

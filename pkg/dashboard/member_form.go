@@ -25,7 +25,7 @@ type memberFormData struct {
 }
 
 func (d *Dashboard) showMemberForm(w http.ResponseWriter, r *http.Request, c *Ctx, status int, data memberFormData) {
-	campaigns, err := d.cfg.MemberCampaigns.CampaignChoices(r.Context(), c.MerchantID())
+	campaigns, err := d.cfg.Stores.Campaigns.CampaignChoices(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -52,7 +52,7 @@ func (d *Dashboard) createMember(w http.ResponseWriter, r *http.Request, c *Ctx)
 	form := memberFormData{Name: strings.TrimSpace(r.PostFormValue("name")), Email: strings.TrimSpace(r.PostFormValue("email")),
 		Document: strings.TrimSpace(r.PostFormValue("document")), External: strings.TrimSpace(r.PostFormValue("external_id")),
 		Campaign: r.PostFormValue("campaign")}
-	m, _, err := member.Create(r.Context(), d.cfg.Members, d.cfg.Campaigns, member.Input{MerchantID: c.MerchantID(),
+	m, _, err := member.Create(r.Context(), d.cfg.Stores.Members, d.cfg.Stores.Campaigns, member.Input{MerchantID: c.MerchantID(),
 		CodePrefix: c.Merchant.CodePrefix, Name: form.Name, Email: form.Email, Document: form.Document,
 		ExternalID: form.External, Campaign: form.Campaign, CampaignField: campaignField})
 	switch v, _ := apperr.ViolationOf(err); {
@@ -101,7 +101,7 @@ func (d *Dashboard) updateMember(w http.ResponseWriter, r *http.Request, c *Ctx)
 		var camp *campaign.Campaign
 		var err error = apperr.Invalidf(campaignField, apperr.RuleUnknown, "no such campaign")
 		if form.Campaign != "" { // "" would be the default: a member leaves her campaign only for another
-			camp, err = campaign.Resolve(r.Context(), d.cfg.Campaigns, c.MerchantID(), campaignField, form.Campaign)
+			camp, err = campaign.Resolve(r.Context(), d.cfg.Stores.Campaigns, c.MerchantID(), campaignField, form.Campaign)
 		}
 		if apperr.Is(err, apperr.Invalid) {
 			form.Alert = "members.no_campaign"
@@ -114,7 +114,7 @@ func (d *Dashboard) updateMember(w http.ResponseWriter, r *http.Request, c *Ctx)
 		}
 		upd.CampaignID = &camp.ID
 	}
-	if _, err := d.cfg.Members.UpdateMember(r.Context(), c.MerchantID(), m.ID, upd); err != nil {
+	if _, err := d.cfg.Stores.Members.UpdateMember(r.Context(), c.MerchantID(), m.ID, upd); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}

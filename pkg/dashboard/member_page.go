@@ -65,38 +65,38 @@ func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m
 		data.RedeemKey = uuid.NewString()
 	}
 	var err error
-	if data.Wallet, err = d.cfg.Wallets.FindWallet(ctx, m.MerchantID, m.ID); err != nil {
+	if data.Wallet, err = d.cfg.Stores.Wallets.FindWallet(ctx, m.MerchantID, m.ID); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	if data.Transactions, err = d.cfg.Wallets.ListTransactions(ctx, m.MerchantID, m.ID); err != nil {
+	if data.Transactions, err = d.cfg.Stores.Wallets.ListTransactions(ctx, m.MerchantID, m.ID); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
 	data.Transactions = data.Transactions[:min(len(data.Transactions), memberDetailRows)]
-	if data.Entries, data.EntriesTotal, err = d.cfg.Wallets.ListEntries(ctx, m.MerchantID, m.ID,
+	if data.Entries, data.EntriesTotal, err = d.cfg.Stores.Wallets.ListEntries(ctx, m.MerchantID, m.ID,
 		ledger.EntryFilter{Limit: memberDetailRows}); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	if data.Referrals, _, err = d.cfg.Referrals.ReferralsPage(ctx, m.MerchantID,
+	if data.Referrals, _, err = d.cfg.Stores.Referrals.ReferralsPage(ctx, m.MerchantID,
 		referral.Filter{MemberID: m.ID, Limit: memberDetailRows}); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	if data.Redemptions, _, err = d.cfg.Redemptions.RedemptionsPage(ctx, m.MerchantID,
+	if data.Redemptions, _, err = d.cfg.Stores.Redemptions.RedemptionsPage(ctx, m.MerchantID,
 		redemption.Filter{MemberID: m.ID, Limit: memberDetailRows}); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	switch p, err := d.cfg.Creators.FindCreator(ctx, m.MerchantID, m.ID); {
+	switch p, err := d.cfg.Stores.Creators.FindCreator(ctx, m.MerchantID, m.ID); {
 	case err == nil:
 		data.Creator = p
 	case !apperr.Is(err, apperr.NotFound):
 		d.fail(w, r, c, err)
 		return
 	}
-	states, err := d.cfg.Coupons.CouponStates(ctx, m.MerchantID, []uuid.UUID{m.ID})
+	states, err := d.cfg.Stores.Coupons.CouponStates(ctx, m.MerchantID, []uuid.UUID{m.ID})
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -108,7 +108,7 @@ func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m
 		}
 		data.Coupons = append(data.Coupons, couponRow{Platform: p, CouponState: st})
 	}
-	checkouts, err := member.CheckoutsOf(ctx, d.cfg.Integrations, m.MerchantID)
+	checkouts, err := member.CheckoutsOf(ctx, d.cfg.Stores.Merchants, m.MerchantID)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -119,7 +119,7 @@ func (d *Dashboard) showMember(w http.ResponseWriter, r *http.Request, c *Ctx, m
 			data.ReferralLinks = append(data.ReferralLinks, referralLink{Platform: p.Name, Link: *link})
 		}
 	}
-	campaigns, err := d.cfg.MemberCampaigns.CampaignChoices(ctx, m.MerchantID)
+	campaigns, err := d.cfg.Stores.Campaigns.CampaignChoices(ctx, m.MerchantID)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -148,7 +148,7 @@ func (d *Dashboard) memberLedger(w http.ResponseWriter, r *http.Request, c *Ctx)
 		return
 	}
 	page, offset := requestPage(r, entriesPerPage)
-	entries, total, err := d.cfg.Wallets.ListEntries(r.Context(), m.MerchantID, m.ID, ledger.EntryFilter{Offset: offset, Limit: entriesPerPage})
+	entries, total, err := d.cfg.Stores.Wallets.ListEntries(r.Context(), m.MerchantID, m.ID, ledger.EntryFilter{Offset: offset, Limit: entriesPerPage})
 	if err != nil {
 		d.fail(w, r, c, err)
 		return

@@ -60,9 +60,9 @@ func (d *Dashboard) redeemForMember(w http.ResponseWriter, r *http.Request, c *C
 	if key == "" {
 		key = uuid.NewString()
 	}
-	red, pending, err := d.cfg.Redeemer.Redeem(r.Context(), ledger.RedeemRequest{Member: m,
+	red, pending, err := d.redeemer().Redeem(r.Context(), ledger.RedeemRequest{Member: m,
 		RedemptionID: ledger.RedemptionIDFor(c.MerchantID(), "dashboard:"+key), Amount: amount, Type: typ,
-		SubscriptionID: form.SubscriptionID, IssuedAt: d.now()}, time.Now().Add(d.redeemTimeout()))
+		SubscriptionID: form.SubscriptionID, IssuedAt: d.now()}, time.Now().Add(d.cfg.Actions.timeout()))
 	if err != nil {
 		if alert, ok := redeemAlerts[apperr.CodeOf(err)]; ok {
 			detail := problem(c.Lang, err)
@@ -93,9 +93,8 @@ func (d *Dashboard) redeemForMember(w http.ResponseWriter, r *http.Request, c *C
 	http.Redirect(w, r, Prefix+"/members/"+m.ID.String(), http.StatusSeeOther)
 }
 
-func (d *Dashboard) redeemTimeout() time.Duration {
-	if d.cfg.ActionTimeout > 0 {
-		return d.cfg.ActionTimeout
-	}
-	return 10 * time.Second
+// redeemer runs a redemption as the API does.
+func (d *Dashboard) redeemer() ledger.Redeemer {
+	a, s := d.cfg.Actions, d.cfg.Stores
+	return ledger.Redeemer{Commands: a.Commands, Waiter: a.Waiter, Redemptions: s.Outcomes, Integrations: s.Merchants}
 }

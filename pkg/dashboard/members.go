@@ -125,12 +125,12 @@ func (d *Dashboard) members(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	}
 	page, offset := requestPage(r, membersPerPage)
 	f.Offset, f.Limit = offset, membersPerPage
-	list, tabs, err := d.cfg.Members.MembersPage(r.Context(), c.MerchantID(), f)
+	list, tabs, err := d.cfg.Stores.Members.MembersPage(r.Context(), c.MerchantID(), f)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	campaigns, err := d.cfg.MemberCampaigns.CampaignChoices(r.Context(), c.MerchantID())
+	campaigns, err := d.cfg.Stores.Campaigns.CampaignChoices(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -157,7 +157,7 @@ func (d *Dashboard) members(w http.ResponseWriter, r *http.Request, c *Ctx) {
 func (d *Dashboard) membersCSV(w http.ResponseWriter, r *http.Request, c *Ctx, f member.Filter) {
 	out := NewCSV(w, "members.csv", []string{"id", "name", "email", "coupon_code", "status", "campaign_id",
 		"pending", "available", "total_earned", "referrals", "created_at"})
-	exportCSV(d, w, r, c, out, d.cfg.Members.MemberRows(r.Context(), c.MerchantID(), f), func(l member.Listed) []string {
+	exportCSV(d, w, r, c, out, d.cfg.Stores.Members.MemberRows(r.Context(), c.MerchantID(), f), func(l member.Listed) []string {
 		return []string{ids.Format(ids.Member, l.ID), l.Name, l.Email, l.CouponCode, l.Status,
 			ids.Format(ids.Campaign, l.CampaignID), money.FormatReais(l.Pending), money.FormatReais(l.Available),
 			money.FormatReais(l.TotalEarned), strconv.FormatInt(l.Stats.TotalReferrals, 10),
@@ -174,7 +174,7 @@ func (d *Dashboard) memberByPath(w http.ResponseWriter, r *http.Request, c *Ctx)
 		d.notFound(w, r, c)
 		return nil, false
 	}
-	m, err := d.cfg.Members.FindMemberByID(r.Context(), c.MerchantID(), id)
+	m, err := d.cfg.Stores.Members.FindMemberByID(r.Context(), c.MerchantID(), id)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return nil, false

@@ -176,7 +176,7 @@ func (d *Dashboard) overview(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		d.fail(w, r, c, err)
 		return
 	}
-	o, err := d.overviews.get(r.Context(), d.cfg.Overview, c.MerchantID(), rng, metric, d.now())
+	o, err := d.overviews.get(r.Context(), d.cfg.Stores.Overview, c.MerchantID(), rng, metric, d.now())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return

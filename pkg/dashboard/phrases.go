@@ -74,6 +74,7 @@ var phrases = []phrase{
 	phraseOf("no_pull_maps", `no pull maps sales of "(.*)"`, "l"),
 	// What they send that changes nothing.
 	phraseOf("refund_pending", `(\w+) event "(.*)" changes nothing until it is refunded or charged back`, "pl"),
+	phraseOf("never_paid", `(\w+) event "(.*)" of an invoice never paid changes nothing`, "pl"),
 	phraseOf("status_alias_ignored", `(\w+) order\.status\.updated with status alias "(.*)" is not handled`, "pl"),
 	phraseOf("transaction_status_ignored", `(\w+) transaction status "(.*)" is not handled`, "pl"),
 	phraseOf("event_ignored", `(\w+) event "(.*)" is not handled`, "pl"),

@@ -62,6 +62,9 @@ func serviceSentences(t *testing.T) []string {
 	handle("yampi", `{}`, nil, "")
 	handle("yampi", `{}`, nil, "tok")
 	handle("yampi", `{}`, h(inbound.YampiSignatureHeader, "AAAA"), "tok")
+	handle("eduzz", `{}`, nil, "")
+	handle("eduzz", `{}`, nil, "tok")
+	handle("eduzz", `{}`, h(inbound.EduzzSignatureHeader, "00"), "tok")
 	ctx := context.Background()
 	for _, err := range []error{netguard.ErrNotPublic, netguard.ErrNotHTTPS, context.DeadlineExceeded, syscall.ECONNREFUSED,
 		syscall.ECONNRESET, fmt.Errorf("dial: %w", syscall.EHOSTUNREACH)} {
@@ -80,6 +83,7 @@ func serviceSentences(t *testing.T) []string {
 		`hotmart event "PURCHASE_BILLET_PRINTED" changes nothing until it is refunded or charged back`,
 		`yampi order.status.updated with status alias "waiting" is not handled`, `kiwify order_status "waiting_payment" is not handled`,
 		`kiwify webhook_event_type "pix_created" is not handled`, `yampi event "cart.reminder" is not handled`,
+		`eduzz event "myeduzz.invoice_canceled" of an invoice never paid changes nothing`, `eduzz event "myeduzz.contract_created" is not handled`,
 		// pkg/platform, as coupons, redemptions and reconciliations record them.
 		`guru POST coupons answered 422: {"message":"code already taken"}`, "yampi GET promocodes answered 500",
 		"guru GET subscription: no answer within 10s (gave up after 3 attempts)", "kiwify GET sales answered 302 (redirects are not followed)",

@@ -70,12 +70,12 @@ func (d *Dashboard) redemption(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		d.notFound(w, r, c)
 		return
 	}
-	red, err := d.cfg.RedemptionFinder.FindRedemption(r.Context(), c.MerchantID(), id)
+	red, err := d.cfg.Stores.Outcomes.FindRedemption(r.Context(), c.MerchantID(), id)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	m, err := d.cfg.RedemptionMembers.FindMemberByID(r.Context(), c.MerchantID(), red.MemberID)
+	m, err := d.cfg.Stores.Members.FindMemberByID(r.Context(), c.MerchantID(), red.MemberID)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -117,9 +117,9 @@ func (d *Dashboard) redemptionFilter(ctx context.Context, c *Ctx, q url.Values) 
 	}
 	var m *member.Member
 	if id, ok := ids.Parse(ids.Member, who); ok {
-		m, err = d.cfg.RedemptionMembers.FindMemberByID(ctx, c.MerchantID(), id)
+		m, err = d.cfg.Stores.Members.FindMemberByID(ctx, c.MerchantID(), id)
 	} else {
-		m, err = d.cfg.RedemptionMembers.FindMemberByEmailOrExternalID(ctx, c.MerchantID(), who, "")
+		m, err = d.cfg.Stores.Members.FindMemberByEmailOrExternalID(ctx, c.MerchantID(), who, "")
 		if apperr.Is(err, apperr.NotFound) {
 			return f, "", false, nil
 		}
@@ -164,10 +164,10 @@ func (d *Dashboard) redemptions(w http.ResponseWriter, r *http.Request, c *Ctx) 
 			page = 1
 		}
 		f.Limit, f.Offset = redemptionsPerPage, (page-1)*redemptionsPerPage
-		data.Redemptions, tabs, err = d.cfg.Redemptions.RedemptionsPage(r.Context(), c.MerchantID(), f)
+		data.Redemptions, tabs, err = d.cfg.Stores.Redemptions.RedemptionsPage(r.Context(), c.MerchantID(), f)
 		if p := NewPagination(r, redemptionsPerPage, tabs.Total(f.Status)); err == nil && p.Offset() != f.Offset {
 			f.Offset = p.Offset() // past the last page: show the last
-			data.Redemptions, tabs, err = d.cfg.Redemptions.RedemptionsPage(r.Context(), c.MerchantID(), f)
+			data.Redemptions, tabs, err = d.cfg.Stores.Redemptions.RedemptionsPage(r.Context(), c.MerchantID(), f)
 		}
 		if err != nil {
 			d.fail(w, r, c, err)
@@ -194,7 +194,7 @@ func (d *Dashboard) redemptionsCSV(w http.ResponseWriter, r *http.Request, c *Ct
 	out := NewCSV(w, "redemptions.csv", []string{"id", "created_at", "member_id", "member_name", "member_email", "type",
 		"amount_brl", "status", "coupon_code", "coupon_expires_at", "subscription_id", "applied_cycles",
 		"failure_reason", "updated_at"})
-	exportCSV(d, w, r, c, out, d.cfg.Redemptions.RedemptionRows(r.Context(), c.MerchantID(), f), func(l redemption.Listed) []string {
+	exportCSV(d, w, r, c, out, d.cfg.Stores.Redemptions.RedemptionRows(r.Context(), c.MerchantID(), f), func(l redemption.Listed) []string {
 		return []string{l.ID.String(), l.CreatedAt.In(c.Loc).Format(time.RFC3339),
 			l.MemberID.String(), l.MemberName, l.MemberEmail, l.Type, money.FormatReais(l.Amount), l.Status,
 			l.Result.CouponCode, csvTime(l.Result.ExpiresAt, c.Loc), l.SubscriptionID, csvCycles(l.Result.AppliedCycles),

@@ -32,9 +32,10 @@ type ReferralReads interface {
 	ReferralRows(ctx context.Context, merchantID uuid.UUID, f referral.Filter) iter.Seq2[referral.Listed, error]
 }
 
-// ReferralDecider approves and rejects referrals (ledger.Decider).
-type ReferralDecider interface {
-	Decide(ctx context.Context, d ledger.Decision) (*referral.Listed, bool, error)
+// decider approves and rejects referrals as the API does.
+func (d *Dashboard) decider() ledger.Decider {
+	a := d.cfg.Actions
+	return ledger.Decider{Commands: a.Commands, Waiter: a.Waiter, Referrals: d.cfg.Stores.Referrals, Timeout: a.timeout()}
 }
 
 // referralsPerPage is the length of a page of the list.
@@ -167,7 +168,7 @@ func (d *Dashboard) referrals(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	}
 	pageNum := requestedPage(r, referralsPerPage)
 	f.Offset, f.Limit = (pageNum-1)*referralsPerPage, referralsPerPage
-	list, tabs, err := d.cfg.Referrals.ReferralsPage(r.Context(), c.MerchantID(), f)
+	list, tabs, err := d.cfg.Stores.Referrals.ReferralsPage(r.Context(), c.MerchantID(), f)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -175,7 +176,7 @@ func (d *Dashboard) referrals(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	p := NewPagination(r, referralsPerPage, tabs.Total(f.Status))
 	if p.Page != pageNum { // past the last page: show the last one
 		f.Offset = p.Offset()
-		if list, tabs, err = d.cfg.Referrals.ReferralsPage(r.Context(), c.MerchantID(), f); err != nil {
+		if list, tabs, err = d.cfg.Stores.Referrals.ReferralsPage(r.Context(), c.MerchantID(), f); err != nil {
 			d.fail(w, r, c, err)
 			return
 		}
@@ -223,7 +224,7 @@ func (d *Dashboard) referralsCSV(w http.ResponseWriter, r *http.Request, c *Ctx,
 	out := NewCSV(w, "referrals.csv", []string{"id", "created_at", "member_id", "member_name", "member_email", "source",
 		"order_id", "buyer_name", "buyer_email", "coupon", "order_value", "reward_amount", "status", "rejection_reason",
 		"review_required", "review_reasons", "warranty_expires_at", "unrecovered_amount", "notes"})
-	exportCSV(d, w, r, c, out, d.cfg.Referrals.ReferralRows(r.Context(), c.MerchantID(), f), func(l referral.Listed) []string {
+	exportCSV(d, w, r, c, out, d.cfg.Stores.Referrals.ReferralRows(r.Context(), c.MerchantID(), f), func(l referral.Listed) []string {
 		return []string{ids.Format(ids.Referral, l.ID), jsontime.Format(l.CreatedAt), ids.Format(ids.Member, l.MemberID),
 			l.MemberName, l.MemberEmail, l.Source, l.OrderID, l.RefereeName, l.RefereeEmail, l.CouponUsed,
 			money.FormatReais(l.OrderValue), money.FormatReais(l.RewardAmount), l.Status, l.RejectionReason,
@@ -240,7 +241,7 @@ func (d *Dashboard) findReferral(w http.ResponseWriter, r *http.Request, c *Ctx)
 		d.notFound(w, r, c)
 		return referralRow{}, false
 	}
-	l, err := d.cfg.Referrals.FindReferralByID(r.Context(), c.MerchantID(), id)
+	l, err := d.cfg.Stores.Referrals.FindReferralByID(r.Context(), c.MerchantID(), id)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return referralRow{}, false
@@ -289,10 +290,10 @@ func (d *Dashboard) decideReferral(typ string) handler {
 					Reason: dec.Reason, Notes: dec.Notes, Alert: alert}})
 			return
 		}
-		_, settled, err := d.cfg.Decisions.Decide(r.Context(), dec)
+		_, settled, err := d.decider().Decide(r.Context(), dec)
 		switch {
 		case apperr.Is(err, apperr.InvalidState):
-			if l, ferr := d.cfg.Referrals.FindReferralByID(r.Context(), c.MerchantID(), ref.ID); ferr == nil {
+			if l, ferr := d.cfg.Stores.Referrals.FindReferralByID(r.Context(), c.MerchantID(), ref.ID); ferr == nil {
 				ref = newReferralRow(*l)
 			}
 			d.render(w, r, c, Page{Template: "referral", Title: "referral.title", Nav: "referrals", Status: http.StatusConflict,

@@ -2,15 +2,9 @@ package dashboard
 
 import (
 	"bytes"
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
-	"fmt"
 	"html/template"
-	"io/fs"
 	"net/http"
-	"path"
-	"strings"
 	"time"
 	_ "time/tzdata" // the merchants' time zones, also on hosts without zoneinfo
 
@@ -20,6 +14,7 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/respond"
+	"github.com/convida/convida/pkg/webpage"
 )
 
 //go:embed templates/*.html
@@ -63,13 +58,6 @@ var navLinks = []navLink{
 	{Key: "api_keys", Href: Prefix + "/settings/api-keys"},
 }
 
-// views holds every page's template set, parsed once at start; each
-// rendering executes a clone with the request's language bound.
-type views struct {
-	pages  map[string]*template.Template
-	assets map[string]string // asset path → its content hash, for cache busting
-}
-
 // placeholderFuncs declares the functions render binds per request.
 var placeholderFuncs = template.FuncMap{
 	"t":              func(string) string { return "" },
@@ -85,47 +73,18 @@ var placeholderFuncs = template.FuncMap{
 	"platform":       provider.TitleOf,
 }
 
+// views are the pages and assets, parsed once at start (webpage.Parse).
+type views = webpage.Views
+
 func parseViews() (*views, error) {
-	v := &views{pages: map[string]*template.Template{}, assets: map[string]string{}}
-	err := fs.WalkDir(assetFS, "assets", func(p string, e fs.DirEntry, err error) error {
-		if err != nil || e.IsDir() {
-			return err
-		}
-		b, err := assetFS.ReadFile(p)
-		sum := sha256.Sum256(b)
-		v.assets[strings.TrimPrefix(p, "assets/")] = hex.EncodeToString(sum[:6])
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	base, err := template.New("base").Funcs(placeholderFuncs).ParseFS(templateFS, "templates/_*.html")
-	if err != nil {
-		return nil, err
-	}
-	files, err := fs.Glob(templateFS, "templates/*.html")
-	if err != nil {
-		return nil, err
-	}
-	for _, f := range files {
-		name := strings.TrimSuffix(path.Base(f), ".html")
-		if strings.HasPrefix(name, "_") {
-			continue
-		}
-		t, err := template.Must(base.Clone()).ParseFS(templateFS, f)
-		if err != nil {
-			return nil, fmt.Errorf("template %s: %w", f, err)
-		}
-		v.pages[name] = t
-	}
-	return v, nil
+	return webpage.Parse(webpage.MustSub(templateFS, "templates"), webpage.MustSub(assetFS, "assets"), placeholderFuncs)
 }
 
 // render writes p inside the layout in c's language, with no-store (a
 // page may show a secret, and none is worth caching). A rendering failure
 // is a programming error: it is logged and answered 500.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Page) {
-	tpl, ok := d.views.pages[p.Template]
+	tpl, ok := d.views.Pages[p.Template]
 	if !ok {
 		d.log.Error("dashboard: no such template", zap.String("template", p.Template))
 		http.Error(w, "internal error", http.StatusInternalServerError)
@@ -136,7 +95,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 		"plural":         func(key string, n int) string { return plural(c.Lang, key, n) },
 		"money":          func(cents int64) string { return Money(c.Lang, cents) },
 		"date":           func(at time.Time) string { return FormatDate(c.Lang, c.Loc, at) },
-		"asset":          func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.assets[name] },
+		"asset":          func(name string) string { return Prefix + "/assets/" + name + "?v=" + d.views.Assets[name] },
 		"count":          func(n any) string { return Count(c.Lang, n) },
 		"dayField":       func(iso string) string { return dayField(c.Lang, iso) },
 		"dayPlaceholder": func() string { return dayPlaceholder(c.Lang) },
@@ -226,21 +185,7 @@ func faviconHandler() http.Handler {
 	})
 }
 
-// assetHandler serves the embedded assets with long cache headers: their
-// URLs carry the content hash (the template func "asset"), so a new
-// version is a new URL.
+// assetHandler serves the embedded assets (webpage.AssetHandler).
 func assetHandler() http.Handler {
-	sub, err := fs.Sub(assetFS, "assets")
-	if err != nil {
-		panic(err)
-	}
-	files := http.StripPrefix(Prefix+"/assets/", http.FileServerFS(sub))
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasSuffix(r.URL.Path, "/") {
-			http.NotFound(w, r) // no directory listings
-			return
-		}
-		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
-		files.ServeHTTP(w, r)
-	})
+	return webpage.AssetHandler(webpage.MustSub(assetFS, "assets"), Prefix+"/assets/")
 }

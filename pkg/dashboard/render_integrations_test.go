@@ -25,10 +25,10 @@ func integrationsDataForRender(at time.Time, mid uuid.UUID, d inbound.Delivery) 
 	return integrationsData{Platforms: []platformView{
 		{Provider: "guru", Name: "Guru", HasAPI: true, Configured: true, UpdatedAt: at, Fields: platformFields(guruDescriptor, guru),
 			WebhookURL: merchant.WebhookURL("https://ingest.example.com/", "guru", mid), Deliveries: []inbound.Delivery{d},
-			APIMissing: guru.APIMissing(), CanReconcile: true,
+			APIMissing: guru.APIMissing(), Pulls: true, CanReconcile: true,
 			Runs: []reconcile.Run{{ID: uuid.New(), Provider: "guru", Status: reconcile.StatusSucceeded, StartedAt: at, Seen: 100, Missing: 10, Credited: 9, Reversed: 1},
 				{ID: uuid.New(), Provider: "guru", Status: reconcile.StatusFailed, StartedAt: at.Add(-time.Hour), Error: "guru GET transactions: 429"}}},
-		{Provider: "yampi", Name: "Yampi", HasAPI: true, Fields: platformFields(yampiDescriptor, nil), Alert: "integrations.bad_api_url",
+		{Provider: "yampi", Name: "Yampi", HasAPI: true, Pulls: true, Fields: platformFields(yampiDescriptor, nil), Alert: "integrations.bad_api_url",
 			WebhookURL: merchant.WebhookURL("https://ingest.example.com", "yampi", mid),
 			APIMissing: (&merchant.Integration{Provider: provider.Yampi}).APIMissing()},
 	}}

@@ -28,7 +28,7 @@ import (
 // stored; the English page shows each as stored.
 func TestServiceSentencesOnPortuguesePages(t *testing.T) {
 	t.Parallel()
-	d, err := New(Config{Sessions: memstore.New()})
+	d, err := New(Config{Access: Access{Sessions: memstore.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/ledger"
 	"github.com/convida/convida/pkg/member"
 	"github.com/convida/convida/pkg/merchant"
+	"github.com/convida/convida/pkg/portalaccess"
 	"github.com/convida/convida/pkg/redemption"
 	"github.com/convida/convida/pkg/referral"
 	"github.com/convida/convida/pkg/report"
@@ -33,7 +34,7 @@ type renderCase struct {
 // template that fails to execute fails here, not in front of a merchant.
 func TestRenderEveryPage(t *testing.T) {
 	t.Parallel()
-	d, err := New(Config{Sessions: memstore.New()})
+	d, err := New(Config{Access: Access{Sessions: memstore.New()}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,6 +59,10 @@ func TestRenderEveryPage(t *testing.T) {
 		{Page{Template: "api_keys", Title: "api_keys.title", Nav: "api_keys", Data: apiKeysData{Keys: []merchant.Key{key}, NewKey: "the-new-key"}}, true,
 			map[string][]string{English: {`data-testid="new-api-key" id="new-api-key">the-new-key<`, "Generate new key", "1a2b3c4d", "Revoke", "11/25/2026 2:03 PM", "Never"},
 				Portuguese: {"Gerar nova chave", "Revogar", "25/11/2026 14:03", "Nunca"}}},
+		{Page{Template: "portal_settings", Title: "portal.title", Nav: "portal", Data: portalData{Saved: true, Origins: "https://loja.example.com",
+			Settings: portalaccess.Settings{Enabled: true, EmbedOrigins: []string{"https://loja.example.com"}, BrandColor: "#0b6e4f"}}}, true,
+			map[string][]string{English: {"Member portal", "https://loja.example.com", "#0b6e4f", "Portal settings saved.", " checked"},
+				Portuguese: {"Portal do membro", "Sites que podem incorporar o portal"}}},
 		{Page{Template: "api_key_revoke", Title: "api_keys.revoke_title", Nav: "api_keys", Data: revokeData{Key: key}}, true,
 			map[string][]string{English: {"Yes, revoke", "1a2b3c4d"}, Portuguese: {"Sim, revogar"}}},
 		{Page{Template: "users", Title: "users.title", Nav: "users", Data: usersData{Users: []merchant.DashboardUser{*owner}}}, true,
@@ -206,7 +211,7 @@ func TestRenderEveryPage(t *testing.T) {
 			}
 		}
 	}
-	for name := range d.views.pages {
+	for name := range d.views.Pages {
 		if !covered[name] {
 			t.Errorf("templates/%s.html has no render test here", name)
 		}

@@ -1,10 +1,9 @@
 package dashboard
 
 import (
-	"errors"
 	"net/http"
-	"net/url"
-	"strings"
+
+	"github.com/convida/convida/pkg/formguard"
 )
 
 // contentSecurityPolicy allows only the dashboard's own scripts, styles
@@ -13,24 +12,12 @@ import (
 const contentSecurityPolicy = "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
 	"frame-ancestors 'none'; base-uri 'self'; form-action 'self'"
 
-// maxBody bounds every request body under /dashboard. The largest form (a
-// campaign with its commission tiers) is a few KiB.
-const maxBody = 64 << 10
-
 // secure sets the security headers on every response under /dashboard
-// (404s and assets included) and refuses cross-origin state changes: the
-// standard library's CrossOriginProtection (Sec-Fetch-Site, then Origin
-// against Host) and, when a browser sends Origin, a check that it is the
-// request's own or PUBLIC_URL's origin. Then it bounds the body (limitBody).
-// All of it happens before the session is loaded.
+// (404s and assets included) and refuses cross-origin state changes and
+// bodies no form sends (formguard). All of it happens before the session
+// is loaded.
 func (d *Dashboard) secure(next http.Handler) http.Handler {
-	cop := http.NewCrossOriginProtection()
-	cop.SetDenyHandler(http.HandlerFunc(d.forbiddenOrigin))
-	allowed := ""
-	if u, err := url.Parse(d.cfg.PublicURL); err == nil && u.Host != "" {
-		allowed = u.Scheme + "://" + u.Host
-	}
-	guarded := cop.Handler(d.limitBody(next))
+	guarded := formguard.Guard{PublicURL: d.cfg.Access.PublicURL, Refuse: d.refuseForm}.Handler(next)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		h := w.Header()
 		h.Set("Content-Security-Policy", contentSecurityPolicy)
@@ -40,59 +27,22 @@ func (d *Dashboard) secure(next http.Handler) http.Handler {
 		// Nothing under /dashboard is cached but the assets (which set their
 		// own): a page may show a key, a secret or a token.
 		h.Set("Cache-Control", "no-store")
-		if !safeMethod(r.Method) {
-			if origin := r.Header.Get("Origin"); origin != "" && !sameOrigin(origin, r, allowed) {
-				d.forbiddenOrigin(w, r)
-				return
-			}
-		}
 		guarded.ServeHTTP(w, r)
 	})
 }
 
-func safeMethod(m string) bool {
-	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+// refusals are the catalogue keys (title, message) of each refusal.
+var refusals = map[formguard.Reason][2]string{
+	formguard.CrossOrigin: {"error.forbidden.title", "error.forbidden.origin"},
+	formguard.Unsupported: {"error.unsupported.title", "error.unsupported"},
+	formguard.TooLarge:    {"error.too_large.title", "error.too_large"},
+	formguard.BadForm:     {"error.bad_request.title", "error.bad_form"},
 }
 
-// sameOrigin reports whether origin is the request's own (either scheme on
-// its Host) or the configured public origin.
-func sameOrigin(origin string, r *http.Request, public string) bool {
-	if public != "" && origin == public {
-		return true
-	}
-	u, err := url.Parse(origin)
-	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && u.Host == r.Host && u.Path == ""
-}
-
-// limitBody refuses a multipart body (415: no dashboard form uploads a
-// file, and parsing one would buffer up to 32 MiB) and one past maxBody
-// (413), and parses a state change's form here, before any handler: a
-// handler's PostFormValue then reads what was parsed, and cannot swallow
-// the error of a body cut short.
-func (d *Dashboard) limitBody(next http.Handler) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if strings.HasPrefix(strings.ToLower(strings.TrimSpace(r.Header.Get("Content-Type"))), "multipart/") {
-			d.refuseEarly(w, r, http.StatusUnsupportedMediaType, "error.unsupported.title", "error.unsupported")
-			return
-		}
-		if r.ContentLength > maxBody {
-			d.refuseEarly(w, r, http.StatusRequestEntityTooLarge, "error.too_large.title", "error.too_large")
-			return
-		}
-		r.Body = http.MaxBytesReader(w, r.Body, maxBody)
-		if !safeMethod(r.Method) {
-			if err := r.ParseForm(); err != nil {
-				var tooLarge *http.MaxBytesError
-				if errors.As(err, &tooLarge) {
-					d.refuseEarly(w, r, http.StatusRequestEntityTooLarge, "error.too_large.title", "error.too_large")
-				} else {
-					d.refuseEarly(w, r, http.StatusBadRequest, "error.bad_request.title", "error.bad_form")
-				}
-				return
-			}
-		}
-		next.ServeHTTP(w, r)
-	})
+// refuseForm answers a request formguard refused.
+func (d *Dashboard) refuseForm(w http.ResponseWriter, r *http.Request, why formguard.Reason) {
+	keys := refusals[why]
+	d.refuseEarly(w, r, why.Status(), keys[0], keys[1])
 }
 
 // refuseEarly answers a request refused before its session was loaded: the
@@ -100,10 +50,4 @@ func (d *Dashboard) limitBody(next http.Handler) http.Handler {
 func (d *Dashboard) refuseEarly(w http.ResponseWriter, r *http.Request, status int, title, message string) {
 	d.render(w, r, &Ctx{Lang: requestLang(r), Loc: defaultZone}, Page{Template: "error", Title: title,
 		Status: status, Data: errorData{Message: message}})
-}
-
-// forbiddenOrigin answers a cross-origin state change: 403 and a page
-// saying so, in the request's language, without touching the session.
-func (d *Dashboard) forbiddenOrigin(w http.ResponseWriter, r *http.Request) {
-	d.refuseEarly(w, r, http.StatusForbidden, "error.forbidden.title", "error.forbidden.origin")
 }

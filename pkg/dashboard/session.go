@@ -9,6 +9,7 @@ import (
 	"github.com/convida/convida/pkg/accesslog"
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
+	"github.com/convida/convida/pkg/l10n"
 	"github.com/convida/convida/pkg/merchant"
 )
 
@@ -45,15 +46,7 @@ func (c *Ctx) MerchantID() uuid.UUID { return c.Merchant.ID }
 type handler func(w http.ResponseWriter, r *http.Request, c *Ctx)
 
 // defaultZone is the merchants' time zone until a merchant can choose one.
-var defaultZone = mustZone("America/Sao_Paulo")
-
-func mustZone(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err)
-	}
-	return loc
-}
+var defaultZone = l10n.Zone
 
 // public registers a handler anyone may reach (sign in, invitations).
 func (d *Dashboard) public(pattern string, h handler) {
@@ -80,14 +73,14 @@ func (d *Dashboard) page(pattern string, h handler) {
 // under its context: the user's id, labelled with their e-mail.
 func (d *Dashboard) actingAs(r *http.Request, u *merchant.DashboardUser) *http.Request {
 	actor := audit.Actor{Type: audit.ActorDashboardUser, ID: u.ID.String(), Label: u.Email}
-	return r.WithContext(audit.WithActor(r.Context(), actor, d.cfg.TrustedProxies.String(r)))
+	return r.WithContext(audit.WithActor(r.Context(), actor, d.cfg.Access.TrustedProxies.String(r)))
 }
 
 // anonymous returns r carrying a client who has not signed in, from r's
 // client address, as the actor of the audit events written under its
 // context (a failed sign-in names no user as its actor).
 func (d *Dashboard) anonymous(r *http.Request) *http.Request {
-	return r.WithContext(audit.WithActor(r.Context(), audit.Anonymous, d.cfg.TrustedProxies.String(r)))
+	return r.WithContext(audit.WithActor(r.Context(), audit.Anonymous, d.cfg.Access.TrustedProxies.String(r)))
 }
 
 // action registers a state-changing handler for owners only: a viewer
@@ -117,7 +110,7 @@ func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
 		return nil
 	}
 	c := &Ctx{Lang: requestLang(r), Loc: defaultZone}
-	u, err := d.cfg.Users.FindUser(ctx, mid, uid)
+	u, err := d.cfg.Stores.Users.FindUser(ctx, mid, uid)
 	if apperr.Is(err, apperr.NotFound) || (err == nil && u.SessionVersion != d.sessions.GetInt64(ctx, sessionVersion)) {
 		if err := d.sessions.Destroy(ctx); err != nil {
 			d.fail(w, r, c, err)
@@ -130,7 +123,7 @@ func (d *Dashboard) signedIn(w http.ResponseWriter, r *http.Request) *Ctx {
 		d.fail(w, r, c, err)
 		return nil
 	}
-	m, err := d.cfg.Merchants.FindMerchantByID(ctx, mid)
+	m, err := d.cfg.Stores.Merchants.FindMerchantByID(ctx, mid)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return nil

@@ -19,7 +19,7 @@ func TestSessionCookieSettings(t *testing.T) {
 		{"https://convida.example.com", true},
 		{"http://localhost:8080", false},
 	} {
-		d, err := New(Config{Sessions: memstore.New(), PublicURL: tc.publicURL})
+		d, err := New(Config{Access: Access{Sessions: memstore.New(), PublicURL: tc.publicURL}})
 		if err != nil {
 			t.Fatal(err)
 		}

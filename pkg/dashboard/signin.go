@@ -93,7 +93,7 @@ func (d *Dashboard) signInSubmit(w http.ResponseWriter, r *http.Request, c *Ctx)
 	var users, matched []merchant.DashboardUser
 	res, err := d.throttled(r, email, func() (bool, error) {
 		var err error
-		if users, err = d.cfg.Users.FindUsersByEmail(ctx, email); err != nil {
+		if users, err = d.cfg.Stores.Users.FindUsersByEmail(ctx, email); err != nil {
 			return false, err
 		}
 		matched = passwordMatches(users, password)
@@ -103,8 +103,8 @@ func (d *Dashboard) signInSubmit(w http.ResponseWriter, r *http.Request, c *Ctx)
 	case err != nil:
 	case res == passwordWrong:
 		d.log.Info("dashboard sign-in failed", zap.String("email_sha256", merchant.EmailDigest(email)),
-			zap.String("client_ip", d.cfg.TrustedProxies.String(r)))
-		err = d.cfg.Users.RecordFailedSignIn(d.anonymous(r).Context(), users, merchant.EmailDigest(email))
+			zap.String("client_ip", d.cfg.Access.TrustedProxies.String(r)))
+		err = d.cfg.Stores.Users.RecordFailedSignIn(d.anonymous(r).Context(), users, merchant.EmailDigest(email))
 	case res == passwordRight && len(matched) == 1:
 		err = d.enter(r, &matched[0], nil)
 	case res == passwordRight:
@@ -131,7 +131,7 @@ func (d *Dashboard) signInSubmit(w http.ResponseWriter, r *http.Request, c *Ctx)
 // enter records u's sign-in (sign_in.succeeded by u, with details) and
 // starts u's session.
 func (d *Dashboard) enter(r *http.Request, u *merchant.DashboardUser, details map[string]any) error {
-	if err := d.cfg.Users.RecordSignIn(d.actingAs(r, u).Context(), u, details); err != nil {
+	if err := d.cfg.Stores.Users.RecordSignIn(d.actingAs(r, u).Context(), u, details); err != nil {
 		return err
 	}
 	return d.signIn(r, u)
@@ -186,7 +186,7 @@ func (d *Dashboard) changePassword(w http.ResponseWriter, r *http.Request, c *Ct
 	hash, err := hashPassword(newPassword)
 	var version int64
 	if err == nil {
-		version, err = d.cfg.Users.SetPassword(r.Context(), c.User.MerchantID, c.User.ID, hash)
+		version, err = d.cfg.Stores.Users.SetPassword(r.Context(), c.User.MerchantID, c.User.ID, hash)
 	}
 	if err == nil {
 		// A new token: a session stolen before the change does not survive it.

@@ -75,14 +75,14 @@ func (d *Dashboard) choices(r *http.Request) ([]merchantChoice, error) {
 		if err1 != nil || err2 != nil || err3 != nil {
 			continue
 		}
-		u, err := d.cfg.Users.FindUser(ctx, mid, uid)
+		u, err := d.cfg.Stores.Users.FindUser(ctx, mid, uid)
 		if apperr.Is(err, apperr.NotFound) || (err == nil && u.SessionVersion != version) {
 			continue
 		}
 		if err != nil {
 			return nil, err
 		}
-		m, err := d.cfg.Merchants.FindMerchantByID(ctx, mid)
+		m, err := d.cfg.Stores.Merchants.FindMerchantByID(ctx, mid)
 		if err != nil {
 			return nil, err
 		}

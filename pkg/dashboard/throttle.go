@@ -47,16 +47,16 @@ const (
 // stays counted as a failure; a right one is forgotten.
 func (d *Dashboard) throttled(r *http.Request, email string, check func() (bool, error)) (passwordCheck, error) {
 	ctx := r.Context()
-	client := d.cfg.TrustedProxies.Key(r)
-	if d.cfg.AuthFailures.Blocked(client) > 0 {
-		d.cfg.AuthFailures.Refused()
+	client := d.cfg.Access.TrustedProxies.Key(r)
+	if d.cfg.Access.AuthFailures.Blocked(client) > 0 {
+		d.cfg.Access.AuthFailures.Refused()
 		return passwordThrottled, nil
 	}
 	now := d.now()
-	id, err := d.cfg.Users.ClaimSignInAttempt(ctx, email, client, now, signInLimits)
+	id, err := d.cfg.Stores.Users.ClaimSignInAttempt(ctx, email, client, now, signInLimits)
 	if apperr.Is(err, apperr.RateLimited) {
-		d.cfg.AuthFailures.Failed(ctx, client)
-		d.log.Warn("dashboard password check throttled", zap.String("client_ip", d.cfg.TrustedProxies.String(r)), zap.String("path", r.URL.Path))
+		d.cfg.Access.AuthFailures.Failed(ctx, client)
+		d.log.Warn("dashboard password check throttled", zap.String("client_ip", d.cfg.Access.TrustedProxies.String(r)), zap.String("path", r.URL.Path))
 		return passwordThrottled, nil
 	}
 	if err != nil {
@@ -64,11 +64,11 @@ func (d *Dashboard) throttled(r *http.Request, email string, check func() (bool,
 	}
 	right, err := check()
 	if err != nil || !right {
-		d.cfg.AuthFailures.Failed(ctx, client)
+		d.cfg.Access.AuthFailures.Failed(ctx, client)
 		return passwordWrong, err
 	}
 	// Forgotten even when the client has gone: a success must not count.
-	if err := d.cfg.Users.ForgetSignInAttempt(context.WithoutCancel(ctx), id); err != nil {
+	if err := d.cfg.Stores.Users.ForgetSignInAttempt(context.WithoutCancel(ctx), id); err != nil {
 		d.log.Warn("dashboard: forgetting a right sign-in attempt", zap.Error(err))
 	}
 	return passwordRight, nil

@@ -58,12 +58,12 @@ func (d *Dashboard) users(w http.ResponseWriter, r *http.Request, c *Ctx) {
 }
 
 func (d *Dashboard) showUsers(w http.ResponseWriter, r *http.Request, c *Ctx, status int, data usersData) {
-	users, err := d.cfg.Users.ListUsers(r.Context(), c.MerchantID())
+	users, err := d.cfg.Stores.Users.ListUsers(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
-	invites, err := d.cfg.Users.ListInvites(r.Context(), c.MerchantID(), d.now())
+	invites, err := d.cfg.Stores.Users.ListInvites(r.Context(), c.MerchantID(), d.now())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -85,7 +85,7 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	}
 	// Only this merchant's users are looked at: an e-mail that is a user
 	// elsewhere is invited as any new one, and nothing here tells.
-	if _, err := d.cfg.Users.FindUserByEmail(ctx, c.MerchantID(), email); err == nil {
+	if _, err := d.cfg.Stores.Users.FindUserByEmail(ctx, c.MerchantID(), email); err == nil {
 		d.showUsers(w, r, c, http.StatusConflict, usersData{Email: email, Alert: "users.exists"})
 		return
 	} else if !apperr.Is(err, apperr.NotFound) {
@@ -94,14 +94,14 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	}
 	token, hash := merchant.NewInviteToken()
 	in := &merchant.Invite{MerchantID: c.MerchantID(), Email: email, Role: role, ExpiresAt: d.now().Add(inviteLifetime)}
-	if err := d.cfg.Users.CreateInvite(ctx, in, hash); err != nil {
+	if err := d.cfg.Stores.Users.CreateInvite(ctx, in, hash); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
 	d.log.Info("dashboard invitation created", zap.String("invite_id", in.ID.String()),
 		zap.String("merchant_id", in.MerchantID.String()), zap.String("role", role), zap.String("by", c.User.ID.String()))
 	d.showUsers(w, r, c, http.StatusOK, usersData{
-		InviteLink: strings.TrimSuffix(d.cfg.PublicURL, "/") + Prefix + "/invite/" + token, InvitedEmail: email})
+		InviteLink: strings.TrimSuffix(d.cfg.Access.PublicURL, "/") + Prefix + "/invite/" + token, InvitedEmail: email})
 }
 
 // cancelInvite deletes a pending invitation: its link is the 404 page
@@ -109,7 +109,7 @@ func (d *Dashboard) invite(w http.ResponseWriter, r *http.Request, c *Ctx) {
 func (d *Dashboard) cancelInvite(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	id, err := uuid.Parse(r.PathValue("id"))
 	if err == nil {
-		err = d.cfg.Users.CancelInvite(r.Context(), c.MerchantID(), id)
+		err = d.cfg.Stores.Users.CancelInvite(r.Context(), c.MerchantID(), id)
 	} else {
 		err = apperr.Errorf(apperr.NotFound, "invitation not found")
 	}
@@ -131,7 +131,7 @@ func (d *Dashboard) findUser(w http.ResponseWriter, r *http.Request, c *Ctx) (*m
 		d.notFound(w, r, c)
 		return nil, false
 	}
-	u, err := d.cfg.Users.FindUser(r.Context(), c.MerchantID(), id)
+	u, err := d.cfg.Stores.Users.FindUser(r.Context(), c.MerchantID(), id)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return nil, false
@@ -152,7 +152,7 @@ func (d *Dashboard) changeRole(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		d.showUsers(w, r, c, http.StatusUnprocessableEntity, usersData{Alert: "users.bad_role"})
 		return
 	}
-	err := d.cfg.Users.SetRole(r.Context(), c.MerchantID(), u.ID, role)
+	err := d.cfg.Stores.Users.SetRole(r.Context(), c.MerchantID(), u.ID, role)
 	if errors.Is(err, merchant.ErrLastOwner) {
 		d.showUsers(w, r, c, http.StatusConflict, usersData{Alert: "users.last_owner_role"})
 		return
@@ -172,7 +172,7 @@ func (d *Dashboard) confirmRemove(w http.ResponseWriter, r *http.Request, c *Ctx
 	if !ok {
 		return
 	}
-	users, err := d.cfg.Users.ListUsers(r.Context(), c.MerchantID())
+	users, err := d.cfg.Stores.Users.ListUsers(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -195,7 +195,7 @@ func (d *Dashboard) removeUser(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	if !ok {
 		return
 	}
-	err := d.cfg.Users.RemoveUser(r.Context(), c.MerchantID(), u.ID)
+	err := d.cfg.Stores.Users.RemoveUser(r.Context(), c.MerchantID(), u.ID)
 	if errors.Is(err, merchant.ErrLastOwner) {
 		d.showUsers(w, r, c, http.StatusConflict, usersData{Alert: "users.last_owner"})
 		return
@@ -218,7 +218,7 @@ func (d *Dashboard) invitePage(w http.ResponseWriter, r *http.Request, c *Ctx) {
 // saying it is invalid, used, cancelled or expired.
 func (d *Dashboard) showInvite(w http.ResponseWriter, r *http.Request, c *Ctx, status int, alert string) {
 	token := r.PathValue("token")
-	in, err := d.cfg.Users.FindInvite(r.Context(), merchant.HashInviteToken(token), d.now())
+	in, err := d.cfg.Stores.Users.FindInvite(r.Context(), merchant.HashInviteToken(token), d.now())
 	if err != nil && !apperr.Is(err, apperr.NotFound) {
 		d.fail(w, r, c, err)
 		return
@@ -243,7 +243,7 @@ func (d *Dashboard) acceptInvite(w http.ResponseWriter, r *http.Request, c *Ctx)
 	hash, err := hashPassword(password)
 	var u *merchant.DashboardUser
 	if err == nil {
-		u, err = d.cfg.Users.AcceptInvite(r.Context(), merchant.HashInviteToken(r.PathValue("token")), hash, d.now())
+		u, err = d.cfg.Stores.Users.AcceptInvite(r.Context(), merchant.HashInviteToken(r.PathValue("token")), hash, d.now())
 	}
 	if apperr.Is(err, apperr.NotFound) || apperr.Is(err, apperr.Conflict) {
 		d.render(w, r, c, Page{Template: "accept_invite", Title: "invite.title", Status: http.StatusNotFound,

@@ -102,7 +102,7 @@ func (d *Dashboard) webhooks(w http.ResponseWriter, r *http.Request, c *Ctx) {
 }
 
 func (d *Dashboard) showWebhooks(w http.ResponseWriter, r *http.Request, c *Ctx, data webhooksData, status int) {
-	list, err := d.cfg.Webhooks.ListWebhooks(r.Context(), c.MerchantID())
+	list, err := d.cfg.Stores.Webhooks.ListWebhooks(r.Context(), c.MerchantID())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -138,7 +138,7 @@ func submittedEvents(r *http.Request) []string {
 func (d *Dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) {
 	ep := &webhook.Endpoint{MerchantID: c.MerchantID(), URL: r.PostFormValue("url"), Events: submittedEvents(r),
 		IsActive: true, Secret: webhook.NewSecret()}
-	if err := ep.Validate(d.cfg.WebhookAllowPrivateNetworks); err != nil {
+	if err := ep.Validate(d.cfg.Webhooks.AllowPrivateNetworks); err != nil {
 		if !apperr.Is(err, apperr.Invalid) {
 			d.fail(w, r, c, err)
 			return
@@ -147,7 +147,7 @@ func (d *Dashboard) createWebhook(w http.ResponseWriter, r *http.Request, c *Ctx
 			http.StatusUnprocessableEntity)
 		return
 	}
-	if err := d.cfg.Webhooks.CreateWebhook(r.Context(), ep); err != nil {
+	if err := d.cfg.Stores.Webhooks.CreateWebhook(r.Context(), ep); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
@@ -162,7 +162,7 @@ func (d *Dashboard) findWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) 
 		d.notFound(w, r, c)
 		return nil, false
 	}
-	ep, err := d.cfg.Webhooks.FindWebhook(r.Context(), c.MerchantID(), id)
+	ep, err := d.cfg.Stores.Webhooks.FindWebhook(r.Context(), c.MerchantID(), id)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return nil, false
@@ -192,7 +192,7 @@ func (d *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, c *Ctx, 
 		{Label: "webhooks.log_failed", Value: webhook.StatusFailed}}
 	total := 0
 	for i := range tabs {
-		_, n, err := d.cfg.Webhooks.ListAttempts(ctx, m, ep.ID, webhook.AttemptFilter{Status: tabs[i].Value, Limit: 1})
+		_, n, err := d.cfg.Stores.Webhooks.ListAttempts(ctx, m, ep.ID, webhook.AttemptFilter{Status: tabs[i].Value, Limit: 1})
 		if err != nil {
 			d.fail(w, r, c, err)
 			return
@@ -205,7 +205,7 @@ func (d *Dashboard) showWebhook(w http.ResponseWriter, r *http.Request, c *Ctx, 
 	data.Tabs = StatusTabs(r, "status", tabs)
 	data.Pagination = NewPagination(r, logsPerPage, total)
 	var err error
-	data.Attempts, _, err = d.cfg.Webhooks.ListAttempts(ctx, m, ep.ID,
+	data.Attempts, _, err = d.cfg.Stores.Webhooks.ListAttempts(ctx, m, ep.ID,
 		webhook.AttemptFilter{Status: filter, Limit: data.Pagination.Limit(), Offset: data.Pagination.Offset()})
 	if err != nil {
 		d.fail(w, r, c, err)
@@ -222,7 +222,7 @@ func (d *Dashboard) editWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) 
 	}
 	url := r.PostFormValue("url")
 	patch := webhook.Patch{URL: &url, Events: submittedEvents(r)}
-	if err := patch.Validate(d.cfg.WebhookAllowPrivateNetworks); err != nil {
+	if err := patch.Validate(d.cfg.Webhooks.AllowPrivateNetworks); err != nil {
 		if !apperr.Is(err, apperr.Invalid) {
 			d.fail(w, r, c, err)
 			return
@@ -231,7 +231,7 @@ func (d *Dashboard) editWebhook(w http.ResponseWriter, r *http.Request, c *Ctx) 
 			http.StatusUnprocessableEntity)
 		return
 	}
-	if _, err := d.cfg.Webhooks.UpdateWebhook(r.Context(), c.MerchantID(), ep.ID, patch); err != nil {
+	if _, err := d.cfg.Stores.Webhooks.UpdateWebhook(r.Context(), c.MerchantID(), ep.ID, patch); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
@@ -248,7 +248,7 @@ func (d *Dashboard) setWebhookActive(w http.ResponseWriter, r *http.Request, c *
 		return
 	}
 	active := r.PostFormValue("active") == "true"
-	if _, err := d.cfg.Webhooks.UpdateWebhook(r.Context(), c.MerchantID(), id, webhook.Patch{IsActive: &active}); err != nil {
+	if _, err := d.cfg.Stores.Webhooks.UpdateWebhook(r.Context(), c.MerchantID(), id, webhook.Patch{IsActive: &active}); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
@@ -269,7 +269,7 @@ func (d *Dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request, c *Ctx
 		d.notFound(w, r, c)
 		return
 	}
-	if err := d.cfg.Webhooks.DeleteWebhook(r.Context(), c.MerchantID(), id); err != nil {
+	if err := d.cfg.Stores.Webhooks.DeleteWebhook(r.Context(), c.MerchantID(), id); err != nil {
 		d.fail(w, r, c, err)
 		return
 	}
@@ -285,7 +285,7 @@ func (d *Dashboard) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, 
 		d.notFound(w, r, c)
 		return
 	}
-	ep, err := d.cfg.Webhooks.RotateWebhookSecret(r.Context(), c.MerchantID(), id, webhook.NewSecret(), webhook.RotationOverlap, d.now())
+	ep, err := d.cfg.Stores.Webhooks.RotateWebhookSecret(r.Context(), c.MerchantID(), id, webhook.NewSecret(), webhook.RotationOverlap, d.now())
 	if err != nil {
 		d.fail(w, r, c, err)
 		return
@@ -294,7 +294,7 @@ func (d *Dashboard) rotateWebhookSecret(w http.ResponseWriter, r *http.Request, 
 }
 
 func (d *Dashboard) manual() *webhook.Manual {
-	return &webhook.Manual{Sender: d.cfg.WebhookSender, Store: d.cfg.Webhooks, Now: d.now}
+	return &webhook.Manual{Sender: d.cfg.Webhooks.Sender, Store: d.cfg.Stores.Webhooks, Now: d.now}
 }
 
 // refuse answers 409 with a page saying why an endpoint cannot send.
@@ -334,7 +334,7 @@ func (d *Dashboard) findAttempt(w http.ResponseWriter, r *http.Request, c *Ctx) 
 		d.notFound(w, r, c)
 		return nil, nil, false
 	}
-	a, err := d.cfg.Webhooks.FindAttempt(r.Context(), c.MerchantID(), ep.ID, logID)
+	a, err := d.cfg.Stores.Webhooks.FindAttempt(r.Context(), c.MerchantID(), ep.ID, logID)
 	if err != nil {
 		d.fail(w, r, c, err)
 		return nil, nil, false
@@ -350,7 +350,7 @@ func (d *Dashboard) webhookLog(w http.ResponseWriter, r *http.Request, c *Ctx) {
 		return
 	}
 	data := webhookLogData{Endpoint: viewEndpoint(ep), Attempt: *a, PublicID: ids.Format(ids.DeliveryLog, a.ID)}
-	_, payload, err := d.cfg.Webhooks.EventPayload(r.Context(), c.MerchantID(), a.EventID)
+	_, payload, err := d.cfg.Stores.Webhooks.EventPayload(r.Context(), c.MerchantID(), a.EventID)
 	switch {
 	case err == nil:
 		data.Request = indentJSON(payload)

@@ -37,8 +37,8 @@ func startBounds(t *testing.T) *boundsRun {
 	t.Helper()
 	s := startStack(t, stackOptions{})
 	// Limits well above the test's pace.
-	tn := s.withHotmartKiwify(s.newTenantWith(merchant.Merchant{RateLimitPerSecond: 10_000, RateLimitBurst: 10_000},
-		testenv.FixedCampaign(1000, 7)), "")
+	tn := s.withEduzz(s.withHotmartKiwify(s.newTenantWith(merchant.Merchant{RateLimitPerSecond: 10_000, RateLimitBurst: 10_000},
+		testenv.FixedCampaign(1000, 7)), ""), "")
 	v := openapitest.New(t)
 	return &boundsRun{t: t, s: s, tn: tn, ana: s.newMember(tn, "ana@example.com", "Ana Souza"),
 		api: v.Client(s.apiURL), ingest: v.Client(s.ingestURL)}
@@ -93,7 +93,7 @@ func (b *boundsRun) call(method, path string, body any) (status int, code, msg s
 	return res.StatusCode, out.Error.Code, out.Error.Message
 }
 
-// deliver posts a platform's webhook (a Yampi one signed) and returns the
+// deliver posts a platform's webhook (Yampi's, Kiwify's and Eduzz's signed) and returns the
 // status and, for an error, its message.
 func (b *boundsRun) deliver(platform string, body map[string]any) (int, string) {
 	b.t.Helper()
@@ -109,6 +109,8 @@ func (b *boundsRun) deliver(platform string, body map[string]any) (int, string) 
 		req.Header.Set("X-Yampi-Hmac-SHA256", yampiSign(b.tn.yampiSecret, raw))
 	case "hotmart":
 		req.Header.Set("X-HOTMART-HOTTOK", b.tn.hottok)
+	case "eduzz":
+		req.Header.Set("x-signature", eduzzSign(b.tn.eduzzSecret, raw))
 	}
 	res, err := b.ingest.Do(req)
 	if err != nil {

@@ -301,7 +301,14 @@ func (b *boundsRun) cases() map[string]boundsCase {
 				t.Fatalf("restore the Yampi webhook secret: %d %s", status, msg)
 			}
 		}},
-		"reconcileIntegration":  {path: fixed("/api/v1/integrations/guru/reconcile"), body: func() map[string]any { return map[string]any{} }},
+		"reconcileIntegration": {path: fixed("/api/v1/integrations/guru/reconcile"), body: func() map[string]any { return map[string]any{} }},
+		"createPortalSession": {path: fixed(anaPath + "/portal-sessions"), body: func() map[string]any {
+			return map[string]any{"return_url": "https://loja.example.com/conta", "locale": "en"}
+		}},
+		"createEmbedToken": {path: fixed(anaPath + "/embed-tokens"), body: func() map[string]any { return map[string]any{"locale": "en"} }},
+		"putPortalSettings": {path: fixed("/api/v1/portal/settings"), body: func() map[string]any {
+			return map[string]any{"embed_origins": []any{"https://loja.example.com"}, "brand_color": "#0b6e4f"}
+		}},
 		"provisionMemberCoupon": none, "rotateCreatorToken": none, "testWebhook": none, "eraseMember": none,
 		"retryWebhookLog": none, "rotateWebhookSecret": none,
 		"receiveGuruWebhook": {platform: "guru", body: func() map[string]any {
@@ -343,6 +350,19 @@ func (b *boundsRun) cases() map[string]boundsCase {
 			"webhook_event_type": 200, "order_status": 200, // not handled, or not read with an event type
 			"created_at": 200, // not read with an approved_date
 			"order_id":   422, "approved_date": 422,
+		}},
+		"receiveEduzzWebhook": {platform: "eduzz", body: func() map[string]any {
+			return b.fixtureBody(eduzzPaid, map[string]any{"data.id": fmt.Sprintf("bounds-e-%d", b.next()),
+				"data.utm.content": b.ana.CouponCode})
+		}, over: map[string]int{
+			"data.buyer.name": 200, "data.buyer.email": 200, "data.buyer.document": 200,
+			"data.price.currency": 200, "data.utm.content": 200,
+			"data.utm.campaign": 200, // utm.content is read first
+			"id":                200, // the delivery's id: not read
+			"event":             200, // not handled: ignored
+			"sentDate":          200, // not read with a paidAt
+			"data.id":           422, // the dedupe key: refused, never cut
+			"data.paidAt":       422,
 		}},
 	}
 }

@@ -31,13 +31,13 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 	// The platforms' secrets are sealed with this deployment's SECRETS_KEY:
 	// its own tenants for the ingest.
 	fixed := testenv.FixedCampaign(500, 30)
-	busy := b.withHotmartKiwify(b.newTenant(fixed), "")
+	busy := b.withEduzz(b.withHotmartKiwify(b.newTenant(fixed), ""), "")
 	// One merchant per platform: at 1 delivery a second each, the
 	// concurrent deliveries must not meet the ceiling.
-	var down [4]*tenant
-	var coupons [4]string
+	var down [5]*tenant
+	var coupons [5]string
 	for i := range down {
-		down[i] = b.withHotmartKiwify(b.newTenant(fixed), "")
+		down[i] = b.withEduzz(b.withHotmartKiwify(b.newTenant(fixed), ""), "")
 		coupons[i] = b.newMember(down[i], "queda"+strconv.Itoa(i)+"@example.com", "Queda").CouponCode
 	}
 	key := fx.main.apiKey
@@ -91,11 +91,13 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 		ingest.expect(t, probe{"POST", path("guru"), guru, nil}, 200, "")
 		hotmart := fixture(t, hotmartPaid, map[string]any{"data.purchase.transaction": "busy-h-1"})
 		kiwify := fixture(t, kiwifyPaid, map[string]any{"order_id": "busy-k-1"})
+		eduzz := fixture(t, eduzzPaid, map[string]any{"data.id": "busy-e-1"})
 		for _, p := range []probe{
 			{"POST", path("guru"), guru, nil},
 			{"POST", path("yampi"), yampi, map[string]string{"X-Yampi-Hmac-SHA256": yampiSign(busy.yampiSecret, yampi)}},
 			{"POST", path("hotmart"), hotmart, hotmartHeader(busy.hottok)},
 			{"POST", kiwifyPath(busy, kiwifySign(busy.kiwifyToken, kiwify)), kiwify, nil},
+			{"POST", path("eduzz"), eduzz, eduzzHeader(eduzzSign(busy.eduzzSecret, eduzz))},
 		} {
 			if r := ingest.expect(t, p, 429, "rate_limited"); r.status == 429 && r.header.Get("Retry-After") == "" {
 				t.Errorf("%s: 429 without Retry-After", p.path)
@@ -113,12 +115,15 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 			hotmart := fixture(t, hotmartPaid, map[string]any{"data.purchase.transaction": "down-h-1",
 				"data.purchase.offer.coupon_code": coupons[2]})
 			kiwify := fixture(t, kiwifyPaid, map[string]any{"order_id": "down-k-1", "TrackingParameters.sck": coupons[3]})
+			eduzz := fixture(t, eduzzPaid, map[string]any{"data.id": "down-e-1", "data.utm.content": coupons[4]})
 			for name, p := range map[string]probe{
 				"guru": {"POST", "/api/webhooks/guru/" + down[0].merchant.ID.String(), guru, nil},
 				"yampi": {"POST", "/api/webhooks/yampi/" + down[1].merchant.ID.String(), yampi,
 					map[string]string{"X-Yampi-Hmac-SHA256": yampiSign(down[1].yampiSecret, yampi)}},
 				"hotmart": {"POST", "/api/webhooks/hotmart/" + down[2].merchant.ID.String(), hotmart, hotmartHeader(down[2].hottok)},
 				"kiwify":  {"POST", kiwifyPath(down[3], kiwifySign(down[3].kiwifyToken, kiwify)), kiwify, nil},
+				"eduzz": {"POST", "/api/webhooks/eduzz/" + down[4].merchant.ID.String(), eduzz,
+					eduzzHeader(eduzzSign(down[4].eduzzSecret, eduzz))},
 			} {
 				t.Run(name, func(t *testing.T) {
 					t.Parallel()
@@ -150,5 +155,6 @@ func (s *stack) ledgerDown(t *testing.T, fx *errorsFixture) {
 		ex("redeemMember", 503), ex("redeemWallet", 503), ex("redeemMember", 409), ex("redeemWallet", 409))
 	ingest.v.WantExercised(t, ex("receiveGuruWebhook", 429), ex("receiveYampiWebhook", 429),
 		ex("receiveGuruWebhook", 503), ex("receiveYampiWebhook", 503), ex("receiveHotmartWebhook", 429),
-		ex("receiveKiwifyWebhook", 429), ex("receiveHotmartWebhook", 503), ex("receiveKiwifyWebhook", 503))
+		ex("receiveKiwifyWebhook", 429), ex("receiveHotmartWebhook", 503), ex("receiveKiwifyWebhook", 503),
+		ex("receiveEduzzWebhook", 429), ex("receiveEduzzWebhook", 503))
 }

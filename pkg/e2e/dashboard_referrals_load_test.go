@@ -37,9 +37,9 @@ func TestLoadDashboardPagesReferrals(t *testing.T) {
 	ctx := context.Background()
 	referrals := postgres.NewReferralReads(pool)
 	d, err := dashboard.New(dashboard.Config{
-		Merchants: postgres.NewMerchantStore(pool, box), Keys: postgres.NewMerchantStore(pool, box),
-		Users: postgres.NewDashboardUserStore(pool), Sessions: postgres.NewSessionStore(pool, time.Now),
-		Referrals: referrals, Campaigns: postgres.NewCampaignStore(pool), Tiers: postgres.NewCampaignTierStore(pool),
+		Stores: dashboard.Stores{Merchants: postgres.NewMerchantStore(pool, box), Users: postgres.NewDashboardUserStore(pool),
+			Referrals: referrals, Campaigns: postgres.NewCampaignStore(pool), Tiers: postgres.NewCampaignTierStore(pool)},
+		Access: dashboard.Access{Sessions: postgres.NewSessionStore(pool, time.Now)},
 	})
 	if err != nil {
 		t.Fatal(err)

@@ -31,6 +31,7 @@ const (
 	yampiRefunded = "yampi/order-status-updated-refunded.json"
 	hotmartPaid   = "hotmart/purchase-approved.json"
 	kiwifyPaid    = "kiwify/order-approved.json"
+	eduzzPaid     = "eduzz/invoice-paid.json"
 )
 
 // fixture returns a body of pkg/inbound/testdata with JSON fields replaced
@@ -71,6 +72,9 @@ func paidNow(name string, now time.Time) map[string]any {
 		return map[string]any{"data.purchase.approved_date": now.UnixMilli(), "data.purchase.order_date": now.UnixMilli()}
 	case "kiwify":
 		return map[string]any{"approved_date": sp.Format("2006-01-02 15:04"), "created_at": sp.Format("2006-01-02 15:04")}
+	case "eduzz":
+		at := now.UTC().Format(time.RFC3339)
+		return map[string]any{"data.paidAt": at, "data.createdAt": at, "sentDate": at}
 	}
 	return nil
 }
@@ -150,6 +154,19 @@ func kiwifyPath(tn *tenant, signature string) string {
 
 func (s *stack) postKiwify(tn *tenant, body []byte, signature string) response {
 	return do(s.t, http.MethodPost, s.ingestURL+kiwifyPath(tn, signature), body, map[string]string{"Content-Type": "application/json"})
+}
+
+// eduzzSign is Eduzz's x-signature of body: hex(HMAC-SHA256(body, secret)).
+func eduzzSign(secret string, body []byte) string { return inbound.EduzzSignature(body, secret) }
+
+// eduzzHeader is the header of an Eduzz delivery carrying signature (none
+// when empty).
+func eduzzHeader(signature string) map[string]string {
+	h := map[string]string{"Content-Type": "application/json"}
+	if signature != "" {
+		h["x-signature"] = signature
+	}
+	return h
 }
 
 func yampiOrder(t testing.TB, file string, orderID int, coupon string, total float64) []byte {

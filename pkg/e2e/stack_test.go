@@ -171,7 +171,8 @@ func (s *stack) run(ctx context.Context, name string, fn func(context.Context, *
 }
 
 // tenant is a merchant with Guru and Yampi configured and a campaign;
-// Hotmart and Kiwify once withHotmartKiwify configured them.
+// Hotmart and Kiwify once withHotmartKiwify configured them, Eduzz once
+// withEduzz did.
 type tenant struct {
 	merchant    *merchant.Merchant
 	campaign    *campaign.Campaign
@@ -179,6 +180,7 @@ type tenant struct {
 	yampiSecret string
 	hottok      string
 	kiwifyToken string
+	eduzzSecret string
 	apiKey      string
 }
 
@@ -196,6 +198,18 @@ func (s *stack) withHotmartKiwify(tn *tenant, checkoutURL string) *tenant {
 		if _, err := store.PutIntegration(context.Background(), tn.merchant.ID, in); err != nil {
 			s.t.Fatal(err)
 		}
+	}
+	return tn
+}
+
+// withEduzz saves Eduzz's webhook secret for tn (and, when checkoutURL is
+// set, its checkout link), as the API would, and returns tn.
+func (s *stack) withEduzz(tn *tenant, checkoutURL string) *tenant {
+	s.t.Helper()
+	tn.eduzzSecret = "eduzz-secret-" + strings.Repeat("e", 16)
+	in := merchant.Integration{Provider: provider.Eduzz, WebhookSecret: tn.eduzzSecret, CheckoutURL: checkoutURL}
+	if _, err := postgres.NewMerchantStore(s.deps.Pool, s.deps.Box).PutIntegration(context.Background(), tn.merchant.ID, in); err != nil {
+		s.t.Fatal(err)
 	}
 	return tn
 }

@@ -26,7 +26,7 @@ func TestAuditEventsAPI(t *testing.T) {
 	env := mustEnvWith(t, envOptions{
 		wire: func(pool *pgxpool.Pool, box *secretbox.Box) httpapi.Config {
 			store := postgres.NewWebhookStore(pool, box)
-			return httpapi.Config{Catalog: catalog(pool), Webhooks: store, DeliveryLog: store,
+			return httpapi.Config{Catalog: catalog(pool), Webhooks: store,
 				Audit: postgres.NewAuditStore(pool)}
 		},
 		client: v.Client,

@@ -16,6 +16,7 @@ import (
 	"github.com/convida/convida/pkg/dashboard"
 	"github.com/convida/convida/pkg/inbound"
 	"github.com/convida/convida/pkg/openapi/openapitest"
+	"github.com/convida/convida/pkg/portal"
 	"github.com/convida/convida/pkg/program"
 	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/testenv"
@@ -103,8 +104,9 @@ func walk(t *testing.T, name string, r *mux.Router) []route {
 		if err != nil {
 			return nil // a subrouter without a path of its own
 		}
-		if strings.HasPrefix(tpl, dashboard.Prefix) || tpl == dashboard.Favicon {
-			return nil // HTML pages for people and their icon, not the JSON API (docs/dashboard.md)
+		if strings.HasPrefix(tpl, dashboard.Prefix) || tpl == dashboard.Favicon || strings.HasPrefix(tpl, portal.Prefix) ||
+			strings.HasPrefix(tpl, portal.EmbedPrefix) {
+			return nil // HTML pages for people and their icon, not the JSON API (docs/dashboard.md, docs/portal.md)
 		}
 		methods, err := rt.GetMethods()
 		if err != nil {
@@ -129,7 +131,7 @@ func walk(t *testing.T, name string, r *mux.Router) []route {
 // {provider}: the document has one operation per provider, since their
 // bodies and authentication differ. A new inbound adapter is added here and
 // to the document.
-var receiverProviders = []string{provider.Guru, provider.Yampi, provider.Hotmart, provider.Kiwify}
+var receiverProviders = []string{provider.Guru, provider.Yampi, provider.Hotmart, provider.Kiwify, provider.Eduzz}
 
 // expandProvider writes the receiver route once per provider.
 func expandProvider(t *testing.T, path string) []string {

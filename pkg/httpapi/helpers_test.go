@@ -165,7 +165,6 @@ func catalog(pool *pgxpool.Pool) httpapi.CatalogConfig {
 		Members:   postgres.NewMemberStore(pool),
 		Campaigns: postgres.NewCampaignStore(pool),
 		Referrals: postgres.NewReferralReads(pool),
-		Privacy:   postgres.NewMemberStore(pool),
 	}
 }
 

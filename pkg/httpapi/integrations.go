@@ -77,38 +77,27 @@ type SettingView struct {
 // MarshalJSON writes the view's fields in a fixed order, the platform's
 // settings between the webhook URL and updated_at.
 func (v IntegrationView) MarshalJSON() ([]byte, error) {
-	b := []byte("{")
-	add := func(name string, value any) error {
-		if len(b) > 1 {
-			b = append(b, ',')
-		}
-		k, _ := json.Marshal(name)
-		val, err := json.Marshal(value)
-		if err != nil {
-			return err
-		}
-		b = append(append(append(b, k...), ':'), val...)
-		return nil
-	}
-	fields := []struct {
+	type field struct {
 		name  string
 		value any
-	}{{"provider", v.Provider}, {"configured", v.Configured}, {"api_configured", v.APIConfigured},
+	}
+	fields := []field{{"provider", v.Provider}, {"configured", v.Configured}, {"api_configured", v.APIConfigured},
 		{"api_missing", v.APIMissing}, {"webhook_url", v.WebhookURL}}
 	for _, s := range v.Settings {
-		fields = append(fields, struct {
-			name  string
-			value any
-		}{s.Name, s.Value})
+		fields = append(fields, field{s.Name, s.Value})
 	}
-	fields = append(fields, struct {
-		name  string
-		value any
-	}{"updated_at", v.UpdatedAt})
-	for _, f := range fields {
-		if err := add(f.name, f.value); err != nil {
+	fields = append(fields, field{"updated_at", v.UpdatedAt})
+	b := []byte("{")
+	for i, f := range fields {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		k, _ := json.Marshal(f.name)
+		val, err := json.Marshal(f.value)
+		if err != nil {
 			return nil, err
 		}
+		b = append(append(append(b, k...), ':'), val...)
 	}
 	return append(b, '}'), nil
 }

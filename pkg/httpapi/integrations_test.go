@@ -426,3 +426,49 @@ func TestMemberKiwifyReferralLink(t *testing.T) {
 	}
 	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.kiwify": nil})
 }
+
+// Eduzz: its webhook secret is write-only and masked, its checkout link
+// shown as saved; it has no API, so nothing of one is missing; a member's
+// Eduzz referral link is the checkout link with her code in utm_content
+// (null for an erased member: pkg/e2e TestEduzzWebhooks).
+func TestIntegrationEduzz(t *testing.T) {
+	t.Parallel()
+	tn := mustEnv(t).mustTenant(t)
+	tn.mustCampaign(t, map[string]any{"name": "Padrão", "reward_type": "fixed", "reward_value": 1000})
+	m := tn.mustMember(t, "ana@example.com", "Ana Souza")
+	const secret = "eduzz-webhook-secret-LMNO"
+	r := tn.get(t, "/api/v1/integrations/eduzz")
+	wantStatus(t, r, http.StatusOK)
+	wantFields(t, r, map[string]any{"data.configured": false, "data.webhook_secret": "", "data.checkout_url": "",
+		"data.api_configured": true, "data.api_url": absent{}, "data.webhook_token": absent{}})
+	wantMissing(t, r, "[]")
+	path := "/api/v1/members/" + m.prefID
+	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.eduzz": nil})
+
+	r = tn.do(t, http.MethodPut, "/api/v1/integrations/eduzz", map[string]any{"webhook_secret": secret,
+		"checkout_url": "https://sun.eduzz.com/2384756?utm_source=insta&utm_content=old", "user_token": "ignored-for-eduzz"})
+	wantStatus(t, r, http.StatusOK)
+	wantFields(t, r, map[string]any{"data.provider": "eduzz", "data.configured": true, "data.webhook_secret": "****LMNO",
+		"data.checkout_url": "https://sun.eduzz.com/2384756?utm_source=insta&utm_content=old", "data.user_token": absent{},
+		"data.webhook_url": ingestURL + "/api/webhooks/eduzz/" + tn.merchant.ID.String()})
+	if bytes.Contains(r.raw, []byte(secret)) {
+		t.Errorf("the answer shows the secret: %s", r.raw)
+	}
+	// A blank secret keeps the saved one.
+	r = tn.do(t, http.MethodPut, "/api/v1/integrations/eduzz", map[string]any{"webhook_secret": ""})
+	wantFields(t, r, map[string]any{"data.webhook_secret": "****LMNO", "data.checkout_url": "https://sun.eduzz.com/2384756?utm_source=insta&utm_content=old"})
+	want := "https://sun.eduzz.com/2384756?utm_content=" + url.QueryEscape(m.coupon) + "&utm_source=insta"
+	wantFields(t, tn.get(t, path), map[string]any{"data.referral_links.eduzz": want, "data.referral_links.kiwify": nil})
+
+	for _, tc := range []struct {
+		body    any
+		message string
+	}{
+		{map[string]any{"webhook_secret": strings.Repeat("x", 256)}, "webhook_secret: must be at most 255 characters"},
+		{map[string]any{"checkout_url": "http://sun.eduzz.com/2384756"}, "checkout_url: must be an https URL"},
+	} {
+		r := tn.do(t, http.MethodPut, "/api/v1/integrations/eduzz", tc.body)
+		wantError(t, r, http.StatusBadRequest, "validation_error", "")
+		wantFields(t, r, map[string]any{"error.message": tc.message})
+	}
+}

@@ -43,7 +43,7 @@ func (s *Server) eraseMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	m, _, err := s.cfg.Catalog.Privacy.EraseMember(r.Context(), merchantOf(r).ID, id)
+	m, _, err := s.cfg.Catalog.Members.EraseMember(r.Context(), merchantOf(r).ID, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -103,7 +103,7 @@ func (s *Server) exportMember(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	rec, err := s.cfg.Catalog.Privacy.MemberRecords(r.Context(), merchantOf(r).ID, id)
+	rec, err := s.cfg.Catalog.Members.MemberRecords(r.Context(), merchantOf(r).ID, id)
 	if err != nil {
 		s.fail(w, r, err)
 		return

@@ -27,16 +27,17 @@ type Members interface {
 	MemberStats(ctx context.Context, merchantID, id uuid.UUID) (member.Stats, error)
 }
 
-// MemberCatalog lists and updates members.
+// MemberCatalog lists, updates, erases and exports members.
 type MemberCatalog interface {
 	member.Updater
+	MemberPrivacy
 	// ListMembers returns a page of members newest first, each with its
 	// wallet and stats, and the number matching f.
 	ListMembers(ctx context.Context, merchantID uuid.UUID, f member.Filter) ([]member.Listed, int, error)
 }
 
-// registerMembers adds the admin member routes; the list and the PATCH only
-// when the catalog is wired, erase and export when Catalog.Privacy is.
+// registerMembers adds the admin member routes; the list, the PATCH, erase
+// and export only when the catalog is wired.
 func (s *Server) registerMembers(admin *mux.Router) {
 	admin.HandleFunc(v1+"/members", s.createMember).Methods(http.MethodPost)
 	admin.HandleFunc(v1+"/members/{id}", s.getMember).Methods(http.MethodGet)
@@ -48,8 +49,6 @@ func (s *Server) registerMembers(admin *mux.Router) {
 	if s.cfg.Catalog.Members != nil {
 		admin.HandleFunc(v1+"/members", s.listMembers).Methods(http.MethodGet)
 		admin.HandleFunc(v1+"/members/{id}", s.patchMember).Methods(http.MethodPatch)
-	}
-	if s.cfg.Catalog.Privacy != nil {
 		s.registerMemberPrivacy(admin)
 	}
 }

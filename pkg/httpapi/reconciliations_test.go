@@ -24,7 +24,8 @@ import (
 // window is RECONCILE_WINDOW back from now), with its audit event; another
 // within RECONCILE_COOLDOWN of its start is 429 with the seconds left in
 // Retry-After, and one after the cooldown while it still runs is 409; an
-// integration without the API credentials is 422; a window longer than
+// integration without the API credentials is 422, and so is a platform
+// without a pull (Eduzz); a window longer than
 // the platform's pull, or not RFC 3339, is 400; the list is newest first
 // and paginated, and another merchant sees none of it; the trail lists
 // the requests that recorded a run, and none of the refused ones.
@@ -81,6 +82,9 @@ func TestReconciliations(t *testing.T) {
 	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/guru/reconcile",
 		map[string]any{"from": "2026-11-20T00:00:00Z", "to": "2026-11-19T00:00:00Z"}), http.StatusBadRequest, "validation_error", "before")
 	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/stripe/reconcile", nil), http.StatusNotFound, "not_found", "provider")
+	// A platform Convida has no pull for: 422 saying why, configured or not.
+	wantError(t, tn.do(t, http.MethodPost, "/api/v1/integrations/eduzz/reconcile", nil), http.StatusUnprocessableEntity,
+		"invalid_payload", "Eduzz sales cannot be reconciled: Convida does not call its sales API yet")
 
 	// The run ends; another may start, over the window asked for.
 	id, _ := ids.Parse(ids.Reconciliation, first)

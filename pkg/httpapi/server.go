@@ -76,13 +76,11 @@ type Config struct {
 	// so that it is answered 503 with Retry-After instead of 500.
 	Classify func(error) error
 
-	// Webhooks (the endpoints), DeliveryLog, EventPayloads and
-	// WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks or
-	// DeliveryLog leaves those routes out, a nil WebhookSender or
-	// EventPayloads the test and retry operations, which send.
-	Webhooks      webhook.Store
-	DeliveryLog   webhook.AttemptLog
-	EventPayloads webhook.EventPayloads
+	// Webhooks (the endpoints, their delivery log and the events' payloads)
+	// and WebhookSender serve /v1/webhooks (webhooks.go): a nil Webhooks
+	// leaves those routes out, a nil WebhookSender the test and retry
+	// operations, which send.
+	Webhooks      webhook.ManualStore
 	WebhookSender webhook.Sender
 
 	// Audit serves GET /api/v1/audit-events (audit_events.go); nil leaves
@@ -100,16 +98,16 @@ type Config struct {
 	Protection ProtectionConfig // idempotency and rate limits (protection.go)
 	Actions    ActionsConfig    // wallet actions through the ledger (actions.go, referrals.go, redemptions.go)
 	Creators   CreatorsConfig   // creator profiles, commission tiers and the public creator operations (creators.go, campaign_tiers.go)
+	Portal     PortalConfig     // the member's portal: session links, embed tokens, settings (portal_sessions.go)
 }
 
 // CatalogConfig wires the list and update operations. A nil store leaves
 // its routes out of the router (they answer 405 or 404 like any unknown
 // route), so a partial wiring never turns into a 500.
 type CatalogConfig struct {
-	Members   MemberCatalog    // GET /members, PATCH /members/{id}
+	Members   MemberCatalog    // GET /members, PATCH /members/{id}, POST /members/{id}/erase, GET /members/{id}/export
 	Campaigns campaign.Catalog // GET /campaigns, PATCH /campaigns/{id}
 	Referrals ReferralCatalog  // GET /referrals, GET /referrals/{id}
-	Privacy   MemberPrivacy    // POST /members/{id}/erase, GET /members/{id}/export (member_privacy.go)
 }
 
 // Server serves the API.
@@ -170,6 +168,7 @@ func New(cfg Config) (*Server, *mux.Router) {
 	s.registerWebhooks(admin)
 	s.registerCreators(admin, public)
 	s.registerAuditEvents(admin)
+	s.registerPortal(admin)
 	return s, r
 }
 

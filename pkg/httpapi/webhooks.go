@@ -20,10 +20,10 @@ const webhooksPath = "/v1/webhooks"
 
 // registerWebhooks adds /v1/webhooks to the admin router, so that its routes
 // share the admin chain: API key, lowercase errors, rate limit and
-// idempotency. A nil Webhooks or DeliveryLog leaves them all out; a nil
-// WebhookSender or EventPayloads the two that send.
+// idempotency. A nil Webhooks leaves them all out; a nil WebhookSender the
+// two that send.
 func (s *Server) registerWebhooks(admin *mux.Router) {
-	if s.cfg.Webhooks == nil || s.cfg.DeliveryLog == nil {
+	if s.cfg.Webhooks == nil {
 		return
 	}
 	admin.HandleFunc(webhooksPath, s.listWebhooks).Methods(http.MethodGet)
@@ -33,7 +33,7 @@ func (s *Server) registerWebhooks(admin *mux.Router) {
 	admin.HandleFunc(webhooksPath+"/{id}", s.deleteWebhook).Methods(http.MethodDelete)
 	admin.HandleFunc(webhooksPath+"/{id}/logs", s.listWebhookLogs).Methods(http.MethodGet)
 	admin.HandleFunc(webhooksPath+"/{id}/rotate-secret", s.rotateWebhookSecret).Methods(http.MethodPost)
-	if s.cfg.WebhookSender != nil && s.cfg.EventPayloads != nil {
+	if s.cfg.WebhookSender != nil {
 		admin.HandleFunc(webhooksPath+"/{id}/test", s.testWebhook).Methods(http.MethodPost)
 		admin.HandleFunc(webhooksPath+"/{id}/logs/{log_id}/retry", s.retryWebhookLog).Methods(http.MethodPost)
 	}
@@ -241,7 +241,7 @@ func (s *Server) listWebhookLogs(w http.ResponseWriter, r *http.Request) {
 		s.fail(w, r, err)
 		return
 	}
-	list, total, err := s.cfg.DeliveryLog.ListAttempts(r.Context(), m, id, f)
+	list, total, err := s.cfg.Webhooks.ListAttempts(r.Context(), m, id, f)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -314,7 +314,7 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	m := merchantOf(r).ID
-	rec, err := s.cfg.DeliveryLog.FindAttempt(r.Context(), m, ep.ID, logID)
+	rec, err := s.cfg.Webhooks.FindAttempt(r.Context(), m, ep.ID, logID)
 	if err != nil {
 		s.fail(w, r, err)
 		return
@@ -333,13 +333,5 @@ func (s *Server) retryWebhookLog(w http.ResponseWriter, r *http.Request) {
 
 // manual makes the test and retry attempts, as the dashboard's do.
 func (s *Server) manual() *webhook.Manual {
-	return &webhook.Manual{Sender: s.cfg.WebhookSender, Now: s.cfg.Now,
-		Store: manualStore{s.cfg.Webhooks, s.cfg.DeliveryLog, s.cfg.EventPayloads}}
-}
-
-// manualStore joins the stores a manual attempt reads and writes.
-type manualStore struct {
-	webhook.Store
-	webhook.AttemptLog
-	webhook.EventPayloads
+	return &webhook.Manual{Sender: s.cfg.WebhookSender, Store: s.cfg.Webhooks, Now: s.cfg.Now}
 }

@@ -131,8 +131,6 @@ func mustHookEnvWith(t *testing.T, allowPrivate bool) *hookEnv {
 			store = postgres.NewWebhookStore(pool, box)
 			return httpapi.Config{
 				Webhooks:      store,
-				DeliveryLog:   store,
-				EventPayloads: store,
 				WebhookSender: webhook.NewClient(webhook.ClientConfig{AllowPrivateNetworks: allowPrivate, RootCAs: roots}),
 
 				WebhookAllowPrivateNetworks: allowPrivate,

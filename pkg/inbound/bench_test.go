@@ -20,3 +20,13 @@ func BenchmarkYampi(b *testing.B) {
 		}
 	}
 }
+
+func BenchmarkKiwify(b *testing.B) {
+	body := mustFixture(b, "kiwify/order-approved.json")
+	h := kiwifySigned(body, testKiwifyToken)
+	for b.Loop() {
+		if _, err := handle(Kiwify(), body, h, testCreds); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -184,6 +184,8 @@ func complete(ev *OrderEvent, idField string) (*OrderEvent, error) {
 		ev.Currency = "BRL"
 	}
 	ev.CouponCode = platformText(ev.CouponCode, bounds.ID)
+	ev.ReferralCode = platformText(ev.ReferralCode, bounds.ID)
+	ev.CouponID = platformText(ev.CouponID, bounds.ID)
 	ev.SubscriptionID = platformText(ev.SubscriptionID, bounds.ID)
 	ev.Customer = Customer{
 		Name:     platformText(ev.Customer.Name, bounds.Name),

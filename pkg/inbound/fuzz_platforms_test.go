@@ -54,3 +54,18 @@ func FuzzKiwify(f *testing.F) {
 		checkFuzzed(t, provider.Kiwify, out, err)
 	})
 }
+
+// FuzzEduzz checks the same for Eduzz, each body signed with the test
+// secret so that mutations reach the parser.
+func FuzzEduzz(f *testing.F) {
+	for _, body := range fixtures(f, "eduzz") {
+		f.Add(body)
+		f.Add(edit(f, body, "data.price.value", "0.1"))
+		f.Add(edit(f, body, "data.paidAt", ""))
+	}
+	f.Add([]byte(`{"event":"myeduzz.invoice_paid","data":{"id":7,"price":{"value":1},"utm":[]}}`))
+	f.Fuzz(func(t *testing.T, body []byte) {
+		out, err := handle(Eduzz(), body, eduzzSigned(body, testEduzzSecret), testCreds)
+		checkFuzzed(t, provider.Eduzz, out, err)
+	})
+}

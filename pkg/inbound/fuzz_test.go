@@ -80,7 +80,8 @@ func checkFuzzed(t *testing.T, provider string, out Outcome, err error) {
 		t.Fatalf("event %+v: dedupe key %q", ev, ev.DedupeKey)
 	case !ev.OccurredAt.IsZero() && ev.OccurredAt.Location() != time.UTC:
 		t.Fatalf("event %+v: OccurredAt not in UTC", ev)
-	case ev.CouponCode != strings.TrimSpace(ev.CouponCode) || ev.Customer.Email != strings.TrimSpace(ev.Customer.Email):
-		t.Fatalf("event %+v: untrimmed coupon or email", ev)
+	case ev.CouponCode != strings.TrimSpace(ev.CouponCode) || ev.ReferralCode != strings.TrimSpace(ev.ReferralCode) ||
+		ev.Customer.Email != strings.TrimSpace(ev.Customer.Email):
+		t.Fatalf("event %+v: untrimmed coupon, referral code or email", ev)
 	}
 }

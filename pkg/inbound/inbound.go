@@ -37,6 +37,8 @@ type Customer struct {
 }
 
 // OrderEvent is the canonical order event every provider maps to.
+// CouponID, CouponCode and ReferralCode are what may name the sale's
+// member, tried in that order (intake.Intake.Attribute).
 type OrderEvent struct {
 	Provider       string    `json:"provider"`        // the platform's name (provider.Descriptor.Name)
 	Kind           Kind      `json:"kind"`            // sale | refund
@@ -45,6 +47,8 @@ type OrderEvent struct {
 	Amount         int64     `json:"amount"`          // cents, >= 0
 	Currency       string    `json:"currency"`        // upper case, "BRL" unless the platform says otherwise
 	CouponCode     string    `json:"coupon_code"`     // trimmed, case kept, cut to 255 characters; "" when none
+	ReferralCode   string    `json:"referral_code"`   // the member's code in the referral link the buyer came by (Kiwify's sck, src, s1); as CouponCode
+	CouponID       string    `json:"coupon_id"`       // the platform's id of the coupon used (Yampi's promocode_id, pulls only); trimmed, cut to 255; "" when none
 	Customer       Customer  `json:"customer"`        //
 	SubscriptionID string    `json:"subscription_id"` // guru only, cut to 255 characters; "" when none
 	OccurredAt     time.Time `json:"occurred_at"`     // UTC; zero when the platform sent no time (the caller uses the receipt time)
@@ -124,7 +128,7 @@ const QueryCredentialHeader = "X-Convida-Query-Credential"
 // adapters are the platforms' adapters by name.
 var adapters = func() map[string]Adapter {
 	m := map[string]Adapter{}
-	for _, a := range []Adapter{Guru(), Yampi(), Hotmart(), Kiwify()} {
+	for _, a := range []Adapter{Guru(), Yampi(), Hotmart(), Kiwify(), Eduzz()} {
 		m[a.Provider()] = a
 	}
 	return m

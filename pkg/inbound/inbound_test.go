@@ -25,23 +25,24 @@ const (
 const (
 	testHottok      = "hottok_0123456789abcdefABCDEF"
 	testKiwifyToken = "kiwify_wh_token_9876"
+	testEduzzSecret = "eduzz_wh_secret_5432"
 )
 
 // Credentials are a merchant's webhook secrets by platform, as these
 // tests write them; handle hands an adapter the one of its platform.
 type Credentials struct {
-	GuruAccountToken, YampiWebhookSecret, HotmartHottok, KiwifyWebhookToken string
+	GuruAccountToken, YampiWebhookSecret, HotmartHottok, KiwifyWebhookToken, EduzzWebhookSecret string
 }
 
 // handle is a.Handle with the secret of a's platform in c.
 func handle(a Adapter, raw []byte, header http.Header, c Credentials) (Outcome, error) {
 	secret := map[string]string{provider.Guru: c.GuruAccountToken, provider.Yampi: c.YampiWebhookSecret,
-		provider.Hotmart: c.HotmartHottok, provider.Kiwify: c.KiwifyWebhookToken}[a.Provider()]
+		provider.Hotmart: c.HotmartHottok, provider.Kiwify: c.KiwifyWebhookToken, provider.Eduzz: c.EduzzWebhookSecret}[a.Provider()]
 	return a.Handle(raw, header, secret)
 }
 
 var testCreds = Credentials{GuruAccountToken: testToken, YampiWebhookSecret: testSecret, HotmartHottok: testHottok,
-	KiwifyWebhookToken: testKiwifyToken}
+	KiwifyWebhookToken: testKiwifyToken, EduzzWebhookSecret: testEduzzSecret}
 
 // want is the expected result of one Handle call: an event, an ignored
 // delivery, or an error code.
@@ -164,7 +165,7 @@ func checkOutcome(t *testing.T, out Outcome, err error, w want) {
 
 func TestLookup(t *testing.T) {
 	t.Parallel()
-	for _, name := range []string{provider.Guru, provider.Yampi} {
+	for _, name := range provider.Names() {
 		a, ok := Lookup(name)
 		if !ok || a.Provider() != name {
 			t.Errorf("Lookup(%q) = %v, %v; want the %s adapter", name, a, ok, name)
@@ -243,6 +244,8 @@ func TestErrorsBeforeAuthenticationAreMarked(t *testing.T) {
 	yampiBad := edit(t, yampi, "resource.value_total", `"x"`)
 	hotmartBody := mustFixture(t, "hotmart/purchase-approved.json")
 	kiwifyBody := mustFixture(t, "kiwify/order-approved.json")
+	eduzzBody := mustFixture(t, "eduzz/invoice-paid.json")
+	eduzzBad := edit(t, eduzzBody, "data.price.value", "97.999")
 	tests := []struct {
 		name    string
 		adapter Adapter
@@ -267,6 +270,11 @@ func TestErrorsBeforeAuthenticationAreMarked(t *testing.T) {
 		{"kiwify wrong signature", Kiwify(), kiwifyBody, kiwifySigned(kiwifyBody, "other"), testCreds, true},
 		{"kiwify not configured", Kiwify(), kiwifyBody, kiwifySigned(kiwifyBody, testKiwifyToken), Credentials{}, true},
 		{"kiwify signed body not JSON", Kiwify(), []byte(`nope`), kiwifySigned([]byte(`nope`), testKiwifyToken), testCreds, false},
+		{"eduzz missing signature", Eduzz(), eduzzBody, nil, testCreds, true},
+		{"eduzz wrong signature", Eduzz(), eduzzBody, eduzzSigned(eduzzBody, "other"), testCreds, true},
+		{"eduzz not configured", Eduzz(), eduzzBody, eduzzSigned(eduzzBody, testEduzzSecret), Credentials{}, true},
+		{"eduzz signed body not JSON", Eduzz(), []byte(`nope`), eduzzSigned([]byte(`nope`), testEduzzSecret), testCreds, false},
+		{"eduzz signed bad amount", Eduzz(), eduzzBad, eduzzSigned(eduzzBad, testEduzzSecret), testCreds, false},
 	}
 	for _, tt := range tests {
 		_, err := handle(tt.adapter, tt.body, tt.header, tt.creds)

@@ -49,8 +49,8 @@ var _ Adapter = kiwify{}
 //	order id     order_id (required)
 //	amount       Commissions.charge_amount (integer centavos, or its decimal text; required)
 //	currency     Commissions.currency, "BRL" when absent
-//	coupon       a coupon field when present (coupon_code, coupon, discount_code),
-//	             else TrackingParameters.sck, then .src, then .s1 (the member's referral link)
+//	coupon       the first coupon field present (coupon_code, coupon, discount_code)
+//	referral     TrackingParameters.sck, else .src, else .s1 (the member's referral link)
 //	customer     Customer.full_name, .email, .CPF (or .cnpj for a company)
 //	occurred at  approved_date, else created_at ("YYYY-MM-DD HH:MM", America/Sao_Paulo) in UTC
 //	subscription subscription_id
@@ -182,20 +182,21 @@ func (b *kiwifyBody) event(kind Kind, name string) (*OrderEvent, error) {
 		OrderID:        string(b.OrderID),
 		Amount:         amount,
 		Currency:       b.Commissions.V.Currency,
-		CouponCode:     b.code(),
+		CouponCode:     firstOf(b.CouponCode, b.Coupon, b.DiscountCode),
+		ReferralCode:   firstOf(b.Tracking.V.Sck, b.Tracking.V.Src, b.Tracking.V.S1),
 		Customer:       Customer{Name: c.FullName, Email: c.Email, Document: doc},
 		SubscriptionID: string(b.SubscriptionID),
 		OccurredAt:     at,
 	}, "order_id")
 }
 
-// code is the attribution code: a coupon, should Kiwify ever send one,
-// else the first tracking parameter a referral link may carry it in.
-func (b *kiwifyBody) code() string {
-	t := b.Tracking.V
-	for _, c := range []string{b.CouponCode, b.Coupon, b.DiscountCode, t.Sck, t.Src, t.S1} {
-		if strings.TrimSpace(c) != "" {
-			return c
+// firstOf is the first of values that is not blank: a coupon, should
+// Kiwify ever send one, from any field it may come in; the member's code
+// from any tracking parameter a referral link may carry it in.
+func firstOf(values ...string) string {
+	for _, v := range values {
+		if strings.TrimSpace(v) != "" {
+			return v
 		}
 	}
 	return ""

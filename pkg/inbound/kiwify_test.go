@@ -23,7 +23,7 @@ func kiwifySale() *OrderEvent {
 		OrderID:        kiwifyOrderID,
 		Amount:         9790,
 		Currency:       "BRL",
-		CouponCode:     "LOJ-ANA-K7PX",
+		ReferralCode:   "LOJ-ANA-K7PX",
 		Customer:       Customer{Name: "Carla Mendes", Email: "carla.mendes@example.com", Document: "52998224725"},
 		SubscriptionID: kiwifySubID,
 		OccurredAt:     at("2026-11-20T12:00:00Z"), // 09:00 in São Paulo
@@ -60,7 +60,7 @@ func TestKiwify(t *testing.T) {
 	tracking := func(sck, src, s1 string) []byte {
 		return edit(t, edit(t, set("TrackingParameters.sck", sck), "TrackingParameters.src", src), "TrackingParameters.s1", s1)
 	}
-	code := func(c string) *OrderEvent { return with(kiwifySale(), func(e *OrderEvent) { e.CouponCode = c }) }
+	code := func(c string) *OrderEvent { return with(kiwifySale(), func(e *OrderEvent) { e.ReferralCode = c }) }
 
 	tests := []struct {
 		name   string
@@ -90,11 +90,14 @@ func TestKiwify(t *testing.T) {
 			want{event: kiwifySale()}},
 		{"signed malformed JSON", []byte(`{"order_id":`), nil, testCreds, want{code: apperr.Unprocessable}},
 
-		// attribution: a coupon, then sck, then src, then s1
+		// attribution: a coupon, and the referral link's code: sck, then src, then s1
 		{"src when sck is null", tracking("null", `"LOJ-SRC-2222"`, `"LOJ-S1-3333"`), nil, testCreds, want{event: code("LOJ-SRC-2222")}},
 		{"s1 when sck and src are empty", tracking(`""`, `" "`, `"LOJ-S1-3333"`), nil, testCreds, want{event: code("LOJ-S1-3333")}},
 		{"sck first", tracking(`"LOJ-SCK-1111"`, `"LOJ-SRC-2222"`, `"LOJ-S1-3333"`), nil, testCreds, want{event: code("LOJ-SCK-1111")}},
-		{"a coupon field wins", set("coupon_code", `"CUPOM-10"`), nil, testCreds, want{event: code("CUPOM-10")}},
+		{"a coupon field", set("coupon_code", `"CUPOM-10"`), nil, testCreds,
+			want{event: with(kiwifySale(), func(e *OrderEvent) { e.CouponCode = "CUPOM-10" })}},
+		{"the first coupon field", edit(t, set("coupon", `" "`), "discount_code", `"CUPOM-20"`), nil, testCreds,
+			want{event: with(kiwifySale(), func(e *OrderEvent) { e.CouponCode = "CUPOM-20" })}},
 		{"no code at all", tracking("null", "null", "null"), nil, testCreds, want{event: code("")}},
 		{"no tracking parameters", set("TrackingParameters", ""), nil, testCreds, want{event: code("")}},
 

@@ -4,8 +4,6 @@ import (
 	"strings"
 	"time"
 
-	"github.com/google/uuid"
-
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/provider"
 )
@@ -21,6 +19,8 @@ type PulledSale struct {
 	Amount         int64 // cents
 	Currency       string
 	CouponCode     string
+	ReferralCode   string // the code of a referral link (Kiwify's sck, src, s1)
+	CouponID       string // the platform's id of the coupon used (Yampi's promocode_id)
 	Customer       Customer
 	SubscriptionID string
 	OccurredAt     time.Time
@@ -63,7 +63,8 @@ func Pulled(s PulledSale) (Outcome, error) {
 	}
 	ev, err := complete(&OrderEvent{
 		Provider: s.Provider, Kind: kind, EventName: name, OrderID: s.OrderID, Amount: s.Amount,
-		Currency: s.Currency, CouponCode: s.CouponCode, Customer: s.Customer, SubscriptionID: s.SubscriptionID,
+		Currency: s.Currency, CouponCode: s.CouponCode, ReferralCode: s.ReferralCode, CouponID: s.CouponID,
+		Customer: s.Customer, SubscriptionID: s.SubscriptionID,
 		OccurredAt: s.OccurredAt.UTC(),
 	}, "id")
 	if err != nil {
@@ -80,12 +81,4 @@ func hotmartPulledEvent(status string) string {
 		status = "CANCELED"
 	}
 	return "PURCHASE_" + status
-}
-
-// FastDedupeKey is the key under which the fast path of deduplication
-// (Redis) remembers an order event of a merchant, for the ingest and the
-// reconciliation alike: a sale the pull credited makes its late webhook a
-// duplicate at once.
-func FastDedupeKey(merchantID uuid.UUID, dedupeKey string) string {
-	return "ingest:dedupe:" + merchantID.String() + ":" + dedupeKey
 }

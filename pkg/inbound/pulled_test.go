@@ -14,7 +14,7 @@ import (
 func TestPulled(t *testing.T) {
 	fromEvent := func(ev *OrderEvent, status string) PulledSale {
 		return PulledSale{Provider: ev.Provider, OrderID: " " + ev.OrderID + " ", Status: status, Amount: ev.Amount, Currency: "brl",
-			CouponCode: ev.CouponCode, Customer: ev.Customer, SubscriptionID: ev.SubscriptionID, OccurredAt: ev.OccurredAt}
+			CouponCode: ev.CouponCode, ReferralCode: ev.ReferralCode, Customer: ev.Customer, SubscriptionID: ev.SubscriptionID, OccurredAt: ev.OccurredAt}
 	}
 	tests := []struct {
 		name   string
@@ -57,6 +57,10 @@ func TestPulled(t *testing.T) {
 		if !reflect.DeepEqual(out.Event, tt.want) {
 			t.Errorf("%s:\n got %+v\nwant %+v", tt.name, out.Event, tt.want)
 		}
+	}
+	withID := PulledSale{Provider: "yampi", OrderID: "1", Status: "paid", CouponID: " 555 ", ReferralCode: " LOJ-X "}
+	if out, err := Pulled(withID); err != nil || out.Event.CouponID != "555" || out.Event.ReferralCode != "LOJ-X" {
+		t.Errorf("a coupon id and a referral code: %+v %v, want them carried, trimmed", out.Event, err)
 	}
 	if _, err := Pulled(PulledSale{Provider: "guru", Status: "approved", Amount: 100}); !apperr.Is(err, apperr.Unprocessable) {
 		t.Errorf("no order id: %v, want unprocessable", err)

@@ -9,6 +9,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/convida/convida/pkg/apperr"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/referral"
 )
 
@@ -126,11 +127,12 @@ func (c *settingsCache) load(ctx context.Context, merchantID uuid.UUID, provider
 	return e, nil
 }
 
-// couponCache remembers resolved coupons. Codes never change owner, so a
-// hit is always right; misses are not cached (the member may be created a
-// moment later).
+// couponCache remembers resolved coupons, for the intake's ladder (it is
+// the intake's Coupons). Codes never change owner, so a hit is always
+// right; misses are not cached (the member may be created a moment
+// later).
 type couponCache struct {
-	src Coupons
+	src intake.Coupons
 	ttl time.Duration
 	now func() time.Time
 
@@ -148,13 +150,13 @@ type couponEntry struct {
 	expires time.Time
 }
 
-func newCouponCache(src Coupons, ttl time.Duration, now func() time.Time) *couponCache {
+func newCouponCache(src intake.Coupons, ttl time.Duration, now func() time.Time) *couponCache {
 	return &couponCache{src: src, ttl: ttl, now: now, entries: map[couponKey]couponEntry{}}
 }
 
-// resolve returns the member whose referral code is code, apperr.NotFound
-// when none (or when code is empty).
-func (c *couponCache) resolve(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error) {
+// FindMemberByCoupon returns the member whose referral code is code,
+// apperr.NotFound when none (or when code is empty).
+func (c *couponCache) FindMemberByCoupon(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error) {
 	code = referral.CouponKey(code)
 	if code == "" {
 		return uuid.Nil, apperr.Errorf(apperr.NotFound, "no coupon")

@@ -16,9 +16,9 @@ import (
 )
 
 // The failed-authentication limit at the ingest counts per address and
-// merchant (issue 29): Guru, Yampi, Hotmart and Kiwify post every
-// merchant's webhooks from the same few addresses, so a count per address
-// let one merchant's wrong token (the commonest set-up mistake) or a
+// merchant (issue 29): the platforms post every merchant's webhooks
+// from the same few addresses, so a count per address let one
+// merchant's wrong token (the commonest set-up mistake) or a
 // forger of one merchant's deliveries get every other merchant's genuine
 // sales from those addresses answered 429. Each (address, merchant) spends
 // an allowance of its own; the merchant ids that do not exist, which are

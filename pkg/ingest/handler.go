@@ -16,7 +16,7 @@ import (
 	"github.com/convida/convida/pkg/clientip"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
-	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/respond"
@@ -25,9 +25,10 @@ import (
 // Service handles inbound deliveries.
 type Service struct {
 	merchants *settingsCache
-	coupons   *couponCache
-	dedupe    Dedupe
-	publisher Publisher
+	// intake takes in the sales, its codes' lookups cached (couponCache)
+	// and its publishes bounded by PublishTimeout; its Publisher carries
+	// the records without a command too.
+	intake    intake.Intake
 	pending   *pendingRecords
 	limiter   Limiter
 	rateLimit int
@@ -44,11 +45,11 @@ type Service struct {
 // Config wires a Service.
 type Config struct {
 	Merchants Merchants
-	Coupons   Coupons
-	Dedupe    Dedupe // optional
+	Coupons   intake.Coupons
+	Dedupe    intake.Dedupe // optional
 	// Publisher carries every delivery's record, and an accepted
 	// delivery's command with it.
-	Publisher Publisher
+	Publisher intake.Publisher
 	Log       *zap.Logger
 	Now       func() time.Time
 	Metrics   *Metrics // optional
@@ -81,8 +82,9 @@ func New(cfg Config) *Service {
 	}
 	return &Service{
 		merchants: newSettingsCache(cfg.Merchants, cfg.CacheTTL, cfg.Now),
-		coupons:   newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now),
-		dedupe:    cfg.Dedupe, publisher: cfg.Publisher, pending: newPendingRecords(cfg.Publisher, cfg.Log),
+		intake: intake.Intake{Coupons: newCouponCache(cfg.Coupons, 10*time.Minute, cfg.Now), Dedupe: cfg.Dedupe,
+			Publisher: cfg.Publisher, PublishTimeout: PublishTimeout, Log: cfg.Log},
+		pending: newPendingRecords(cfg.Publisher, cfg.Log),
 		limiter: cfg.Limiter, rateLimit: cfg.RateLimit, failures: cfg.AuthFailures, clients: cfg.Clients,
 		log: cfg.Log, lines: cfg.Log.WithOptions(zap.AddCallerSkip(1)), now: cfg.Now, metrics: cfg.Metrics,
 	}
@@ -193,44 +195,23 @@ func adapterHeader(r *http.Request, platform string) http.Header {
 	return h
 }
 
+// accept takes the sale in (intake.Intake.Take) and answers: 200 once its
+// command and record, or a duplicate's or an unattributed sale's record,
+// are acknowledged by the broker; 503 when the broker, or with a cold
+// cache the database, cannot be reached. Yampi gives up on an answer
+// after 5 s: with the broker unreachable the writer would retry for
+// longer, so the publish has a deadline (PublishTimeout) and the
+// platform its 503 in time.
 func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.Delivery, ev *inbound.OrderEvent) {
-	d.DedupeKey = ev.DedupeKey
-	fastKey := inbound.FastDedupeKey(d.MerchantID, ev.DedupeKey)
-	if s.dedupe != nil {
-		if seen, err := s.dedupe.Seen(ctx, fastKey); err == nil && seen {
-			s.ok(ctx, w, d, inbound.DeliveryDuplicate, "already received")
-			return
-		}
-	}
-	memberID, err := s.coupons.resolve(ctx, d.MerchantID, ev.CouponCode)
-	if apperr.Is(err, apperr.NotFound) {
-		s.ok(ctx, w, d, inbound.DeliveryUnattributed, "no member has coupon "+quote(ev.CouponCode))
-		return
-	}
-	if err != nil {
+	taken, err := s.intake.Take(ctx, d, ev, nil)
+	switch {
+	case err != nil:
 		s.unavailable(w, d, err)
 		return
-	}
-	// The command and the record leave in one write. Yampi gives up on an
-	// answer after 5 s: with the broker unreachable the writer would retry
-	// for longer, so the publish gets a deadline and the platform its 503
-	// in time. A publish that still lands later is harmless: the retried
-	// delivery publishes the same command id, which the ledger applies
-	// once, and its own record.
-	cmd := ledger.OrderCommand(ev, d.MerchantID, memberID, d.ReceivedAt)
-	d.Outcome, d.HTTPStatus = inbound.DeliveryAccepted, http.StatusOK
-	pctx, cancel := context.WithTimeout(ctx, PublishTimeout)
-	err = s.publisher.PublishDelivery(pctx, *d, &cmd)
-	cancel()
-	if err != nil {
-		s.unavailable(w, d, err)
+	case taken.Outcome != inbound.DeliveryAccepted:
+		s.ok(ctx, w, d, taken.Outcome, taken.Reason)
 		return
 	}
-	// Queued before the answer (redisx.Dedupe.Remember does not wait for
-	// Redis): a repeat's check, queued after it, finds the key (when Redis
-	// is up). A lost Remember only lets a repeat through to the ledger,
-	// which applies it once.
-	s.remember(ctx, fastKey)
 	s.metrics.observe(d.Provider, inbound.DeliveryAccepted)
 	msg := "sale accepted"
 	if ev.Kind == inbound.KindRefund {
@@ -238,7 +219,7 @@ func (s *Service) accept(ctx context.Context, w http.ResponseWriter, d *inbound.
 	}
 	if ce := s.check(msg); ce != nil {
 		ce.Write(zap.String("merchant", d.MerchantID.String()), zap.String("provider", d.Provider),
-			zap.String("order", ev.OrderID), zap.String("member", ids.Format(ids.Member, memberID)),
+			zap.String("order", ev.OrderID), zap.String("member", ids.Format(ids.Member, taken.Member)),
 			zap.Int64("amount", ev.Amount), zap.String("delivery", d.ID.String()))
 	}
 	respond.JSON(w, http.StatusOK, answer{Status: inbound.DeliveryAccepted, DeliveryID: d.ID.String()})
@@ -262,25 +243,9 @@ func (s *Service) overLimit(w http.ResponseWriter, r *http.Request, merchantID u
 	return true
 }
 
-func (s *Service) remember(ctx context.Context, key string) {
-	if s.dedupe == nil {
-		return
-	}
-	if err := s.dedupe.Remember(ctx, key, DedupeTTL); err != nil {
-		s.log.Debug("dedupe fast path unavailable", zap.Error(err))
-	}
-}
-
 func parseUUID(s string) (uuid.UUID, bool) {
 	id, err := uuid.Parse(s)
 	return id, err == nil && len(s) == 36
-}
-
-func quote(s string) string {
-	if s == "" {
-		return "(none)"
-	}
-	return "\"" + s + "\""
 }
 
 // secret is the merchant's webhook secret of platform (the setting its

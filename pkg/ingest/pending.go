@@ -8,6 +8,7 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/retry"
 )
 
@@ -23,7 +24,7 @@ const MaxPendingRecords = 10_000
 // queue stops being empty and ending when it is empty again, so a burst of
 // refused deliveries never spawns a goroutine each.
 type pendingRecords struct {
-	pub Publisher
+	pub intake.Publisher
 	log *zap.Logger
 	max int
 	// backoff bounds the waits between attempts of the drainer.
@@ -36,7 +37,7 @@ type pendingRecords struct {
 	dropped  int
 }
 
-func newPendingRecords(pub Publisher, log *zap.Logger) *pendingRecords {
+func newPendingRecords(pub intake.Publisher, log *zap.Logger) *pendingRecords {
 	return &pendingRecords{pub: pub, log: log, max: MaxPendingRecords,
 		backoff: retry.Backoff{Base: 100 * time.Millisecond, Max: 5 * time.Second}}
 }

@@ -22,7 +22,7 @@ func (s *Service) publishRecord(ctx context.Context, d inbound.Delivery) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, PublishTimeout)
 	defer cancel()
-	return s.publisher.PublishDelivery(ctx, d, nil)
+	return s.intake.Publisher.PublishDelivery(ctx, d, nil)
 }
 
 // keepRecord publishes the record of a refused delivery, or queues it for

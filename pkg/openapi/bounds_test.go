@@ -59,7 +59,7 @@ func TestEveryRequestStringHasMaxLength(t *testing.T) {
 		"createWebhook body events[0]", "createCampaign body referee_discount_type", "getMemberMe query name",
 		"receiveYampiWebhook body resource.customer.data.name", "receiveGuruWebhook body id",
 		"receiveHotmartWebhook body data.purchase.transaction", "receiveKiwifyWebhook body TrackingParameters.sck",
-		"receiveKiwifyWebhook query signature",
+		"receiveKiwifyWebhook query signature", "receiveEduzzWebhook body data.utm.content",
 	} {
 		found := false
 		for _, v := range values {

@@ -27,15 +27,23 @@ import (
 // test builds, and run on every replica): the scheduler's retention sweep
 // deletes expired sessions (RetentionStore).
 type SessionStore struct {
-	pool *pgxpool.Pool
-	now  func() time.Time
+	pool  *pgxpool.Pool
+	now   func() time.Time
+	table string // sessions, or portal_sessions (NewPortalSessionStore)
 }
 
 var _ scs.CtxStore = (*SessionStore)(nil)
 
 // NewSessionStore returns the dashboard's session store on now's clock.
 func NewSessionStore(pool *pgxpool.Pool, now func() time.Time) *SessionStore {
-	return &SessionStore{pool: pool, now: now}
+	return &SessionStore{pool: pool, now: now, table: "sessions"}
+}
+
+// NewPortalSessionStore returns the member portal's session store
+// (portal_sessions, migration 00030): the same rules, its own table, so
+// that a member's cookie can never be a dashboard session.
+func NewPortalSessionStore(pool *pgxpool.Pool, now func() time.Time) *SessionStore {
+	return &SessionStore{pool: pool, now: now, table: "portal_sessions"}
 }
 
 // sessionKey is what a token is kept as: the lower-case hex of its SHA-256.
@@ -48,7 +56,7 @@ func sessionKey(token string) string {
 // there and not expired.
 func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool, error) {
 	var b []byte
-	err := s.pool.QueryRow(ctx, `SELECT data FROM sessions WHERE token_hash = $1 AND expiry > $2`,
+	err := s.pool.QueryRow(ctx, `SELECT data FROM `+s.table+` WHERE token_hash = $1 AND expiry > $2`,
 		sessionKey(token), s.now()).Scan(&b)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return nil, false, nil
@@ -59,7 +67,7 @@ func (s *SessionStore) FindCtx(ctx context.Context, token string) ([]byte, bool,
 // CommitCtx adds or replaces the session token names, valid for as long
 // from the store's now as expiry is from the real now.
 func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, expiry time.Time) error {
-	_, err := s.pool.Exec(ctx, `INSERT INTO sessions (token_hash, data, expiry) VALUES ($1, $2, $3)
+	_, err := s.pool.Exec(ctx, `INSERT INTO `+s.table+` (token_hash, data, expiry) VALUES ($1, $2, $3)
   ON CONFLICT (token_hash) DO UPDATE SET data = EXCLUDED.data, expiry = EXCLUDED.expiry`,
 		sessionKey(token), b, s.now().Add(time.Until(expiry)))
 	return err
@@ -67,7 +75,7 @@ func (s *SessionStore) CommitCtx(ctx context.Context, token string, b []byte, ex
 
 // DeleteCtx removes the session token names; a missing one is no error.
 func (s *SessionStore) DeleteCtx(ctx context.Context, token string) error {
-	_, err := s.pool.Exec(ctx, `DELETE FROM sessions WHERE token_hash = $1`, sessionKey(token))
+	_, err := s.pool.Exec(ctx, `DELETE FROM `+s.table+` WHERE token_hash = $1`, sessionKey(token))
 	return err
 }
 

@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -12,14 +13,15 @@ import (
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/audit"
 	"github.com/convida/convida/pkg/ids"
-	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/jsontime"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/reconcile"
 )
 
 // ReconcileStore keeps the reconciliation runs (table
-// reconciliation_runs, migration 00021) and answers which commands the
-// ledger applied (it implements reconcile.Store).
+// reconciliation_runs, migration 00021) and reads what the ledger kept of
+// the sales it applied (it implements reconcile.Store).
 type ReconcileStore struct{ pool *pgxpool.Pool }
 
 var (
@@ -107,36 +109,35 @@ func (s *ReconcileStore) FinishRun(ctx context.Context, r reconcile.Run) error {
 	return nil
 }
 
-// Applied returns, by dedupe key, which of the order events the ledger
-// has applied for the merchant: their command id is in processed_commands
-// (its primary key), or, for a sale, its order has a referral (one per
-// order, decision 14), which still holds after RETENTION_PROCESSED_COMMANDS
-// forgot the command id.
-func (s *ReconcileStore) Applied(ctx context.Context, merchantID uuid.UUID, evs []*inbound.OrderEvent) (map[string]bool, error) {
-	keys := make([]string, len(evs))
-	var sources, orders []string
-	for i, ev := range evs {
-		keys[i] = ev.DedupeKey
-		if ev.Kind == inbound.KindSale {
-			sources, orders = append(sources, ev.Provider), append(orders, ev.OrderID)
-		}
+// Trace returns, of the command ids given, those the ledger processed
+// for the merchant (processed_commands' primary key), and of the orders
+// given, those that have a referral (one per order, decision 14): what
+// intake.AlreadyApplied decides by. One round trip.
+func (s *ReconcileStore) Trace(ctx context.Context, merchantID uuid.UUID, commandIDs []string, orders []intake.Order) (intake.Trace, error) {
+	t := intake.Trace{Commands: map[string]bool{}, Referred: map[intake.Order]bool{}}
+	platforms, ids := make([]string, len(orders)), make([]string, len(orders))
+	for i, o := range orders {
+		platforms[i], ids[i] = o.Platform, o.ID
 	}
-	rows, err := s.pool.Query(ctx, `SELECT command_id FROM processed_commands WHERE merchant_id = $1 AND command_id = ANY($2)
-UNION SELECT r.source || ':' || r.order_id || ':`+string(inbound.KindSale)+`' FROM referrals r
-  JOIN unnest($3::text[], $4::text[]) AS o(source, order_id) ON r.source = o.source AND r.order_id = o.order_id
-  WHERE r.merchant_id = $1`, merchantID, keys, sources, orders)
-	if err != nil {
-		return nil, fmt.Errorf("applied commands: %w", err)
+	b := &pgx.Batch{}
+	b.Queue(`SELECT command_id FROM processed_commands WHERE merchant_id = $1 AND command_id = ANY($2)`, merchantID, commandIDs).
+		Query(func(rows pgx.Rows) error {
+			var id string
+			_, err := pgx.ForEachRow(rows, []any{&id}, func() error { t.Commands[id] = true; return nil })
+			return err
+		})
+	b.Queue(`SELECT r.source, r.order_id FROM referrals r
+  JOIN unnest($2::text[], $3::text[]) AS o(source, order_id) ON r.source = o.source AND r.order_id = o.order_id
+  WHERE r.merchant_id = $1`, merchantID, platforms, ids).
+		Query(func(rows pgx.Rows) error {
+			var o intake.Order
+			_, err := pgx.ForEachRow(rows, []any{&o.Platform, &o.ID}, func() error { t.Referred[o] = true; return nil })
+			return err
+		})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return intake.Trace{}, fmt.Errorf("ledger trace: %w", err)
 	}
-	found, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return nil, fmt.Errorf("applied commands: %w", err)
-	}
-	out := make(map[string]bool, len(found))
-	for _, key := range found {
-		out[key] = true
-	}
-	return out, nil
+	return t, nil
 }
 
 // runColumns are the columns scanRun reads, in its order.
@@ -218,17 +219,13 @@ WHERE status = 'running' AND claimed_at IS NOT NULL AND heartbeat_at < $1 RETURN
 
 // DueIntegrations returns the integrations of the providers given whose
 // last run started before startedBefore, or that never ran, and that
-// hold a pull's credentials (Guru and Yampi: a user token; Hotmart: client
-// id, client secret and basic token; Kiwify: client id, client secret and
-// account id): the scheduler's candidates (it reads each one's
-// credentials to check them whole, reconcile.Configured).
+// hold every setting their platform's pull needs (pullReadySQL): the
+// scheduler's candidates (it reads each one's credentials to check them
+// whole, reconcile.Configured).
 func (s *ReconcileStore) DueIntegrations(ctx context.Context, providers []string, startedBefore time.Time) ([]reconcile.Due, error) {
 	rows, err := s.pool.Query(ctx, `SELECT i.merchant_id, i.provider FROM integration_settings i
 WHERE i.provider = ANY($1)
-  AND CASE i.provider
-        WHEN 'hotmart' THEN i.client_id <> '' AND i.client_secret_enc IS NOT NULL AND i.basic_token_enc IS NOT NULL
-        WHEN 'kiwify' THEN i.client_id <> '' AND i.client_secret_enc IS NOT NULL AND i.account_id <> ''
-        ELSE i.user_token_enc IS NOT NULL END
+  AND `+pullReadySQL+`
   AND NOT EXISTS (SELECT 1 FROM reconciliation_runs r WHERE r.merchant_id = i.merchant_id AND r.provider = i.provider
                   AND r.started_at >= $2)
 ORDER BY i.merchant_id, i.provider`, providers, startedBefore)
@@ -241,3 +238,34 @@ ORDER BY i.merchant_id, i.provider`, providers, startedBefore)
 	}
 	return list, nil
 }
+
+// settingColumns are integration_settings' column of each role: the
+// sealed ones hold ciphertext or NULL, the others text or ”.
+var settingColumns = map[provider.Role]string{
+	provider.AccountToken: "account_token_enc", provider.WebhookSecret: "webhook_secret_enc",
+	provider.UserToken: "user_token_enc", provider.UserSecretKey: "user_secret_key_enc",
+	provider.ClientSecret: "client_secret_enc", provider.BasicToken: "basic_token_enc",
+	provider.StoreAlias: "store_alias", provider.APIURL: "api_url", provider.ClientID: "client_id",
+	provider.AccountID: "account_id", provider.AuthURL: "auth_url", provider.CheckoutURL: "checkout_url",
+}
+
+// pullReadySQL is the condition that row i holds every setting its
+// platform's pull needs, one branch per platform with a pull, written from
+// the descriptors: a platform added there is pulled without a line here.
+var pullReadySQL = func() string {
+	var b strings.Builder
+	b.WriteString("CASE i.provider")
+	for _, d := range provider.With(provider.Pull) {
+		fmt.Fprintf(&b, " WHEN '%s' THEN TRUE", d.Name) // names are lower-case words (provider's tests)
+		for _, name := range d.Needs[provider.Pull] {
+			st, _ := d.Setting(name)
+			if st.Role.Sealed() {
+				fmt.Fprintf(&b, " AND i.%s IS NOT NULL", settingColumns[st.Role])
+			} else {
+				fmt.Fprintf(&b, " AND i.%s <> ''", settingColumns[st.Role])
+			}
+		}
+	}
+	b.WriteString(" ELSE FALSE END")
+	return b.String()
+}()

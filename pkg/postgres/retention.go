@@ -57,6 +57,12 @@ var purgeSQL = map[string]string{
   WHERE expiry < $1 ORDER BY expiry LIMIT $2 FOR UPDATE SKIP LOCKED`),
 	retention.SignInAttempts: purgeBatch("dashboard_sign_in_attempts", `SELECT ctid FROM dashboard_sign_in_attempts
   WHERE at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED`),
+	retention.PortalSessions: purgeBatch("portal_sessions", `SELECT ctid FROM portal_sessions
+  WHERE expiry < $1 ORDER BY expiry LIMIT $2 FOR UPDATE SKIP LOCKED`),
+	retention.PortalTokens: purgeBatch("portal_tokens", `SELECT ctid FROM portal_tokens
+  WHERE expires_at < $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED`),
+	retention.PortalSignIns: purgeBatch("portal_sign_in_attempts", `SELECT ctid FROM portal_sign_in_attempts
+  WHERE at < $1 ORDER BY at LIMIT $2 FOR UPDATE SKIP LOCKED`),
 	// The buyer's name, e-mail and document (referee_external_id holds the
 	// CPF or CNPJ the platform sent) are cleared; the referral keeps its
 	// order, amounts, status, dates and ledger rows, and updated_at, since

@@ -4,7 +4,6 @@ import (
 	"github.com/convida/convida/pkg/ingest"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/scheduler"
-	"github.com/convida/convida/pkg/topic"
 )
 
 // The stores implement the interfaces their users (the edges) declare. The
@@ -12,7 +11,6 @@ import (
 // never imports an edge.
 var (
 	_ ingest.RecordStore = (*postgres.DeliveryStore)(nil)
-	_ ingest.Publisher   = (*topic.CommandBus)(nil)
 	_ scheduler.Store    = (*postgres.SchedulerStore)(nil)
 	_ scheduler.Leader   = (*postgres.AdvisoryLeader)(nil)
 )

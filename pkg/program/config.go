@@ -115,6 +115,8 @@ type Config struct {
 	// SecretsKeyPrevious is the key being rotated away from
 	// (SECRETS_KEY_PREVIOUS): secrets sealed with it still open.
 	SecretsKeyPrevious string
+	// Mail is the member portal's SMTP server (portal.go).
+	Mail MailConfig
 }
 
 // Retention is how long each kind of record is kept before the retention
@@ -368,6 +370,9 @@ func LoadConfig(getenv func(string) string) (Config, error) {
 		return c, fmt.Errorf("PLATFORM_ALLOW_PRIVATE_NETWORKS: want true or false, got %q", get("PLATFORM_ALLOW_PRIVATE_NETWORKS"))
 	}
 	if c.AuthFailureLimit, err = intSetting(get, "AUTH_FAILURE_LIMIT", 0, 1_000_000); err != nil {
+		return c, err
+	}
+	if c.Mail, err = loadMail(get); err != nil {
 		return c, err
 	}
 	if c.TrustedProxies, err = clientip.Parse(get("TRUSTED_PROXIES")); err != nil {

@@ -8,13 +8,13 @@ import (
 	"go.uber.org/zap"
 
 	"github.com/convida/convida/pkg/dispatch"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/netguard"
 	"github.com/convida/convida/pkg/platform"
 	"github.com/convida/convida/pkg/postgres"
 	"github.com/convida/convida/pkg/reconcile"
 	"github.com/convida/convida/pkg/redemption"
-	"github.com/convida/convida/pkg/redisx"
 	"github.com/convida/convida/pkg/retention"
 	"github.com/convida/convida/pkg/scheduler"
 	"github.com/convida/convida/pkg/topic"
@@ -189,41 +189,36 @@ func NewRetention(d *Deps) *scheduler.Retention {
 // runs it: every RECONCILE_INTERVAL, the last RECONCILE_WINDOW of each
 // integration with pull credentials, and the runs the API asked for.
 func NewReconcile(d *Deps) *scheduler.Reconcile {
-	merchants := postgres.NewMerchantStore(d.Pool, d.Box)
+	s := newStores(d, d.Now)
 	return &scheduler.Reconcile{
-		Store:        postgres.NewReconcileStore(d.Pool),
-		Integrations: merchants,
-		Reconciler:   newReconciler(d),
+		Store:        s.reconciles,
+		Integrations: s.merchants,
+		Reconciler:   newReconciler(d, s, d.Now),
 		Log:          d.Log.Named("reconcile"),
 		Interval:     d.Config.ReconcileInterval,
 		Window:       d.Config.ReconcileWindow,
 	}
 }
 
-// newReconciler is the reconciliation's core as production wires it: the
-// platforms through the guarded client, the ingest's fast dedupe, the
-// delivery records and commands to the broker.
-func newReconciler(d *Deps) *reconcile.Reconciler {
+// newReconciler is the reconciliation's core as production wires it,
+// whole: the API and the dashboard ask it for runs (refused within
+// RECONCILE_COOLDOWN of the integration's last), the scheduler carries
+// them out: the platforms through the guarded client, the ingest's fast
+// dedupe, the delivery records and commands to the broker.
+func newReconciler(d *Deps, s stores, now func() time.Time) *reconcile.Reconciler {
 	return &reconcile.Reconciler{
-		Store:     postgres.NewReconcileStore(d.Pool),
-		Coupons:   reconcileCoupons{postgres.NewMemberStore(d.Pool), postgres.NewCouponStore(d.Pool)},
-		Publisher: d.Commands,
-		Dedupe:    redisx.NewDedupe(d.Redis, d.RedisBreaker),
+		Store: s.reconciles,
+		Intake: intake.Intake{Coupons: s.members, CouponIDs: s.coupons, Publisher: d.Commands, Dedupe: s.dedupe,
+			Log: d.Log.Named("reconcile")},
 		Platforms: &platform.Client{HTTP: platformClient(d.Config)},
 		Observer:  scheduler.NewReconcileMetrics(d.Registry),
 		Log:       d.Log.Named("reconcile"),
-		Now:       d.Now,
+		Now:       now,
 
 		MaxDuration: d.Config.ReconcileMaxDuration,
 		MaxPages:    d.Config.ReconcileMaxPages,
+		Cooldown:    d.Config.ReconcileCooldown,
 	}
-}
-
-// reconcileCoupons attributes a pulled sale by its code (members) or by
-// its coupon's id at the platform (coupon_ids).
-type reconcileCoupons struct {
-	*postgres.MemberStore
-	*postgres.CouponStore
 }
 
 // Close gives up the leadership.

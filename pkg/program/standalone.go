@@ -20,6 +20,7 @@ import (
 	"github.com/convida/convida/pkg/embeddedbroker"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/postgres"
+	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/secretbox"
 )
 
@@ -261,13 +262,13 @@ Convida standalone is running (Ctrl-C stops it).
 
   API        %s/api/v1
   Dashboard  %s/dashboard
-  Ingest     %s/api/webhooks/{guru|yampi|hotmart|kiwify}/%s
+  Ingest     %s/api/webhooks/{%s}/%s
   Health     %s/healthz
   Operator   %s/readyz   %s/metrics
   Kafka      %s
   Data       %s
 
-`, cfg.PublicURL, cfg.PublicURL, cfg.IngestPublicURL, dm.MerchantID, cfg.PublicURL, opsURL(cfg.MetricsAddr), opsURL(cfg.MetricsAddr),
+`, cfg.PublicURL, cfg.PublicURL, cfg.IngestPublicURL, strings.Join(provider.Names(), "|"), dm.MerchantID, cfg.PublicURL, opsURL(cfg.MetricsAddr), opsURL(cfg.MetricsAddr),
 		strings.Join(cfg.KafkaBrokers, ","), cfg.DataDir)
 	if dm.FirstRun {
 		fmt.Fprintf(out, "Demo merchant created (the API key is shown once; it is also kept in %s):\n", dm.File)

@@ -8,11 +8,12 @@ const (
 	Yampi   = "yampi"
 	Hotmart = "hotmart"
 	Kiwify  = "kiwify"
+	Eduzz   = "eduzz"
 )
 
 // all are the descriptors, in the order the API and the dashboard list
 // them.
-var all = []Descriptor{guru, yampi, hotmart, kiwify}
+var all = []Descriptor{guru, yampi, hotmart, kiwify, eduzz}
 
 // Digital Manager Guru: webhooks carry the account token in the body; its
 // API serves subscription discounts, members' coupons and the sales pull.
@@ -98,4 +99,21 @@ var kiwify = Descriptor{
 	Webhook:    WebhookAuth{Setting: "webhook_token", Place: InQuery, Name: "signature", Signed: true},
 	PullWindow: 90 * 24 * time.Hour, // documented
 	LinkParam:  "sck",
+}
+
+// Eduzz: webhooks are signed (x-signature); members get referral links
+// (the checkout link's utm_content); no API is called.
+var eduzz = Descriptor{
+	Name: Eduzz, Title: "Eduzz",
+	Settings: []Setting{
+		{Name: "webhook_secret", Role: WebhookSecret, Kind: Secret},
+		{Name: "checkout_url", Role: CheckoutURL, Kind: ShownURL},
+	},
+	Needs: map[Capability][]string{
+		Webhook: {"webhook_secret"},
+		Link:    {"checkout_url"},
+	},
+	Webhook:   WebhookAuth{Setting: "webhook_secret", Place: InHeader, Name: "x-signature", Signed: true},
+	NoPull:    "Convida does not call its sales API yet (its contract was not at hand to build on): only its webhooks credit referrals",
+	LinkParam: "utm_content",
 }

@@ -1,11 +1,11 @@
 // Package reconcile finds the sales whose webhooks were lost: a run pulls
 // a window of one integration's sales from the platform's API
 // (pkg/platform) and feeds each through the webhook's own normaliser and
-// command ids (inbound.Pulled, OrderEvent.Command), so that whichever of
-// the webhook and the pull comes second is a duplicate and nothing is
-// credited twice. A sale the ledger has not seen is published with its
-// delivery record (source "reconciliation"), as the ingest publishes a
-// webhook's.
+// command ids (inbound.Pulled), so that whichever of the webhook and the
+// pull comes second is a duplicate and nothing is credited twice. A sale
+// the ledger has not applied (intake.AlreadyApplied) is taken in as the
+// ingest takes a webhook's (intake.Intake.Take), with a delivery record of
+// source "reconciliation".
 //
 // Adding a platform's pull is adding one Adapter (source.go).
 package reconcile
@@ -17,8 +17,7 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/convida/convida/pkg/inbound"
-	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/intake"
 )
 
 // Statuses of a run.
@@ -47,8 +46,8 @@ type Run struct {
 // MaxError bounds a run's error text.
 const MaxError = 1000
 
-// Store keeps the runs and tells which commands the ledger applied
-// (postgres.ReconcileStore).
+// Store keeps the runs and reads what the ledger kept of the sales it
+// applied (postgres.ReconcileStore).
 type Store interface {
 	// StartRun records r running, claimed by its caller (a scheduled
 	// run). It is apperr.Conflict when the integration has a run running
@@ -68,29 +67,7 @@ type Store interface {
 	// FinishRun writes r's end: status, counts, error, finished_at; a run
 	// no longer running keeps the end it has.
 	FinishRun(ctx context.Context, r Run) error
-	// Applied returns, by dedupe key (the command id), which of the
-	// order events the ledger has applied for the merchant.
-	Applied(ctx context.Context, merchantID uuid.UUID, evs []*inbound.OrderEvent) (map[string]bool, error)
-}
-
-// Coupons attributes a sale to a member: by its coupon code, or by the
-// id the platform gave a member's coupon (Yampi's promocode_id).
-type Coupons interface {
-	FindMemberByCoupon(ctx context.Context, merchantID uuid.UUID, code string) (uuid.UUID, error)
-	FindMemberByCouponID(ctx context.Context, merchantID uuid.UUID, platform, couponID string) (uuid.UUID, string, error)
-}
-
-// Publisher publishes a delivery's record with its ledger command, and
-// returns once the broker acknowledged both (topic.CommandBus).
-type Publisher interface {
-	PublishDelivery(ctx context.Context, d inbound.Delivery, cmd *ledger.Command) error
-}
-
-// Dedupe is the ingest's fast path of deduplication (Redis): a sale the
-// pull published is remembered, so that its late webhook answers
-// "duplicate" at once.
-type Dedupe interface {
-	Remember(ctx context.Context, key string, ttl time.Duration) error
+	intake.Traces
 }
 
 // Observer counts what runs find (the scheduler's metrics).

@@ -12,15 +12,11 @@ import (
 	"github.com/convida/convida/pkg/bounds"
 	"github.com/convida/convida/pkg/ids"
 	"github.com/convida/convida/pkg/inbound"
-	"github.com/convida/convida/pkg/ledger"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/merchant"
 	"github.com/convida/convida/pkg/provider"
 	"github.com/convida/convida/pkg/retry"
 )
-
-// DedupeTTL is how long the fast path remembers a sale the pull
-// published: as long as the ingest remembers a webhook's (7 days).
-const DedupeTTL = 7 * 24 * time.Hour
 
 // HeaderRun, among a reconciliation delivery's kept headers, names the
 // run that found it.
@@ -28,10 +24,10 @@ const HeaderRun = "X-Convida-Reconciliation"
 
 // Reconciler starts and carries out runs.
 type Reconciler struct {
-	Store     Store
-	Coupons   Coupons
-	Publisher Publisher
-	Dedupe    Dedupe    // optional
+	Store Store
+	// Intake takes in the sales no webhook had brought, as the ingest
+	// takes a webhook's.
+	Intake    intake.Intake
 	Platforms Platforms // one per process
 	Observer  Observer  // optional
 	Log       *zap.Logger
@@ -192,8 +188,8 @@ type pulled struct {
 	ev   *inbound.OrderEvent
 }
 
-// page handles one page of the pull: the sales whose command the ledger
-// has not applied are attributed and published.
+// page handles one page of the pull: the sales the ledger has not
+// applied (intake.AlreadyApplied) are taken in.
 func (r *Reconciler) page(ctx context.Context, run *Run, puller Puller, sales []inbound.Sale) error {
 	run.Seen += len(sales)
 	items := make([]pulled, 0, len(sales))
@@ -208,15 +204,15 @@ func (r *Reconciler) page(ctx context.Context, run *Run, puller Puller, sales []
 	if len(items) == 0 {
 		return nil
 	}
-	applied, err := r.Store.Applied(ctx, run.MerchantID, evs)
+	trace, err := intake.TraceOf(ctx, r.Store, run.MerchantID, evs)
 	if err != nil {
 		return err
 	}
 	for _, it := range items {
-		if applied[it.ev.DedupeKey] {
+		if intake.AlreadyApplied(it.ev, trace) {
 			continue
 		}
-		if err := r.publish(ctx, run, puller, it); err != nil {
+		if err := r.take(ctx, run, puller, it); err != nil {
 			return err
 		}
 	}
@@ -235,7 +231,8 @@ func (r *Reconciler) event(run *Run, s inbound.Sale) (*inbound.OrderEvent, bool)
 		at = s.OrderedAt
 	}
 	out, err := inbound.Pulled(inbound.PulledSale{Provider: run.Provider, OrderID: s.OrderID, Status: s.Status, Amount: s.Amount,
-		Currency: s.Currency, CouponCode: s.CouponCode, SubscriptionID: s.SubscriptionID, OccurredAt: at,
+		Currency: s.Currency, CouponCode: s.CouponCode, ReferralCode: s.ReferralCode, CouponID: s.PromocodeID,
+		SubscriptionID: s.SubscriptionID, OccurredAt: at,
 		Customer: inbound.Customer{Name: s.BuyerName, Email: s.BuyerEmail, Document: s.BuyerDocument}})
 	if err != nil {
 		r.log().Warn("pulled sale unmappable", zap.String("provider", run.Provider), zap.String("order", s.OrderID), zap.Error(err))
@@ -244,41 +241,23 @@ func (r *Reconciler) event(run *Run, s inbound.Sale) (*inbound.OrderEvent, bool)
 	return out.Event, !out.Ignored && out.Event != nil
 }
 
-// publish attributes a sale no webhook had brought and publishes its
-// command with its delivery record, as the ingest would have; a sale
-// that attributes to no member is left, as its webhook would be.
-func (r *Reconciler) publish(ctx context.Context, run *Run, puller Puller, it pulled) error {
-	memberID, code, err := r.attribute(ctx, run, puller, it.sale)
-	if apperr.Is(err, apperr.NotFound) {
-		return nil
-	}
-	if err != nil {
-		return err
-	}
-	ev := *it.ev
-	if ev.CouponCode == "" {
-		ev.CouponCode = code
-	}
-	now := r.now()
+// take takes in a sale no webhook had brought, as the ingest would have,
+// with a delivery record of source "reconciliation" that keeps the sale
+// as pulled; a sale that names no member is left, as its webhook would
+// be, without a record.
+func (r *Reconciler) take(ctx context.Context, run *Run, puller Puller, it pulled) error {
 	body, err := json.Marshal(it.sale)
 	if err != nil {
 		return err
 	}
-	d := inbound.Delivery{ID: uuid.New(), MerchantID: run.MerchantID, Provider: run.Provider, DedupeKey: ev.DedupeKey,
-		Outcome: inbound.DeliveryAccepted, HTTPStatus: 200, // as its webhook would have been answered
-		Body: body, ReceivedAt: now,
+	d := inbound.Delivery{ID: uuid.New(), MerchantID: run.MerchantID, Provider: run.Provider, Body: body, ReceivedAt: r.now(),
 		Source: inbound.SourceReconciliation, Headers: map[string]string{HeaderRun: ids.Format(ids.Reconciliation, run.ID)}}
-	cmd := ledger.OrderCommand(&ev, run.MerchantID, memberID, now)
-	if err := r.Publisher.PublishDelivery(ctx, d, &cmd); err != nil {
+	taken, err := r.Intake.Take(ctx, &d, it.ev, r.orderCode(run, puller, it.sale))
+	if err != nil || taken.Outcome != inbound.DeliveryAccepted {
 		return err
 	}
-	if r.Dedupe != nil {
-		if err := r.Dedupe.Remember(ctx, inbound.FastDedupeKey(run.MerchantID, ev.DedupeKey), DedupeTTL); err != nil {
-			r.log().Debug("dedupe fast path unavailable", zap.Error(err))
-		}
-	}
 	run.Missing++
-	if ev.Kind == inbound.KindRefund {
+	if it.ev.Kind == inbound.KindRefund {
 		run.Reversed++
 	} else {
 		run.Credited++
@@ -289,41 +268,28 @@ func (r *Reconciler) publish(ctx context.Context, run *Run, puller Puller, it pu
 	return nil
 }
 
-// attribute finds the member of a sale: by the id of her coupon at the
-// platform (Yampi's promocode_id), reading the order whole when the id is
-// unknown and the list left its code out; then by the coupon code, then
-// by the code of a referral link. apperr.NotFound: no member.
-func (r *Reconciler) attribute(ctx context.Context, run *Run, puller Puller, s inbound.Sale) (uuid.UUID, string, error) {
-	if s.PromocodeID != "" {
-		id, code, err := r.Coupons.FindMemberByCouponID(ctx, run.MerchantID, run.Provider, s.PromocodeID)
-		if !apperr.Is(err, apperr.NotFound) {
-			return id, code, err
-		}
-		if reader, ok := puller.(OrderReader); ok && s.CouponCode == "" {
-			whole, err := reader.Order(ctx, s.OrderID)
-			_, transient := retry.AsTransient(err)
-			switch {
-			case err == nil:
-				s.CouponCode = whole.CouponCode
-			case transient || apperr.Is(err, apperr.Unavailable) || ctx.Err() != nil:
-				return uuid.Nil, "", err // the platform is struggling: the run fails, the next one tries again
-			default:
-				// This order alone cannot be read (gone, refused): it
-				// stays unattributed rather than fail every run.
-				r.log().Warn("pulled order unreadable", zap.String("provider", run.Provider), zap.String("order", s.OrderID), zap.Error(err))
-			}
-		}
+// orderCode reads the coupon code of s's order whole, for the rung of the
+// intake's ladder after its coupon id (Yampi's list leaves the code out);
+// nil when the platform's pull reads no order.
+func (r *Reconciler) orderCode(run *Run, puller Puller, s inbound.Sale) intake.CodeReader {
+	reader, ok := puller.(OrderReader)
+	if !ok {
+		return nil
 	}
-	for _, code := range []string{s.CouponCode, s.ReferralCode} {
-		if code == "" {
-			continue
+	return func(ctx context.Context) (string, error) {
+		whole, err := reader.Order(ctx, s.OrderID)
+		_, transient := retry.AsTransient(err)
+		switch {
+		case err == nil:
+			return whole.CouponCode, nil
+		case transient || apperr.Is(err, apperr.Unavailable) || ctx.Err() != nil:
+			return "", err // the platform is struggling: the run fails, the next one tries again
 		}
-		id, err := r.Coupons.FindMemberByCoupon(ctx, run.MerchantID, code)
-		if !apperr.Is(err, apperr.NotFound) {
-			return id, code, err
-		}
+		// This order alone cannot be read (gone, refused): it stays
+		// unattributed rather than fail every run.
+		r.log().Warn("pulled order unreadable", zap.String("provider", run.Provider), zap.String("order", s.OrderID), zap.Error(err))
+		return "", nil
 	}
-	return uuid.Nil, "", apperr.Errorf(apperr.NotFound, "no member")
 }
 
 // StaleError is the error recorded for a run whose process stopped

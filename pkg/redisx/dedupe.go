@@ -16,7 +16,7 @@ import (
 	"github.com/convida/convida/pkg/batch"
 )
 
-// Dedupe remembers keys for a while (ingest.Dedupe). Concurrent calls share
+// Dedupe remembers keys for a while (intake.Dedupe). Concurrent calls share
 // one pipelined round trip: under a burst of webhooks each request's GET
 // and SET cost a write and a read system call apiece, which on loopback was
 // a tenth of the ingest's CPU.

@@ -49,7 +49,7 @@ type Referral struct {
 	ID                uuid.UUID
 	MerchantID        uuid.UUID
 	MemberID          uuid.UUID
-	Source            string // provider: guru, yampi
+	Source            string // the platform's name (pkg/provider)
 	OrderID           string
 	RefereeEmail      string
 	RefereeName       string

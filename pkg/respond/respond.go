@@ -44,6 +44,8 @@ var statuses = map[apperr.Code]int{
 	apperr.ServiceUnavailable:  http.StatusServiceUnavailable,
 
 	apperr.IntegrationNotConfigured: http.StatusUnprocessableEntity,
+	apperr.MemberUnavailable:        http.StatusConflict,
+	apperr.PortalDisabled:           http.StatusConflict,
 }
 
 // Status returns the HTTP status of an error code (500 for unknown codes).

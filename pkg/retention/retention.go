@@ -37,6 +37,12 @@ const (
 	// (dashboard_sign_in_attempts), kept a day: longer than any throttle
 	// window that counts them.
 	SignInAttempts = "dashboard_sign_in_attempts"
+	// PortalSessions, PortalTokens and PortalSignIns are the member
+	// portal's sessions and links, deleted once expired, and its e-mailed
+	// sign-in requests, kept a day like the dashboard's.
+	PortalSessions = "portal_sessions"
+	PortalTokens   = "portal_tokens"
+	PortalSignIns  = "portal_sign_in_attempts"
 	// BuyerData are the buyers' names, e-mails and documents on referrals:
 	// cleared (set to ''), the referral itself kept with its amounts and
 	// status.
@@ -86,7 +92,8 @@ func NewPlan(p Policy) Plan {
 			plan = append(plan, r)
 		}
 	}
-	plan = append(plan, Rule{Sessions, 0}, Rule{SignInAttempts, SignInAttemptsKept})
+	plan = append(plan, Rule{Sessions, 0}, Rule{SignInAttempts, SignInAttemptsKept},
+		Rule{PortalSessions, 0}, Rule{PortalTokens, 0}, Rule{PortalSignIns, SignInAttemptsKept})
 	if p.BuyerData > 0 {
 		plan = append(plan, Rule{BuyerData, p.BuyerData})
 	}
@@ -96,5 +103,5 @@ func NewPlan(p Policy) Plan {
 // Kinds are every kind a plan may hold, in the plan's order.
 func Kinds() []string {
 	return []string{InboundDeliveries, ReconciliationRuns, WebhookAttempts, Outbox, ProcessedCommands, AuditEvents, Sessions,
-		SignInAttempts, BuyerData}
+		SignInAttempts, PortalSessions, PortalTokens, PortalSignIns, BuyerData}
 }

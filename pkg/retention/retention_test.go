@@ -17,13 +17,13 @@ func TestNewPlan(t *testing.T) {
 		policy retention.Policy
 		want   string
 	}{
-		{retention.Policy{}, "[{sessions 0s} {dashboard_sign_in_attempts 24h0m0s}]"},
+		{retention.Policy{}, "[{sessions 0s} {dashboard_sign_in_attempts 24h0m0s} {portal_sessions 0s} {portal_tokens 0s} {portal_sign_in_attempts 24h0m0s}]"},
 		{retention.Policy{InboundDeliveries: 30 * day, WebhookAttempts: 30 * day, Outbox: 7 * day,
 			ProcessedCommands: 90 * day, BuyerData: 365 * day, AuditEvents: 365 * day},
 			"[{inbound_deliveries 720h0m0s} {reconciliation_runs 720h0m0s} {webhook_attempts 720h0m0s} {outbox 168h0m0s} {processed_commands 2160h0m0s} " +
-				"{audit_events 8760h0m0s} {sessions 0s} {dashboard_sign_in_attempts 24h0m0s} {referrals_buyer_data 8760h0m0s}]"},
+				"{audit_events 8760h0m0s} {sessions 0s} {dashboard_sign_in_attempts 24h0m0s} {portal_sessions 0s} {portal_tokens 0s} {portal_sign_in_attempts 24h0m0s} {referrals_buyer_data 8760h0m0s}]"},
 		{retention.Policy{Outbox: 90 * time.Second, BuyerData: time.Second},
-			"[{outbox 1m30s} {sessions 0s} {dashboard_sign_in_attempts 24h0m0s} {referrals_buyer_data 1s}]"},
+			"[{outbox 1m30s} {sessions 0s} {dashboard_sign_in_attempts 24h0m0s} {portal_sessions 0s} {portal_tokens 0s} {portal_sign_in_attempts 24h0m0s} {referrals_buyer_data 1s}]"},
 	} {
 		if got := fmt.Sprint(retention.NewPlan(tc.policy)); got != tc.want {
 			t.Errorf("NewPlan(%+v) = %s, want %s", tc.policy, got, tc.want)

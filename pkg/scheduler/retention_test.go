@@ -93,6 +93,9 @@ FROM processed_commands`,
 FROM audit_events`,
 	retention.Sessions:       `SELECT count(*) FILTER (WHERE expiry < $1), count(*) FILTER (WHERE expiry >= $1) FROM sessions`,
 	retention.SignInAttempts: `SELECT count(*) FILTER (WHERE at < $1), count(*) FILTER (WHERE at >= $1) FROM dashboard_sign_in_attempts`,
+	retention.PortalSessions: `SELECT count(*) FILTER (WHERE expiry < $1), count(*) FILTER (WHERE expiry >= $1) FROM portal_sessions`,
+	retention.PortalTokens:   `SELECT count(*) FILTER (WHERE expires_at < $1), count(*) FILTER (WHERE expires_at >= $1) FROM portal_tokens`,
+	retention.PortalSignIns:  `SELECT count(*) FILTER (WHERE at < $1), count(*) FILTER (WHERE at >= $1) FROM portal_sign_in_attempts`,
 	// Kept: every referral stays; only the buyer data of the old ones goes.
 	retention.BuyerData: `SELECT count(*) FILTER (WHERE created_at < $1 AND referee_email || referee_name || referee_external_id <> ''),
   count(*) FILTER (WHERE created_at >= $1 AND referee_email || referee_name || referee_external_id <> '')
@@ -226,15 +229,17 @@ func TestRetentionZeroKeepsForever(t *testing.T) {
 	now := testenv.Now(t)
 	rt.seed(t, 4, now.Add(-1000*24*time.Hour))
 	plan := retention.NewPlan(retention.Policy{})
-	if len(plan) != 2 || plan[0].Kind != retention.Sessions || plan[1].Kind != retention.SignInAttempts {
-		t.Fatalf("plan of a policy of zeros = %v, want the sessions and sign-in attempts only", plan)
+	if fmt.Sprint(plan) != fmt.Sprint(retention.Plan{{Kind: retention.Sessions}, {Kind: retention.SignInAttempts, Keep: retention.SignInAttemptsKept},
+		{Kind: retention.PortalSessions}, {Kind: retention.PortalTokens}, {Kind: retention.PortalSignIns, Keep: retention.SignInAttemptsKept}}) {
+		t.Fatalf("plan of a policy of zeros = %v, want the sessions, links and sign-in attempts only", plan)
 	}
 	sweep := &scheduler.Retention{Store: postgres.NewRetentionStore(rt.pool), Plan: plan, Log: zap.NewNop()}
 	counts, err := sweep.Sweep(ctx, now, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]int{retention.Sessions: 4, retention.SignInAttempts: 4}
+	want := map[string]int{retention.Sessions: 4, retention.SignInAttempts: 4, retention.PortalSessions: 4, retention.PortalTokens: 4,
+		retention.PortalSignIns: 4}
 	if fmt.Sprint(counts) != fmt.Sprint(want) {
 		t.Errorf("swept %v, want %v", counts, want)
 	}

@@ -156,7 +156,7 @@ JOIN scale_members sm ON sm.i = x.mi`, []any{s.Now, s.Days, s.Referrals, scaleRe
   ELSE created_at + v * least($2::interval, $1::timestamptz - created_at) END`, []any{s.Now, warranty}},
 		{"referrals", `INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email, referee_name,
   coupon_used, order_value, reward_amount, status, rejection_reason, credit_txn_id, warranty_expires_at, created_at, updated_at)
-SELECT $1, r.id, r.member_id, CASE WHEN r.j % 3 = 0 THEN 'yampi' ELSE 'guru' END, 'scale-' || r.j,
+SELECT $1, r.id, r.member_id, CASE WHEN r.j % 3 = 0 THEN '` + provider.Yampi + `' ELSE '` + provider.Guru + `' END, 'scale-' || r.j,
   'buyer' || r.j || '@example.net', 'Comprador ' || r.j, m.coupon_code, r.order_value, r.reward, r.status,
   CASE WHEN r.status = 'rejected' THEN 'fraud' ELSE '' END, r.txn_id, r.created_at + $2::interval,
   r.created_at, COALESCE(r.settled_at, r.created_at)
@@ -237,7 +237,7 @@ WHERE w.merchant_id = $1 AND w.member_id = s.member_id`, []any{m.ID, s.Now}},
 WHERE w.merchant_id = $1 AND w.member_id IN (
   SELECT r.member_id FROM referrals r WHERE r.merchant_id = $1 AND r.created_at >= $2::timestamptz - interval '1 hour')`, []any{m.ID, s.Now}},
 		{"inbound deliveries", `INSERT INTO inbound_deliveries (merchant_id, id, provider, dedupe_key, outcome, http_status, body, received_at)
-SELECT $1, gen_random_uuid(), CASE WHEN k % 3 = 0 THEN 'yampi' ELSE 'guru' END, 'scale:' || k || ':sale',
+SELECT $1, gen_random_uuid(), CASE WHEN k % 3 = 0 THEN '` + provider.Yampi + `' ELSE '` + provider.Guru + `' END, 'scale:' || k || ':sale',
   CASE WHEN k % 50 = 0 THEN 'unauthorized' WHEN k % 10 = 0 THEN 'unattributed' ELSE 'accepted' END,
   CASE WHEN k % 50 = 0 THEN 401 ELSE 200 END, convert_to('{"id":"scale-' || k || '"}', 'UTF8'),
   $2::timestamptz - k * interval '1 minute'

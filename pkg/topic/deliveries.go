@@ -11,6 +11,7 @@ import (
 
 	"github.com/convida/convida/pkg/apperr"
 	"github.com/convida/convida/pkg/inbound"
+	"github.com/convida/convida/pkg/intake"
 	"github.com/convida/convida/pkg/kafkabus"
 	"github.com/convida/convida/pkg/ledger"
 )
@@ -77,6 +78,9 @@ func DecodeDeliveries(msgs []kafkabus.Message) ([]inbound.Delivery, error) {
 	}
 	return out, nil
 }
+
+// The intake's publisher: a sale's command with its record.
+var _ intake.Publisher = (*CommandBus)(nil)
 
 // PublishDelivery publishes the record of a delivery and returns once the
 // broker acknowledged it. When cmd is not nil the record travels inside

@@ -43,7 +43,7 @@ const (
 		"status":"active","wallet":{"pending":0,"available":0,"currency":"BRL"},
 		"stats":{"total_referrals":0,"total_earnings":0},"metadata":{},
 		"coupon_provisioning":{"guru":{"status":"not_configured","coupon_id":null,"error":null},
-		"yampi":{"status":"pending","coupon_id":null,"error":null}},"referral_links":{"kiwify":null},
+		"yampi":{"status":"pending","coupon_id":null,"error":null}},"referral_links":{"kiwify":null,"eduzz":null},
 		"created_at":"2026-11-20T12:00:00.000Z","updated_at":"2026-11-20T12:00:00.000Z",
 		"erased_at":null}}`
 	referralJSON = `{"data":{"id":"ref_7c9e6679742540de944be07fc1f90ae7","member_id":"mem_0b5c3e9e2f4a4c1e9d1a7e2f0c9a1b2c",

@@ -26,8 +26,9 @@ const (
 // Seed writes n rows dated at into each table the retention sweep reads:
 // inbound deliveries, delivery-log attempts (of an inactive webhook
 // endpoint it creates, so no dispatcher sends it anything), relayed outbox
-// events, processed command ids, audit events, dashboard sessions expiring
-// at, sign-in attempts, and rejected referrals of memberID with a buyer's
+// events, processed command ids, audit events, dashboard and portal
+// sessions expiring at, portal links expiring at, sign-in attempts (the
+// dashboard's and the portal's), and rejected referrals of memberID with a buyer's
 // name, e-mail and document (Buyer*), whose reward counts in no wallet. The rows belong to merchantID, but for the sessions and
 // sign-in attempts, which belong to no merchant. It returns the rows
 // written per retention kind.
@@ -69,6 +70,13 @@ SELECT $1, gen_random_uuid(), 'api_key.created', 'system', $3 FROM generate_seri
 SELECT encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex'), '\x00', $2 FROM generate_series(1, $1)`, []any{n, at}},
 		{retention.SignInAttempts, `INSERT INTO dashboard_sign_in_attempts (email, client_key, at)
 SELECT 'retention@example.com', '192.0.2.1', $2 FROM generate_series(1, $1)`, []any{n, at}},
+		{retention.PortalSessions, `INSERT INTO portal_sessions (token_hash, data, expiry)
+SELECT encode(sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'hex'), '\x00', $2 FROM generate_series(1, $1)`, []any{n, at}},
+		{retention.PortalTokens, `INSERT INTO portal_tokens (token_hash, kind, merchant_id, member_id, created_at, expires_at)
+SELECT sha256(convert_to(gen_random_uuid()::text, 'UTF8')), 'session', $1, $4, $3, $3 FROM generate_series(1, $2)`,
+			append(common, memberID)},
+		{retention.PortalSignIns, `INSERT INTO portal_sign_in_attempts (email_hash, client_key, at)
+SELECT encode(sha256('retention'::bytea), 'hex'), '192.0.2.1', $2 FROM generate_series(1, $1)`, []any{n, at}},
 		{retention.BuyerData, `INSERT INTO referrals (merchant_id, id, member_id, source, order_id, referee_email,
   referee_name, referee_external_id, coupon_used, order_value, reward_amount, status, rejection_reason,
   warranty_expires_at, created_at, updated_at)
