@@ -1,7 +1,6 @@
 package dashboard
 
 import (
-	"bytes"
 	"embed"
 	"html/template"
 	"net/http"
@@ -84,13 +83,7 @@ func parseViews() (*views, error) {
 // page may show a secret, and none is worth caching). A rendering failure
 // is a programming error: it is logged and answered 500.
 func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Page) {
-	tpl, ok := d.views.Pages[p.Template]
-	if !ok {
-		d.log.Error("dashboard: no such template", zap.String("template", p.Template))
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	t := template.Must(tpl.Clone()).Funcs(template.FuncMap{
+	funcs := template.FuncMap{
 		"t":              func(key string) string { return translate(c.Lang, key) },
 		"plural":         func(key string, n int) string { return plural(c.Lang, key, n) },
 		"money":          func(cents int64) string { return Money(c.Lang, cents) },
@@ -101,7 +94,7 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 		"dayPlaceholder": func() string { return dayPlaceholder(c.Lang) },
 		"decimal":        func(f float64) string { return FormatDecimal(c.Lang, f) },
 		"say":            func(text string) template.HTML { return say(c.Lang, text) },
-	})
+	}
 	v := view{Ctx: c, Page: p, Path: r.URL.Path, RequestID: w.Header().Get(accesslog.RequestIDHeader)}
 	if c.User != nil {
 		v.Flash = d.sessions.PopString(r.Context(), sessionFlash)
@@ -110,21 +103,11 @@ func (d *Dashboard) render(w http.ResponseWriter, r *http.Request, c *Ctx, p Pag
 			v.Links = append(v.Links, l)
 		}
 	}
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
+	w.Header().Set("Cache-Control", "no-store")
+	if err := d.views.Write(w, p.Template, funcs, v, p.Status); err != nil {
 		d.log.Error("dashboard: render", zap.String("template", p.Template), zap.Error(err))
 		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
 	}
-	h := w.Header()
-	h.Set("Content-Type", "text/html; charset=utf-8")
-	h.Set("Cache-Control", "no-store")
-	status := p.Status
-	if status == 0 {
-		status = http.StatusOK
-	}
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // errorData is what templates/error.html shows: the catalogue key

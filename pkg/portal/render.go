@@ -1,7 +1,6 @@
 package portal
 
 import (
-	"bytes"
 	"embed"
 	"html/template"
 	"net/http"
@@ -70,19 +69,13 @@ func parseViews() (*views, error) {
 
 // render writes pg inside the layout in c's language.
 func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *Ctx, pg Page) {
-	tpl, ok := p.views.Pages[pg.Template]
-	if !ok {
-		p.log.Error("portal: no such template", zap.String("template", pg.Template))
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
-	t := template.Must(tpl.Clone()).Funcs(template.FuncMap{
+	funcs := template.FuncMap{
 		"t":     func(key string) string { return texts.Text(c.Lang, key) },
 		"money": func(cents int64) string { return l10n.Money(c.Lang, cents) },
 		"date":  func(at time.Time) string { return l10n.FormatDate(c.Lang, c.Loc, at) },
 		"day":   func(at time.Time) string { return l10n.FormatDay(c.Lang, c.Loc, at) },
 		"asset": func(name string) string { return c.Base + "/assets/" + name + "?v=" + p.views.Assets[name] },
-	})
+	}
 	v := view{Ctx: c, Page: pg, Path: r.URL.Path, Nonce: nonceOf(r), RequestID: w.Header().Get(accesslog.RequestIDHeader)}
 	if c.Member != nil {
 		for _, k := range []string{"share", "wallet", "referrals", "redeem"} {
@@ -93,22 +86,13 @@ func (p *Portal) render(w http.ResponseWriter, r *http.Request, c *Ctx, pg Page)
 			v.Tabs = append(v.Tabs, tab{Key: k, Href: href, Current: k == pg.Nav})
 		}
 	}
-	var buf bytes.Buffer
-	if err := t.ExecuteTemplate(&buf, "layout", v); err != nil {
-		p.log.Error("portal: render", zap.String("template", pg.Template), zap.Error(err))
-		http.Error(w, "internal error", http.StatusInternalServerError)
-		return
-	}
 	if c.Embedded && c.Member != nil {
 		p.frameAncestors(w, r, c.Settings)
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	status := pg.Status
-	if status == 0 {
-		status = http.StatusOK
+	if err := p.views.Write(w, pg.Template, funcs, v, pg.Status); err != nil {
+		p.log.Error("portal: render", zap.String("template", pg.Template), zap.Error(err))
+		http.Error(w, "internal error", http.StatusInternalServerError)
 	}
-	w.WriteHeader(status)
-	_, _ = w.Write(buf.Bytes())
 }
 
 // messageData is what templates/message.html shows.

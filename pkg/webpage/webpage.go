@@ -5,6 +5,7 @@
 package webpage
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
@@ -87,4 +88,31 @@ func AssetHandler(assets fs.FS, prefix string) http.Handler {
 		w.Header().Set("Cache-Control", "public, max-age=31536000, immutable")
 		files.ServeHTTP(w, r)
 	})
+}
+
+// Write answers the page name inside the layout, its template functions
+// bound to the reader by funcs, as text/html with status (0: 200). The
+// page is executed into a buffer first: on an error (no such page, a
+// failed execution; a programming error) nothing is written, and the
+// caller logs it and answers 500. The headers the caller set stay.
+func (v *Views) Write(w http.ResponseWriter, name string, funcs template.FuncMap, data any, status int) error {
+	tpl, ok := v.Pages[name]
+	if !ok {
+		return fmt.Errorf("no such template %q", name)
+	}
+	t, err := tpl.Clone()
+	if err != nil {
+		return err
+	}
+	var buf bytes.Buffer
+	if err := t.Funcs(funcs).ExecuteTemplate(&buf, "layout", data); err != nil {
+		return err
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	if status == 0 {
+		status = http.StatusOK
+	}
+	w.WriteHeader(status)
+	_, _ = w.Write(buf.Bytes()) // a reader gone away is no error of ours
+	return nil
 }
